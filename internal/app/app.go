@@ -1,0 +1,262 @@
+// Package app is twinlake's composition root: it builds every part of a site
+// from Config, wires them together and owns their start and stop order.
+// Nothing else in twinlake constructs a part's collaborators.
+package app
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/twinlake/twinlake/internal/blob"
+	"github.com/twinlake/twinlake/internal/blob/sse"
+	"github.com/twinlake/twinlake/internal/iam"
+	"github.com/twinlake/twinlake/internal/meta"
+	"github.com/twinlake/twinlake/internal/objects"
+	"github.com/twinlake/twinlake/internal/s3api"
+	"github.com/twinlake/twinlake/internal/s3api/sigv4"
+	"github.com/twinlake/twinlake/internal/trace"
+)
+
+// Config is everything a site needs to start.
+type Config struct {
+	Address  string // listen address, e.g. 127.0.0.1:9000 (port 0 picks one)
+	Dir      string // data directory
+	SiteName string
+	// RootUser and RootPassword come from TWINLAKE_ROOT_USER/PASSWORD; when
+	// both are empty a generated credential is stored in Dir.
+	RootUser, RootPassword string
+	// KMSSecretKey is TWINLAKE_KMS_SECRET_KEY; empty means a generated key
+	// stored in Dir.
+	KMSSecretKey string
+	// Domain enables virtual-host style S3 requests.
+	Domain string
+	// TLS, when set, serves HTTPS with these certificates.
+	TLS *tls.Config
+	// MetricsPublic serves /twinlake/metrics without authentication.
+	MetricsPublic bool
+	Logger        *slog.Logger
+	// Out receives the one-time notice of generated credentials.
+	Out io.Writer
+}
+
+// Validate reports every problem with the configuration at once.
+func (c *Config) Validate() error {
+	var errs []error
+	if c.Dir == "" {
+		errs = append(errs, errors.New("a data directory (--dir) is required"))
+	}
+	if c.Address == "" {
+		errs = append(errs, errors.New("a listen address (--address) is required"))
+	}
+	return errors.Join(errs...)
+}
+
+// Server is one running site.
+type Server struct {
+	cfg          Config
+	log          *slog.Logger
+	meta         *meta.PebbleStore
+	objects      *objects.Layer
+	iam          *iam.Store
+	trace        *trace.Bus
+	deploymentID string
+	started      time.Time
+
+	ln   net.Listener
+	http *http.Server
+	done chan error
+}
+
+// New opens the site's stores and builds its parts; it does not listen yet.
+func New(cfg Config) (*Server, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Out == nil {
+		cfg.Out = io.Discard
+	}
+	if err := os.MkdirAll(cfg.Dir, 0o700); err != nil {
+		return nil, err
+	}
+	s := &Server{cfg: cfg, log: cfg.Logger, started: time.Now()}
+	if err := s.build(); err != nil {
+		s.closeStores()
+		return nil, err
+	}
+	return s, nil
+}
+
+func (s *Server) build() error {
+	cfg := s.cfg
+	root, created, err := iam.LoadOrCreateRoot(cfg.Dir, cfg.RootUser, cfg.RootPassword)
+	if err != nil {
+		return err
+	}
+	if created {
+		fmt.Fprintf(cfg.Out, "Generated root credentials (shown once; stored in %s, mode 0600):\n  access key: %s\n  secret key: %s\n",
+			filepath.Join(cfg.Dir, iam.RootFile), root.AccessKey, root.SecretKey)
+	}
+	s.iam = iam.NewStore(root)
+	if s.meta, err = meta.OpenPebble(filepath.Join(cfg.Dir, "meta"), s.log.With("component", "pebble")); err != nil {
+		return err
+	}
+	if s.deploymentID, err = loadOrCreateID(s.meta, "sys/deployment-id"); err != nil {
+		return err
+	}
+	if cfg.SiteName == "" {
+		s.cfg.SiteName = "site-" + s.deploymentID[:8]
+	}
+	blobs, err := blob.Open(cfg.Dir)
+	if err != nil {
+		return err
+	}
+	ring, err := s.keyring()
+	if err != nil {
+		return err
+	}
+	s.trace = trace.New(s.cfg.SiteName)
+	s.objects, err = objects.New(s.meta, blobs, objects.Config{
+		SiteID: s.deploymentID, Cipher: sseCipher{ring}, Logger: s.log,
+	})
+	return err
+}
+
+func (s *Server) keyring() (*sse.Keyring, error) {
+	var master []byte
+	var err error
+	if s.cfg.KMSSecretKey != "" {
+		master, err = parseKMSKey(s.cfg.KMSSecretKey)
+	} else {
+		master, err = iam.LoadOrCreateKey(s.cfg.Dir, "kms.key", 32)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return sse.NewKeyring(master)
+}
+
+// loadOrCreateID returns the ID stored under key, creating it once.
+func loadOrCreateID(m meta.Store, key string) (string, error) {
+	v, err := m.Get([]byte(key))
+	if err == nil {
+		return string(v), nil
+	}
+	if !errors.Is(err, meta.ErrNotFound) {
+		return "", err
+	}
+	var b [16]byte
+	rand.Read(b[:])
+	id := hex.EncodeToString(b[:])
+	batch := m.NewBatch()
+	batch.Set([]byte(key), []byte(id))
+	return id, batch.Commit(true)
+}
+
+// Start listens and serves in the background.
+func (s *Server) Start() error {
+	handler, err := s.handler()
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", s.cfg.Address)
+	if err != nil {
+		return err
+	}
+	if s.cfg.TLS != nil {
+		ln = tls.NewListener(ln, s.cfg.TLS)
+	}
+	s.ln = ln
+	s.http = &http.Server{Handler: handler, ReadHeaderTimeout: 30 * time.Second, IdleTimeout: 2 * time.Minute, ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelDebug)}
+	s.done = make(chan error, 1)
+	go func() { s.done <- s.http.Serve(ln) }()
+	s.log.Info("serving", "address", ln.Addr().String(), "site", s.cfg.SiteName, "deployment", s.deploymentID)
+	return nil
+}
+
+func (s *Server) handler() (http.Handler, error) {
+	s3, err := s3api.New(s3api.Config{
+		Objects:  s.objects,
+		Verifier: &sigv4.Verifier{Creds: s.iam},
+		Trace:    s.trace,
+		Logger:   s.log,
+		Domain:   s.cfg.Domain,
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &router{s3: s3, routes: []prefixRoute{
+		{"/twinlake/health/", http.HandlerFunc(s.health)},
+	}}, nil
+}
+
+// prefixRoute mounts a surface under a path prefix.
+type prefixRoute struct {
+	prefix  string
+	handler http.Handler
+}
+
+// router dispatches by path prefix without cleaning the path: S3 keys may
+// hold "//" or "..", which http.ServeMux would redirect away.
+type router struct {
+	routes []prefixRoute
+	s3     http.Handler
+}
+
+func (rt *router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	for _, p := range rt.routes {
+		if strings.HasPrefix(r.URL.Path, p.prefix) {
+			p.handler.ServeHTTP(w, r)
+			return
+		}
+	}
+	rt.s3.ServeHTTP(w, r)
+}
+
+// health answers the unauthenticated liveness and readiness probes.
+func (s *Server) health(w http.ResponseWriter, r *http.Request) {
+	switch r.URL.Path {
+	case "/twinlake/health/live", "/twinlake/health/ready":
+		w.WriteHeader(http.StatusOK)
+	default:
+		http.NotFound(w, r)
+	}
+}
+
+// Addr returns the address the server listens on.
+func (s *Server) Addr() string { return s.ln.Addr().String() }
+
+// Credentials returns the root credential.
+func (s *Server) Credentials() iam.Credential { return s.iam.Root() }
+
+// Close stops accepting requests, waits for those in flight (until ctx
+// ends), then closes the stores.
+func (s *Server) Close(ctx context.Context) error {
+	var err error
+	if s.http != nil {
+		err = s.http.Shutdown(ctx)
+		<-s.done
+	}
+	return errors.Join(err, s.closeStores())
+}
+
+func (s *Server) closeStores() error {
+	if s.meta != nil {
+		return s.meta.Close()
+	}
+	return nil
+}

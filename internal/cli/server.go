@@ -1,0 +1,69 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/twinlake/twinlake/internal/app"
+)
+
+// addServerCommands attaches the server command.
+func addServerCommands(root *cobra.Command, opts *options) {
+	var cfg app.Config
+	var logLevel string
+	cmd := &cobra.Command{
+		Use:   "server",
+		Short: "Run a twinlake site",
+		Long: `Run a twinlake site: the S3 API, the admin API and health endpoints on one port.
+
+Root credentials come from TWINLAKE_ROOT_USER and TWINLAKE_ROOT_PASSWORD. If both are
+unset at first start, a strong secret is generated, stored (mode 0600) in the data
+directory and printed once.`,
+		Example: `  twinlake server --address 127.0.0.1:9000 --dir ./data
+  TWINLAKE_ROOT_USER=admin TWINLAKE_ROOT_PASSWORD=change-me-now twinlake server --dir ./data`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			var level slog.Level
+			if err := level.UnmarshalText([]byte(logLevel)); err != nil {
+				return fmt.Errorf("--log-level: %w", err)
+			}
+			cfg.Logger = slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: level}))
+			cfg.Out = cmd.OutOrStdout()
+			cfg.RootUser = os.Getenv("TWINLAKE_ROOT_USER")
+			cfg.RootPassword = os.Getenv("TWINLAKE_ROOT_PASSWORD")
+			cfg.KMSSecretKey = os.Getenv("TWINLAKE_KMS_SECRET_KEY")
+			cfg.MetricsPublic = os.Getenv("TWINLAKE_METRICS_AUTH") == "public"
+			return runServer(cmd.Context(), cfg)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&cfg.Address, "address", "127.0.0.1:9000", "listen address")
+	f.StringVar(&cfg.Dir, "dir", "./data", "data directory")
+	f.StringVar(&cfg.SiteName, "site-name", "", "this site's name (default derived from its deployment ID)")
+	f.StringVar(&cfg.Domain, "domain", "", "domain for virtual-host style requests (BUCKET.DOMAIN)")
+	f.StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn, error")
+	root.AddCommand(cmd)
+}
+
+// runServer runs a site until ctx is cancelled (SIGINT/SIGTERM), then shuts
+// down gracefully.
+func runServer(ctx context.Context, cfg app.Config) error {
+	srv, err := app.New(cfg)
+	if err != nil {
+		return err
+	}
+	if err := srv.Start(); err != nil {
+		srv.Close(context.Background())
+		return err
+	}
+	fmt.Fprintf(cfg.Out, "twinlake serving on http://%s (data in %s)\n", srv.Addr(), cfg.Dir)
+	<-ctx.Done()
+	shutdown, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	return srv.Close(shutdown)
+}

@@ -1,0 +1,177 @@
+package meta
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+)
+
+// testStore is the conformance suite every Store implementation runs.
+func testStore(t *testing.T, open func(t *testing.T) Store) {
+	t.Run("GetMissing", func(t *testing.T) {
+		s := open(t)
+		if _, err := s.Get([]byte("nope")); !errors.Is(err, ErrNotFound) {
+			t.Fatalf("Get missing: %v", err)
+		}
+	})
+	t.Run("BatchAtomicAndOrdered", func(t *testing.T) {
+		s := open(t)
+		b := s.NewBatch()
+		for _, k := range []string{"b", "a", "c", "d"} {
+			b.Set([]byte(k), []byte("v"+k))
+		}
+		b.Delete([]byte("d"))
+		if b.Len() != 5 {
+			t.Fatalf("Len = %d", b.Len())
+		}
+		if _, err := s.Get([]byte("a")); !errors.Is(err, ErrNotFound) {
+			t.Fatal("uncommitted write visible")
+		}
+		if err := b.Commit(true); err != nil {
+			t.Fatal(err)
+		}
+		got := scanAll(t, s, nil, nil)
+		if got != "a=va,b=vb,c=vc," {
+			t.Fatalf("scan = %q", got)
+		}
+		if got := scanAll(t, s, []byte("b"), []byte("c")); got != "b=vb," {
+			t.Fatalf("bounded scan = %q", got)
+		}
+	})
+	t.Run("DeleteRangeAndSeek", func(t *testing.T) {
+		s := open(t)
+		b := s.NewBatch()
+		for i := 0; i < 10; i++ {
+			b.Set([]byte(fmt.Sprintf("k%02d", i)), []byte{byte(i)})
+		}
+		if err := b.Commit(false); err != nil {
+			t.Fatal(err)
+		}
+		b = s.NewBatch()
+		b.DeleteRange([]byte("k02"), []byte("k08"))
+		if err := b.Commit(true); err != nil {
+			t.Fatal(err)
+		}
+		if got := scanAll(t, s, []byte("k"), PrefixEnd([]byte("k"))); got != "k00=\x00,k01=\x01,k08=\x08,k09=\t," {
+			t.Fatalf("after DeleteRange: %q", got)
+		}
+		it, err := s.Iter(nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !it.SeekGE([]byte("k05")) || string(it.Key()) != "k08" {
+			t.Fatalf("SeekGE landed on %q", it.Key())
+		}
+		if err := it.Close(); err != nil {
+			t.Fatal(err)
+		}
+	})
+	t.Run("ConcurrentWriters", func(t *testing.T) {
+		s := open(t)
+		var wg sync.WaitGroup
+		for w := 0; w < 8; w++ {
+			wg.Add(1)
+			go func(w int) {
+				defer wg.Done()
+				for i := 0; i < 50; i++ {
+					b := s.NewBatch()
+					b.Set([]byte(fmt.Sprintf("w%d/%03d", w, i)), []byte("x"))
+					if err := b.Commit(true); err != nil {
+						t.Error(err)
+						return
+					}
+				}
+			}(w)
+		}
+		wg.Wait()
+		n := 0
+		if err := Scan(s, []byte("w"), PrefixEnd([]byte("w")), func(k, v []byte) (bool, error) {
+			n++
+			return true, nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if n != 400 {
+			t.Fatalf("have %d keys, want 400", n)
+		}
+	})
+	t.Run("ValuesAreCopies", func(t *testing.T) {
+		s := open(t)
+		k, v := []byte("key"), []byte("value")
+		b := s.NewBatch()
+		b.Set(k, v)
+		if err := b.Commit(true); err != nil {
+			t.Fatal(err)
+		}
+		v[0] = 'X'
+		got, err := s.Get(k)
+		if err != nil || !bytes.Equal(got, []byte("value")) {
+			t.Fatalf("Get = %q, %v", got, err)
+		}
+	})
+}
+
+func scanAll(t *testing.T, s Store, lo, hi []byte) string {
+	t.Helper()
+	var buf bytes.Buffer
+	if err := Scan(s, lo, hi, func(k, v []byte) (bool, error) {
+		fmt.Fprintf(&buf, "%s=%s,", k, v)
+		return true, nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return buf.String()
+}
+
+func TestMemStore(t *testing.T) {
+	testStore(t, func(t *testing.T) Store { return NewMem() })
+}
+
+func TestPebbleStore(t *testing.T) {
+	testStore(t, func(t *testing.T) Store {
+		s, err := OpenPebble(t.TempDir(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		return s
+	})
+}
+
+func TestPebbleReopenKeepsSyncedWrites(t *testing.T) {
+	dir := t.TempDir()
+	s, err := OpenPebble(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := s.NewBatch()
+	b.Set([]byte("durable"), []byte("yes"))
+	if err := b.Commit(true); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s, err = OpenPebble(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if v, err := s.Get([]byte("durable")); err != nil || string(v) != "yes" {
+		t.Fatalf("after reopen: %q %v", v, err)
+	}
+}
+
+func TestPrefixEnd(t *testing.T) {
+	for _, tc := range []struct{ in, want []byte }{
+		{[]byte("a"), []byte("b")},
+		{[]byte{'a', 0xff}, []byte("b")},
+		{[]byte{0xff, 0xff}, nil},
+	} {
+		if got := PrefixEnd(tc.in); !bytes.Equal(got, tc.want) {
+			t.Errorf("PrefixEnd(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}

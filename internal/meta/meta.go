@@ -1,0 +1,85 @@
+// Package meta owns twinlake's ordered, transactional key-value seam. Every
+// piece of metadata (buckets, object versions, replication journal, retry
+// queue, catalog, config, IAM) lives behind Store. The Pebble implementation
+// is the production engine; the in-memory one serves unit tests. Nothing
+// outside this package touches Pebble.
+package meta
+
+import "io"
+
+// Store is an ordered key-value store with atomic batches.
+//
+// Implementations are safe for concurrent use. Reads observe every batch
+// committed before them. Keys and values passed in are not retained; values
+// returned are owned by the caller.
+type Store interface {
+	// Get returns the value stored under key, or ErrNotFound.
+	Get(key []byte) ([]byte, error)
+	// NewBatch starts an empty write batch.
+	NewBatch() Batch
+	// Iter returns an iterator over keys in [lower, upper) in ascending order;
+	// a nil upper means no bound. The caller must Close it.
+	Iter(lower, upper []byte) (Iterator, error)
+	io.Closer
+}
+
+// Batch collects writes that commit atomically: all or none.
+type Batch interface {
+	Set(key, value []byte)
+	Delete(key []byte)
+	// DeleteRange removes every key in [lower, upper).
+	DeleteRange(lower, upper []byte)
+	// Len reports how many operations the batch holds.
+	Len() int
+	// Commit applies the batch. With sync true it returns only once the batch
+	// is durable on stable storage: callers acknowledge writes after it.
+	Commit(sync bool) error
+}
+
+// Iterator walks keys in order. Key and Value are valid until the next call
+// to Next or Close; copy them to keep them.
+type Iterator interface {
+	// First positions at the first key; it reports whether one exists.
+	First() bool
+	// SeekGE positions at the first key >= key.
+	SeekGE(key []byte) bool
+	// Next advances; it reports whether a key is there.
+	Next() bool
+	Key() []byte
+	Value() []byte
+	// Close releases the iterator and reports any error met while iterating.
+	Close() error
+}
+
+// PrefixEnd returns the smallest key greater than every key with the given
+// prefix, or nil if there is none (the prefix is all 0xff).
+func PrefixEnd(prefix []byte) []byte {
+	end := append([]byte(nil), prefix...)
+	for i := len(end) - 1; i >= 0; i-- {
+		end[i]++
+		if end[i] != 0 {
+			return end[:i+1]
+		}
+	}
+	return nil
+}
+
+// Scan calls fn for every key in [lower, upper) until fn returns false or an
+// error. It is a convenience over Iter for callers that consume in one pass.
+func Scan(s Store, lower, upper []byte, fn func(key, value []byte) (bool, error)) error {
+	it, err := s.Iter(lower, upper)
+	if err != nil {
+		return err
+	}
+	for ok := it.First(); ok; ok = it.Next() {
+		more, err := fn(it.Key(), it.Value())
+		if err != nil {
+			it.Close()
+			return err
+		}
+		if !more {
+			break
+		}
+	}
+	return it.Close()
+}

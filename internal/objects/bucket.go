@@ -1,0 +1,214 @@
+package objects
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/twinlake/twinlake/internal/meta"
+)
+
+// reservedBuckets are names the server's own HTTP paths use.
+var reservedBuckets = map[string]bool{"twinlake": true}
+
+// ValidBucketName reports whether name follows S3's bucket naming rules.
+func ValidBucketName(name string) bool {
+	if len(name) < 3 || len(name) > 63 || reservedBuckets[name] {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' || c == '.') {
+			return false
+		}
+	}
+	if !isAlnum(name[0]) || !isAlnum(name[len(name)-1]) {
+		return false
+	}
+	if strings.Contains(name, "..") || strings.Contains(name, ".-") || strings.Contains(name, "-.") {
+		return false
+	}
+	if net.ParseIP(name) != nil || strings.HasPrefix(name, "xn--") || strings.HasSuffix(name, "-s3alias") {
+		return false
+	}
+	return true
+}
+
+func isAlnum(c byte) bool { return c >= 'a' && c <= 'z' || c >= '0' && c <= '9' }
+
+func (l *Layer) loadBuckets() error {
+	l.buckets = map[string]*Bucket{}
+	return meta.Scan(l.meta, []byte(pfxBucket), meta.PrefixEnd([]byte(pfxBucket)), func(k, v []byte) (bool, error) {
+		b := &Bucket{}
+		if err := decode(v, b); err != nil {
+			return false, fmt.Errorf("objects: decode bucket %q: %w", k, err)
+		}
+		l.buckets[b.Name] = b
+		return true, nil
+	})
+}
+
+// Bucket returns a copy of the bucket record.
+func (l *Layer) Bucket(ctx context.Context, name string) (Bucket, error) {
+	l.bucketsMu.RLock()
+	defer l.bucketsMu.RUnlock()
+	b, ok := l.buckets[name]
+	if !ok {
+		return Bucket{}, ErrBucketNotFound
+	}
+	return *b, nil
+}
+
+// ListBuckets returns every bucket, sorted by name.
+func (l *Layer) ListBuckets(ctx context.Context) []Bucket {
+	l.bucketsMu.RLock()
+	out := make([]Bucket, 0, len(l.buckets))
+	for _, b := range l.buckets {
+		out = append(out, *b)
+	}
+	l.bucketsMu.RUnlock()
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// CreateBucket creates an empty bucket.
+func (l *Layer) CreateBucket(ctx context.Context, name string) error {
+	if !ValidBucketName(name) {
+		return ErrInvalidBucketName
+	}
+	l.bucketsMu.Lock()
+	defer l.bucketsMu.Unlock()
+	if _, ok := l.buckets[name]; ok {
+		return ErrBucketExists
+	}
+	b := &Bucket{Name: name, Created: time.Now().UTC(), ModTime: l.cfg.Clock.Now()}
+	return l.putBucketLocked(b)
+}
+
+func (l *Layer) putBucketLocked(b *Bucket) error {
+	batch := l.meta.NewBatch()
+	batch.Set(bucketKey(b.Name), encode(b))
+	if err := batch.Commit(true); err != nil {
+		return err
+	}
+	l.buckets[b.Name] = b
+	return nil
+}
+
+// DeleteBucket removes an empty bucket. A bucket holding any version, delete
+// marker or multipart upload is not empty.
+func (l *Layer) DeleteBucket(ctx context.Context, name string) error {
+	l.bucketsMu.Lock()
+	defer l.bucketsMu.Unlock()
+	if _, ok := l.buckets[name]; !ok {
+		return ErrBucketNotFound
+	}
+	for _, p := range [][]byte{versionBucketPrefix(name), uploadPrefix(name)} {
+		empty, err := l.rangeEmpty(p)
+		if err != nil {
+			return err
+		}
+		if !empty {
+			return ErrBucketNotEmpty
+		}
+	}
+	batch := l.meta.NewBatch()
+	batch.Delete(bucketKey(name))
+	batch.DeleteRange(latestPrefix(name), meta.PrefixEnd(latestPrefix(name)))
+	if err := batch.Commit(true); err != nil {
+		return err
+	}
+	delete(l.buckets, name)
+	return nil
+}
+
+func (l *Layer) rangeEmpty(prefix []byte) (bool, error) {
+	empty := true
+	err := meta.Scan(l.meta, prefix, meta.PrefixEnd(prefix), func(k, v []byte) (bool, error) {
+		empty = false
+		return false, nil
+	})
+	return empty, err
+}
+
+// UpdateBucket applies fn to a copy of the bucket record and stores it
+// durably. fn may return an error to abort.
+func (l *Layer) UpdateBucket(ctx context.Context, name string, fn func(b *Bucket) error) error {
+	l.bucketsMu.Lock()
+	defer l.bucketsMu.Unlock()
+	cur, ok := l.buckets[name]
+	if !ok {
+		return ErrBucketNotFound
+	}
+	b := *cur
+	if err := fn(&b); err != nil {
+		return err
+	}
+	b.ModTime = l.cfg.Clock.Now()
+	return l.putBucketLocked(&b)
+}
+
+// SetVersioning sets the bucket's versioning state (Enabled or Suspended).
+// A bucket whose versioning was enabled can only be suspended, never turned off.
+func (l *Layer) SetVersioning(ctx context.Context, name, state string) error {
+	if state != VersioningEnabled && state != VersioningSuspended {
+		return fmt.Errorf("%w: versioning status %q", ErrInvalidArgument, state)
+	}
+	return l.UpdateBucket(ctx, name, func(b *Bucket) error {
+		b.Versioning = state
+		return nil
+	})
+}
+
+// SetBucketTags replaces the bucket's tag set (nil removes it).
+func (l *Layer) SetBucketTags(ctx context.Context, name string, tags map[string]string) error {
+	if err := validateTags(tags, 50); err != nil {
+		return err
+	}
+	return l.UpdateBucket(ctx, name, func(b *Bucket) error {
+		b.Tags = tags
+		return nil
+	})
+}
+
+// SetBucketPolicy stores the bucket policy document (nil removes it).
+func (l *Layer) SetBucketPolicy(ctx context.Context, name string, policy []byte) error {
+	return l.UpdateBucket(ctx, name, func(b *Bucket) error {
+		b.Policy = policy
+		return nil
+	})
+}
+
+// SetBucketEncryption sets the default encryption ("AES256", or "" to clear).
+func (l *Layer) SetBucketEncryption(ctx context.Context, name, alg string) error {
+	if alg != "" && alg != SSEAlgorithm {
+		return fmt.Errorf("%w: unsupported algorithm %q", ErrInvalidArgument, alg)
+	}
+	if alg != "" && l.cfg.Cipher == nil {
+		return ErrSSEUnavailable
+	}
+	return l.UpdateBucket(ctx, name, func(b *Bucket) error {
+		b.Encryption = alg
+		return nil
+	})
+}
+
+// validateTags checks an S3 tag set: at most max tags, keys 1..128 and
+// values 0..256 characters.
+func validateTags(tags map[string]string, max int) error {
+	if len(tags) > max {
+		return fmt.Errorf("%w: more than %d tags", ErrInvalidTag, max)
+	}
+	for k, v := range tags {
+		if len(k) == 0 || len([]rune(k)) > 128 || len([]rune(v)) > 256 {
+			return fmt.Errorf("%w: tag %q", ErrInvalidTag, k)
+		}
+	}
+	return nil
+}
+
+var errStop = errors.New("stop")

@@ -1,0 +1,359 @@
+package objects
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/twinlake/twinlake/internal/checksum"
+	"github.com/twinlake/twinlake/internal/meta"
+)
+
+// Multipart limits, as S3 sets them.
+const (
+	MaxPartNumber = 10000
+	MinPartSize   = 5 << 20
+)
+
+// Upload is a multipart upload in progress.
+type Upload struct {
+	UploadID    string             `msgpack:"id"`
+	Key         string             `msgpack:"k"`
+	Initiated   time.Time          `msgpack:"t"`
+	ContentType string             `msgpack:"ct,omitempty"`
+	UserMeta    map[string]string  `msgpack:"um,omitempty"`
+	Headers     map[string]string  `msgpack:"hd,omitempty"`
+	Tags        map[string]string  `msgpack:"tg,omitempty"`
+	SSE         string             `msgpack:"se,omitempty"`
+	Checksum    checksum.Algorithm `msgpack:"ck,omitempty"`
+}
+
+// Part is one uploaded part.
+type Part struct {
+	Number   int       `msgpack:"n"`
+	Modified time.Time `msgpack:"t"`
+	Segment  Segment   `msgpack:"s"`
+}
+
+// CompletePart names a part in CompleteMultipartUpload.
+type CompletePart struct {
+	Number   int
+	ETag     string
+	Checksum string // the part's additional checksum as the client sent it, if any
+}
+
+func newUploadID() string {
+	var b [24]byte
+	rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+func validUploadID(id string) bool {
+	if len(id) != 48 {
+		return false
+	}
+	_, err := hex.DecodeString(id)
+	return err == nil
+}
+
+// CreateMultipartUpload starts an upload; opts carry the object's metadata
+// (size and conditions are ignored).
+func (l *Layer) CreateMultipartUpload(ctx context.Context, bucket, key string, opts PutOptions) (*Upload, error) {
+	if err := ValidateKey(key); err != nil {
+		return nil, err
+	}
+	b, err := l.Bucket(ctx, bucket)
+	if err != nil {
+		return nil, err
+	}
+	sse, err := l.resolveSSE(b, opts.SSE)
+	if err != nil {
+		return nil, err
+	}
+	u := &Upload{
+		UploadID: newUploadID(), Key: key, Initiated: time.Now().UTC(),
+		ContentType: opts.ContentType, UserMeta: opts.UserMeta, Headers: opts.Headers,
+		Tags: opts.Tags, SSE: sse, Checksum: opts.Checksum,
+	}
+	batch := l.meta.NewBatch()
+	batch.Set(uploadKey(bucket, key, u.UploadID), encode(u))
+	return u, batch.Commit(true)
+}
+
+// GetUpload returns an upload in progress.
+func (l *Layer) GetUpload(ctx context.Context, bucket, key, uploadID string) (*Upload, error) {
+	if _, err := l.Bucket(ctx, bucket); err != nil {
+		return nil, err
+	}
+	if !validUploadID(uploadID) {
+		return nil, ErrUploadNotFound
+	}
+	raw, err := l.meta.Get(uploadKey(bucket, key, uploadID))
+	if errors.Is(err, meta.ErrNotFound) {
+		return nil, ErrUploadNotFound
+	}
+	if err != nil {
+		return nil, err
+	}
+	u := &Upload{}
+	return u, decode(raw, u)
+}
+
+// UploadPart stores one part durably. opts.Size, opts.Checksum and
+// opts.Verify apply; re-uploading a part number replaces it.
+func (l *Layer) UploadPart(ctx context.Context, bucket, key, uploadID string, number int, body io.Reader, opts PutOptions) (*Part, error) {
+	if number < 1 || number > MaxPartNumber {
+		return nil, fmt.Errorf("%w: part number must be 1..%d", ErrInvalidArgument, MaxPartNumber)
+	}
+	u, err := l.GetUpload(ctx, bucket, key, uploadID)
+	if err != nil {
+		return nil, err
+	}
+	alg := opts.Checksum
+	if alg == "" {
+		alg = u.Checksum
+	}
+	st, err := l.store(bucket, key, body, opts.Size, u.SSE, alg)
+	if err != nil {
+		return nil, err
+	}
+	if opts.Verify != nil {
+		if err := opts.Verify(st.md5, st.sums); err != nil {
+			l.discard(st.seg)
+			return nil, err
+		}
+	}
+	st.seg.Number = number
+	st.seg.ETag = st.md5
+	if alg != "" {
+		st.seg.Checksum = map[string]string{string(alg): st.sums[alg]}
+	}
+	p := &Part{Number: number, Modified: time.Now().UTC(), Segment: st.seg}
+	unlock := l.lockKey(bucket, key)
+	defer unlock()
+	if _, err := l.GetUpload(ctx, bucket, key, uploadID); err != nil {
+		l.discard(st.seg)
+		return nil, err
+	}
+	old, _ := l.getPart(uploadID, number)
+	batch := l.meta.NewBatch()
+	batch.Set(partKey(uploadID, number), encode(p))
+	if err := batch.Commit(true); err != nil {
+		l.discard(st.seg)
+		return nil, err
+	}
+	if old != nil {
+		l.discard(old.Segment)
+	}
+	return p, nil
+}
+
+func (l *Layer) getPart(uploadID string, n int) (*Part, error) {
+	raw, err := l.meta.Get(partKey(uploadID, n))
+	if err != nil {
+		return nil, err
+	}
+	p := &Part{}
+	return p, decode(raw, p)
+}
+
+// ListParts returns parts with numbers above marker, at most max.
+func (l *Layer) ListParts(ctx context.Context, bucket, key, uploadID string, marker, max int) (parts []Part, truncated bool, err error) {
+	if _, err := l.GetUpload(ctx, bucket, key, uploadID); err != nil {
+		return nil, false, err
+	}
+	lo := partKey(uploadID, marker+1)
+	err = meta.Scan(l.meta, lo, meta.PrefixEnd(partPrefix(uploadID)), func(k, raw []byte) (bool, error) {
+		if len(parts) >= max {
+			truncated = true
+			return false, nil
+		}
+		p := Part{}
+		if err := decode(raw, &p); err != nil {
+			return false, err
+		}
+		parts = append(parts, p)
+		return true, nil
+	})
+	return parts, truncated, err
+}
+
+// allParts returns every part of an upload, by number.
+func (l *Layer) allParts(uploadID string) (map[int]*Part, error) {
+	parts := map[int]*Part{}
+	err := meta.Scan(l.meta, partPrefix(uploadID), meta.PrefixEnd(partPrefix(uploadID)), func(k, raw []byte) (bool, error) {
+		p := &Part{}
+		if err := decode(raw, p); err != nil {
+			return false, err
+		}
+		parts[p.Number] = p
+		return true, nil
+	})
+	return parts, err
+}
+
+// CompleteMultipartUpload assembles the listed parts into a new version.
+func (l *Layer) CompleteMultipartUpload(ctx context.Context, bucket, key, uploadID string, list []CompletePart, cond PutOptions) (*Version, error) {
+	u, err := l.GetUpload(ctx, bucket, key, uploadID)
+	if err != nil {
+		return nil, err
+	}
+	if err := l.checkWriteConditions(bucket, key, cond.IfMatch, cond.IfNoneMatch); err != nil {
+		return nil, err
+	}
+	have, err := l.allParts(uploadID)
+	if err != nil {
+		return nil, err
+	}
+	v, used, err := assemble(u, have, list)
+	if err != nil {
+		return nil, err
+	}
+	v.ContentType, v.UserMeta, v.Headers, v.Tags, v.SSE = u.ContentType, u.UserMeta, u.Headers, u.Tags, u.SSE
+	extra := func(b meta.Batch) {
+		b.Delete(uploadKey(bucket, key, uploadID))
+		b.DeleteRange(partPrefix(uploadID), meta.PrefixEnd(partPrefix(uploadID)))
+	}
+	if err := l.commitVersionWith(ctx, bucket, key, v, cond.IfMatch, cond.IfNoneMatch, extra); err != nil {
+		return nil, err
+	}
+	for n, p := range have {
+		if !used[n] {
+			l.discard(p.Segment)
+		}
+	}
+	return v, nil
+}
+
+// assemble is the pure decision of CompleteMultipartUpload: it checks the
+// client's part list against the stored parts and builds the version.
+func assemble(u *Upload, have map[int]*Part, list []CompletePart) (*Version, map[int]bool, error) {
+	if len(list) == 0 {
+		return nil, nil, fmt.Errorf("%w: no parts", ErrInvalidPart)
+	}
+	v := &Version{Multipart: true}
+	used := map[int]bool{}
+	var md5s, sums []string
+	for i, cp := range list {
+		if i > 0 && cp.Number <= list[i-1].Number {
+			return nil, nil, ErrInvalidPartOrder
+		}
+		p, ok := have[cp.Number]
+		if !ok || strings.Trim(cp.ETag, `"`) != p.Segment.ETag {
+			return nil, nil, fmt.Errorf("%w: part %d", ErrInvalidPart, cp.Number)
+		}
+		if i < len(list)-1 && p.Segment.Size < MinPartSize {
+			return nil, nil, fmt.Errorf("%w: part %d is %d bytes", ErrEntityTooSmall, cp.Number, p.Segment.Size)
+		}
+		if u.Checksum != "" && cp.Checksum != "" && cp.Checksum != p.Segment.Checksum[string(u.Checksum)] {
+			return nil, nil, fmt.Errorf("%w: part %d checksum", ErrInvalidPart, cp.Number)
+		}
+		used[cp.Number] = true
+		v.Segments = append(v.Segments, p.Segment)
+		v.Size += p.Segment.Size
+		md5s = append(md5s, p.Segment.ETag)
+		sums = append(sums, p.Segment.Checksum[string(u.Checksum)])
+	}
+	etag, err := checksum.MultipartETag(md5s)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%w: %v", ErrInvalidPart, err)
+	}
+	v.ETag = etag
+	if u.Checksum != "" {
+		c, err := checksum.Composite(u.Checksum, sums)
+		if err != nil {
+			return nil, nil, fmt.Errorf("%w: %v", ErrInvalidPart, err)
+		}
+		v.Checksums = map[string]string{string(u.Checksum): c}
+	}
+	return v, used, nil
+}
+
+// AbortMultipartUpload discards an upload and its parts.
+func (l *Layer) AbortMultipartUpload(ctx context.Context, bucket, key, uploadID string) error {
+	unlock := l.lockKey(bucket, key)
+	defer unlock()
+	if _, err := l.GetUpload(ctx, bucket, key, uploadID); err != nil {
+		return err
+	}
+	have, err := l.allParts(uploadID)
+	if err != nil {
+		return err
+	}
+	batch := l.meta.NewBatch()
+	batch.Delete(uploadKey(bucket, key, uploadID))
+	batch.DeleteRange(partPrefix(uploadID), meta.PrefixEnd(partPrefix(uploadID)))
+	if err := batch.Commit(true); err != nil {
+		return err
+	}
+	for _, p := range have {
+		l.discard(p.Segment)
+	}
+	return nil
+}
+
+// UploadListOptions select a page of ListMultipartUploads.
+type UploadListOptions struct {
+	Prefix, Delimiter, KeyMarker, UploadIDMarker string
+	MaxUploads                                   int
+}
+
+// UploadListResult is a page of uploads.
+type UploadListResult struct {
+	Uploads                           []Upload
+	CommonPrefixes                    []string
+	IsTruncated                       bool
+	NextKeyMarker, NextUploadIDMarker string
+}
+
+// ListMultipartUploads lists uploads in progress by key, then upload ID.
+func (l *Layer) ListMultipartUploads(ctx context.Context, bucket string, opts UploadListOptions) (UploadListResult, error) {
+	var res UploadListResult
+	if _, err := l.Bucket(ctx, bucket); err != nil {
+		return res, err
+	}
+	p := &pager{opts: ListOptions{Prefix: opts.Prefix, Delimiter: opts.Delimiter, MaxKeys: opts.MaxUploads}}
+	base := uploadPrefix(bucket)
+	lower := escapeKey(append([]byte(nil), base...), opts.Prefix)
+	err := meta.Scan(l.meta, lower, meta.PrefixEnd(lower), func(k, raw []byte) (bool, error) {
+		key, id, ok := splitEscaped(k[len(base):])
+		if !ok || !strings.HasPrefix(key, opts.Prefix) {
+			return true, nil
+		}
+		if opts.KeyMarker != "" && (key < opts.KeyMarker || key == opts.KeyMarker && (opts.UploadIDMarker == "" || id <= opts.UploadIDMarker)) {
+			return true, nil
+		}
+		if cp := p.commonPrefix(key); cp != "" {
+			if cp == p.lastCP {
+				return true, nil
+			}
+			if p.full() {
+				res.IsTruncated = true
+				return false, nil
+			}
+			p.addPrefix(cp)
+			return true, nil
+		}
+		if p.full() {
+			res.IsTruncated = true
+			return false, nil
+		}
+		u := Upload{}
+		if err := decode(raw, &u); err != nil {
+			return false, err
+		}
+		res.Uploads = append(res.Uploads, u)
+		p.count++
+		res.NextKeyMarker, res.NextUploadIDMarker = key, id
+		return true, nil
+	})
+	res.CommonPrefixes = p.res.CommonPrefixes
+	sort.Strings(res.CommonPrefixes)
+	return res, err
+}

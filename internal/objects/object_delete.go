@@ -1,0 +1,131 @@
+package objects
+
+import (
+	"context"
+	"errors"
+
+	"github.com/twinlake/twinlake/internal/meta"
+)
+
+// DeleteResult says what a delete did.
+type DeleteResult struct {
+	// VersionID is the delete marker created, or the version removed.
+	VersionID string
+	// DeleteMarker is true when a marker was created or a marker was removed.
+	DeleteMarker bool
+}
+
+// DeleteObject deletes bucket/key as S3 does. Without versionID: on a
+// versioned bucket it adds a delete marker; on a suspended bucket it adds a
+// null delete marker replacing the null version; on an unversioned bucket it
+// removes the object. With versionID it removes that version permanently.
+// Deleting what does not exist succeeds.
+func (l *Layer) DeleteObject(ctx context.Context, bucket, key, versionID string) (DeleteResult, error) {
+	if err := ValidateKey(key); err != nil {
+		return DeleteResult{}, err
+	}
+	if versionID != "" && !validVersionID(versionID) {
+		return DeleteResult{}, ErrInvalidVersionID
+	}
+	unlock := l.lockKey(bucket, key)
+	defer unlock()
+	b, err := l.Bucket(ctx, bucket)
+	if err != nil {
+		return DeleteResult{}, err
+	}
+	if versionID != "" {
+		return l.deleteVersionLocked(bucket, key, versionID)
+	}
+	switch b.Versioning {
+	case VersioningEnabled:
+		return l.addDeleteMarkerLocked(bucket, key, newVersionID())
+	case VersioningSuspended:
+		return l.addDeleteMarkerLocked(bucket, key, NullVersionID)
+	default:
+		res, err := l.deleteVersionLocked(bucket, key, NullVersionID)
+		res.VersionID = ""
+		return res, err
+	}
+}
+
+func (l *Layer) addDeleteMarkerLocked(bucket, key, versionID string) (DeleteResult, error) {
+	var orphans []Segment
+	if versionID == NullVersionID {
+		old, err := l.getVersion(bucket, key, NullVersionID)
+		if err != nil && !errors.Is(err, ErrVersionNotFound) {
+			return DeleteResult{}, err
+		}
+		if old != nil {
+			orphans = old.Segments
+		}
+	}
+	v := &Version{VersionID: versionID, ModTime: l.cfg.Clock.Now(), DeleteMarker: true, Origin: l.cfg.SiteID}
+	batch := l.meta.NewBatch()
+	batch.Set(versionKey(bucket, key, versionID), encode(v))
+	batch.Set(latestKey(bucket, key), encode(summarize(v)))
+	if err := batch.Commit(true); err != nil {
+		return DeleteResult{}, err
+	}
+	l.discard(orphans...)
+	return DeleteResult{VersionID: versionID, DeleteMarker: true}, nil
+}
+
+// deleteVersionLocked removes one version and, if it was the latest,
+// promotes the newest remaining one.
+func (l *Layer) deleteVersionLocked(bucket, key, versionID string) (DeleteResult, error) {
+	v, err := l.getVersion(bucket, key, versionID)
+	if errors.Is(err, ErrVersionNotFound) {
+		return DeleteResult{VersionID: versionID}, nil
+	}
+	if err != nil {
+		return DeleteResult{}, err
+	}
+	batch := l.meta.NewBatch()
+	batch.Delete(versionKey(bucket, key, versionID))
+	cur, err := l.latest(bucket, key)
+	if err != nil && !errors.Is(err, ErrObjectNotFound) {
+		return DeleteResult{}, err
+	}
+	if cur != nil && cur.VersionID == versionID {
+		next, err := l.newestVersion(bucket, key, versionID)
+		if err != nil {
+			return DeleteResult{}, err
+		}
+		if next == nil {
+			batch.Delete(latestKey(bucket, key))
+		} else {
+			batch.Set(latestKey(bucket, key), encode(summarize(next)))
+		}
+	}
+	if err := batch.Commit(true); err != nil {
+		return DeleteResult{}, err
+	}
+	l.discard(v.Segments...)
+	return DeleteResult{VersionID: versionID, DeleteMarker: v.DeleteMarker}, nil
+}
+
+// newestVersion returns the key's newest version other than skip, or nil.
+func (l *Layer) newestVersion(bucket, key, skip string) (*Version, error) {
+	var best *Version
+	p := versionsPrefix(bucket, key)
+	err := meta.Scan(l.meta, p, meta.PrefixEnd(p), func(k, raw []byte) (bool, error) {
+		v := &Version{}
+		if err := decode(raw, v); err != nil {
+			return false, err
+		}
+		if v.VersionID != skip && (best == nil || newer(v, best)) {
+			best = v
+		}
+		return true, nil
+	})
+	return best, err
+}
+
+// newer orders versions by modification time, ties broken by version ID so
+// every site picks the same winner.
+func newer(a, b *Version) bool {
+	if a.ModTime != b.ModTime {
+		return a.ModTime > b.ModTime
+	}
+	return a.VersionID > b.VersionID
+}

@@ -1,0 +1,171 @@
+package objects
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"os"
+)
+
+// HeadObject returns the version's record. Without versionID it returns the
+// latest version; a latest delete marker yields the marker and
+// ErrObjectNotFound. A versionID naming a delete marker yields the marker and
+// ErrMethodNotAllowed.
+func (l *Layer) HeadObject(ctx context.Context, bucket, key, versionID string) (*Version, error) {
+	if _, err := l.Bucket(ctx, bucket); err != nil {
+		return nil, err
+	}
+	if err := ValidateKey(key); err != nil {
+		return nil, err
+	}
+	if versionID != "" {
+		if !validVersionID(versionID) {
+			return nil, ErrInvalidVersionID
+		}
+		v, err := l.getVersion(bucket, key, versionID)
+		if err != nil {
+			return nil, err
+		}
+		if v.DeleteMarker {
+			return v, ErrMethodNotAllowed
+		}
+		return v, nil
+	}
+	cur, err := l.latest(bucket, key)
+	if err != nil {
+		return nil, err
+	}
+	v, err := l.getVersion(bucket, key, cur.VersionID)
+	if errors.Is(err, ErrVersionNotFound) {
+		return nil, ErrObjectNotFound
+	}
+	if err != nil {
+		return nil, err
+	}
+	if v.DeleteMarker {
+		return v, ErrObjectNotFound
+	}
+	return v, nil
+}
+
+// GetObject returns the version and a reader of plaintext bytes
+// [off, off+length) of it. The caller must Close the reader. Errors are as
+// for HeadObject.
+func (l *Layer) GetObject(ctx context.Context, bucket, key, versionID string, off, length int64) (*Version, io.ReadCloser, error) {
+	v, err := l.HeadObject(ctx, bucket, key, versionID)
+	if err != nil {
+		return v, nil, err
+	}
+	r, err := l.OpenRange(bucket, key, v, off, length)
+	return v, r, err
+}
+
+// OpenRange returns a reader of plaintext bytes [off, off+length) of a
+// version obtained from HeadObject. The caller must Close it.
+func (l *Layer) OpenRange(bucket, key string, v *Version, off, length int64) (io.ReadCloser, error) {
+	if off < 0 || length < 0 || off+length > v.Size {
+		return nil, ErrInvalidRange
+	}
+	return &segmentReader{l: l, aad: sseAAD(bucket, key), segs: v.Segments, off: off, remain: length}, nil
+}
+
+// segmentReader streams a byte range across an object's segments, opening
+// each blob only when the range reaches it.
+type segmentReader struct {
+	l      *Layer
+	aad    []byte
+	segs   []Segment
+	off    int64 // offset into the current first segment
+	remain int64
+	cur    io.Reader
+	file   *os.File
+}
+
+func (r *segmentReader) Read(p []byte) (int, error) {
+	for {
+		if r.remain == 0 {
+			return 0, io.EOF
+		}
+		if r.cur == nil {
+			if err := r.next(); err != nil {
+				return 0, err
+			}
+		}
+		if int64(len(p)) > r.remain {
+			p = p[:r.remain]
+		}
+		n, err := r.cur.Read(p)
+		r.remain -= int64(n)
+		if errors.Is(err, io.EOF) {
+			r.closeFile()
+			r.cur = nil
+			if n > 0 {
+				return n, nil
+			}
+			continue
+		}
+		return n, err
+	}
+}
+
+// next opens the segment holding r.off.
+func (r *segmentReader) next() error {
+	for len(r.segs) > 0 && r.off >= r.segs[0].Size {
+		r.off -= r.segs[0].Size
+		r.segs = r.segs[1:]
+	}
+	if len(r.segs) == 0 {
+		return io.ErrUnexpectedEOF
+	}
+	seg := r.segs[0]
+	n := min(seg.Size-r.off, r.remain)
+	src, size, err := r.openSegment(seg)
+	if err != nil {
+		return err
+	}
+	if len(seg.SealedKey) == 0 {
+		r.cur = io.NewSectionReader(src, r.off, n)
+	} else {
+		dk, err := r.l.cfg.Cipher.Unseal(seg.SealedKey, r.aad)
+		if err != nil {
+			return err
+		}
+		if r.cur, err = r.l.cfg.Cipher.DecryptRange(dk, src, size, r.off, n); err != nil {
+			return err
+		}
+	}
+	r.segs = r.segs[1:]
+	r.off = 0
+	return nil
+}
+
+func (r *segmentReader) openSegment(seg Segment) (io.ReaderAt, int64, error) {
+	if seg.BlobID == "" {
+		return bytes.NewReader(seg.Inline), int64(len(seg.Inline)), nil
+	}
+	f, err := r.l.blobs.Open(seg.BlobID)
+	if err != nil {
+		return nil, 0, err
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, 0, err
+	}
+	r.file = f
+	return f, st.Size(), nil
+}
+
+func (r *segmentReader) closeFile() {
+	if r.file != nil {
+		r.file.Close()
+		r.file = nil
+	}
+}
+
+// Close releases any open blob.
+func (r *segmentReader) Close() error {
+	r.closeFile()
+	return nil
+}

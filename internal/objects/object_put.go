@@ -1,0 +1,317 @@
+package objects
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/twinlake/twinlake/internal/checksum"
+	"github.com/twinlake/twinlake/internal/meta"
+)
+
+// MaxKeyLength is the longest object key S3 allows, in bytes.
+const MaxKeyLength = 1024
+
+// ValidateKey checks an object key. Keys are opaque: "..", "./" and any
+// other byte sequence are stored as plain keys, never as paths.
+func ValidateKey(key string) error {
+	switch {
+	case key == "":
+		return ErrInvalidKey
+	case len(key) > MaxKeyLength:
+		return ErrKeyTooLong
+	case !utf8.ValidString(key):
+		return ErrInvalidKey
+	}
+	return nil
+}
+
+// PutOptions describe one object write.
+type PutOptions struct {
+	// Size is the body length, or -1 if unknown until EOF.
+	Size        int64
+	ContentType string
+	UserMeta    map[string]string
+	Headers     map[string]string
+	Tags        map[string]string
+	// SSE requests encryption at rest ("AES256"); the bucket default applies
+	// when empty.
+	SSE string
+	// Checksum is the additional checksum to compute and store, or "".
+	Checksum checksum.Algorithm
+	// Verify, when set, is called once the whole body is read with the
+	// computed MD5 (hex) and checksums; an error aborts the write.
+	Verify func(md5Hex string, sums map[checksum.Algorithm]string) error
+	// IfMatch fails the write unless the current version has this ETag.
+	IfMatch string
+	// IfNoneMatch "*" fails the write if the key exists.
+	IfNoneMatch string
+}
+
+// stored is object data written to disk (or held inline) but not yet
+// referenced by any metadata.
+type stored struct {
+	seg  Segment
+	md5  string
+	sums map[checksum.Algorithm]string
+}
+
+// PutObject writes a new version of bucket/key from body.
+func (l *Layer) PutObject(ctx context.Context, bucket, key string, body io.Reader, opts PutOptions) (*Version, error) {
+	if err := ValidateKey(key); err != nil {
+		return nil, err
+	}
+	b, err := l.Bucket(ctx, bucket)
+	if err != nil {
+		return nil, err
+	}
+	sse, err := l.resolveSSE(b, opts.SSE)
+	if err != nil {
+		return nil, err
+	}
+	if err := l.checkWriteConditions(bucket, key, opts.IfMatch, opts.IfNoneMatch); err != nil {
+		return nil, err
+	}
+	st, err := l.store(bucket, key, body, opts.Size, sse, opts.Checksum)
+	if err != nil {
+		return nil, err
+	}
+	if opts.Verify != nil {
+		if err := opts.Verify(st.md5, st.sums); err != nil {
+			l.discard(st.seg)
+			return nil, err
+		}
+	}
+	v := &Version{
+		Size: st.seg.Size, ETag: st.md5, ContentType: opts.ContentType,
+		UserMeta: opts.UserMeta, Headers: opts.Headers, Tags: opts.Tags,
+		Segments: []Segment{st.seg}, SSE: sse,
+	}
+	if opts.Checksum != "" {
+		v.Checksums = map[string]string{string(opts.Checksum): st.sums[opts.Checksum]}
+	}
+	if err := l.commitVersion(ctx, bucket, key, v, opts.IfMatch, opts.IfNoneMatch); err != nil {
+		l.discard(st.seg)
+		return nil, err
+	}
+	return v, nil
+}
+
+func (l *Layer) resolveSSE(b Bucket, requested string) (string, error) {
+	sse := requested
+	if sse == "" {
+		sse = b.Encryption
+	}
+	if sse != "" && sse != SSEAlgorithm {
+		return "", fmt.Errorf("%w: server-side encryption %q", ErrInvalidArgument, sse)
+	}
+	if sse != "" && l.cfg.Cipher == nil {
+		return "", ErrSSEUnavailable
+	}
+	return sse, nil
+}
+
+// store reads body to its end, hashing the plaintext, encrypting it when
+// sse is set, and makes the data durable: inline when small, else in a
+// fsynced blob. Plaintext of an encrypted object never touches the disk.
+func (l *Layer) store(bucket, key string, body io.Reader, size int64, sse string, alg checksum.Algorithm) (*stored, error) {
+	var algs []checksum.Algorithm
+	if alg != "" {
+		algs = append(algs, alg)
+	}
+	hs, err := checksum.NewSet(algs...)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrInvalidArgument, err)
+	}
+	var seg Segment
+	src := io.TeeReader(body, hs)
+	if sse != "" {
+		dk, sealed, err := l.cfg.Cipher.NewKey(sseAAD(bucket, key))
+		if err != nil {
+			return nil, err
+		}
+		if src, err = l.cfg.Cipher.Encrypt(dk, src); err != nil {
+			return nil, err
+		}
+		seg.SealedKey = sealed
+	}
+	if size >= 0 && size <= l.cfg.InlineLimit {
+		seg.Inline, err = io.ReadAll(src)
+		if seg.Inline == nil {
+			seg.Inline = []byte{}
+		}
+	} else {
+		err = l.storeBlob(&seg, src)
+	}
+	if err != nil {
+		return nil, err
+	}
+	seg.Size = hs.Size()
+	if size >= 0 && seg.Size != size {
+		l.discard(seg)
+		return nil, ErrIncompleteBody
+	}
+	md5Hex, sums := hs.Sum()
+	return &stored{seg: seg, md5: md5Hex, sums: sums}, nil
+}
+
+func (l *Layer) storeBlob(seg *Segment, r io.Reader) error {
+	w, err := l.blobs.Create()
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(w, r); err != nil {
+		w.Abort()
+		return err
+	}
+	id, err := w.Commit()
+	if err != nil {
+		return err
+	}
+	seg.BlobID = id
+	return nil
+}
+
+// discard removes data that no committed metadata references.
+func (l *Layer) discard(segs ...Segment) {
+	for _, s := range segs {
+		if s.BlobID != "" {
+			if err := l.blobs.Remove(s.BlobID); err != nil {
+				l.log.Warn("remove blob", "blob", s.BlobID, "err", err)
+			}
+		}
+	}
+}
+
+// checkWriteConditions evaluates If-Match/If-None-Match before the body is
+// read, so a doomed write fails fast; commitVersion checks again under the
+// key lock.
+func (l *Layer) checkWriteConditions(bucket, key, ifMatch, ifNoneMatch string) error {
+	if ifMatch == "" && ifNoneMatch == "" {
+		return nil
+	}
+	cur, err := l.latest(bucket, key)
+	if err != nil && !errors.Is(err, ErrObjectNotFound) {
+		return err
+	}
+	return evalWriteConditions(cur, ifMatch, ifNoneMatch, ErrPreconditionFailed)
+}
+
+// evalWriteConditions is the pure decision for conditional writes; cur is
+// nil when the key has no live version.
+func evalWriteConditions(cur *latest, ifMatch, ifNoneMatch string, fail error) error {
+	live := cur != nil && !cur.DeleteMarker
+	if ifNoneMatch != "" {
+		if ifNoneMatch != "*" {
+			return fmt.Errorf("%w: If-None-Match supports only *", ErrInvalidArgument)
+		}
+		if live {
+			return fail
+		}
+	}
+	if ifMatch != "" {
+		if !live {
+			return ErrObjectNotFound
+		}
+		if !etagMatches(ifMatch, cur.ETag) {
+			return fail
+		}
+	}
+	return nil
+}
+
+// etagMatches compares an If-Match style list ("a", "\"a\"", "*") to etag.
+func etagMatches(header, etag string) bool {
+	for _, t := range strings.Split(header, ",") {
+		t = strings.TrimSpace(t)
+		t = strings.TrimPrefix(t, "W/")
+		if t == "*" || strings.Trim(t, `"`) == etag {
+			return true
+		}
+	}
+	return false
+}
+
+// commitVersion assigns the version its ID and time and commits it as the
+// key's latest, durably, replacing a null version when versioning is not
+// enabled.
+func (l *Layer) commitVersion(ctx context.Context, bucket, key string, v *Version, ifMatch, ifNoneMatch string) error {
+	return l.commitVersionWith(ctx, bucket, key, v, ifMatch, ifNoneMatch, nil)
+}
+
+// commitVersionWith is commitVersion with extra writes (extra may be nil)
+// committed in the same batch.
+func (l *Layer) commitVersionWith(ctx context.Context, bucket, key string, v *Version, ifMatch, ifNoneMatch string, extra func(meta.Batch)) error {
+	unlock := l.lockKey(bucket, key)
+	defer unlock()
+	b, err := l.Bucket(ctx, bucket)
+	if err != nil {
+		return err
+	}
+	cur, err := l.latest(bucket, key)
+	if err != nil && !errors.Is(err, ErrObjectNotFound) {
+		return err
+	}
+	if err := evalWriteConditions(cur, ifMatch, ifNoneMatch, ErrConditionalConflict); err != nil {
+		return err
+	}
+	v.ModTime = l.cfg.Clock.Now()
+	v.Origin = l.cfg.SiteID
+	v.VersionID = NullVersionID
+	if b.Versioning == VersioningEnabled {
+		v.VersionID = newVersionID()
+	}
+	batch := l.meta.NewBatch()
+	var orphans []Segment
+	if v.IsNull() {
+		if old, err := l.getVersion(bucket, key, NullVersionID); err == nil {
+			orphans = old.Segments
+		} else if !errors.Is(err, ErrVersionNotFound) {
+			return err
+		}
+	}
+	batch.Set(versionKey(bucket, key, v.VersionID), encode(v))
+	batch.Set(latestKey(bucket, key), encode(summarize(v)))
+	if extra != nil {
+		extra(batch)
+	}
+	if err := batch.Commit(true); err != nil {
+		return err
+	}
+	l.discard(orphans...)
+	return nil
+}
+
+// latest reads the latest-version summary of a key.
+func (l *Layer) latest(bucket, key string) (*latest, error) {
+	raw, err := l.meta.Get(latestKey(bucket, key))
+	if errors.Is(err, meta.ErrNotFound) {
+		return nil, ErrObjectNotFound
+	}
+	if err != nil {
+		return nil, err
+	}
+	s := &latest{}
+	if err := decode(raw, s); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+func (l *Layer) getVersion(bucket, key, versionID string) (*Version, error) {
+	raw, err := l.meta.Get(versionKey(bucket, key, versionID))
+	if errors.Is(err, meta.ErrNotFound) {
+		return nil, ErrVersionNotFound
+	}
+	if err != nil {
+		return nil, err
+	}
+	v := &Version{}
+	if err := decode(raw, v); err != nil {
+		return nil, err
+	}
+	return v, nil
+}

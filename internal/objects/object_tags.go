@@ -1,0 +1,23 @@
+package objects
+
+import (
+	"context"
+)
+
+// PutObjectTags replaces the tag set of a version (the latest when
+// versionID is empty) without creating a new version.
+func (l *Layer) PutObjectTags(ctx context.Context, bucket, key, versionID string, tags map[string]string) (*Version, error) {
+	if err := validateTags(tags, 10); err != nil {
+		return nil, err
+	}
+	unlock := l.lockKey(bucket, key)
+	defer unlock()
+	v, err := l.HeadObject(ctx, bucket, key, versionID)
+	if err != nil {
+		return v, err
+	}
+	v.Tags = tags
+	batch := l.meta.NewBatch()
+	batch.Set(versionKey(bucket, key, v.VersionID), encode(v))
+	return v, batch.Commit(true)
+}

@@ -1,0 +1,128 @@
+package objects
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"time"
+
+	"github.com/vmihailenco/msgpack/v5"
+)
+
+// NullVersionID is the version ID of the object written while versioning was
+// never enabled or is suspended.
+const NullVersionID = "null"
+
+// Versioning states of a bucket, as S3 names them.
+const (
+	VersioningOff       = ""
+	VersioningEnabled   = "Enabled"
+	VersioningSuspended = "Suspended"
+)
+
+// Bucket is a bucket record.
+type Bucket struct {
+	Name       string            `msgpack:"n"`
+	Created    time.Time         `msgpack:"c"`
+	Versioning string            `msgpack:"v,omitempty"`
+	Tags       map[string]string `msgpack:"t,omitempty"`
+	Policy     []byte            `msgpack:"p,omitempty"`
+	// Encryption is the default encryption algorithm ("AES256"), or empty.
+	Encryption string `msgpack:"e,omitempty"`
+	// ModTime orders bucket-level changes (HLC), for replication.
+	ModTime int64 `msgpack:"m,omitempty"`
+}
+
+// Segment is one stored piece of an object's data: a blob file or inline
+// bytes. A simple PUT has one segment; a completed multipart upload has one
+// per part, in order.
+type Segment struct {
+	Number   int               `msgpack:"n,omitempty"`
+	Size     int64             `msgpack:"s"` // plaintext size
+	ETag     string            `msgpack:"e,omitempty"`
+	BlobID   string            `msgpack:"b,omitempty"`
+	Inline   []byte            `msgpack:"i,omitempty"`
+	Checksum map[string]string `msgpack:"c,omitempty"`
+	// SealedKey is this segment's data key, sealed by the site key; empty
+	// when not encrypted.
+	SealedKey []byte `msgpack:"k,omitempty"`
+}
+
+// Version is one object version (or delete marker).
+type Version struct {
+	VersionID    string            `msgpack:"id"`
+	ModTime      int64             `msgpack:"mt"` // HLC, Unix nanoseconds
+	DeleteMarker bool              `msgpack:"dm,omitempty"`
+	Size         int64             `msgpack:"sz"`
+	ETag         string            `msgpack:"et,omitempty"`
+	ContentType  string            `msgpack:"ct,omitempty"`
+	UserMeta     map[string]string `msgpack:"um,omitempty"` // keys lower-case, without x-amz-meta-
+	Headers      map[string]string `msgpack:"hd,omitempty"` // Cache-Control, Content-Disposition, ...
+	Checksums    map[string]string `msgpack:"ck,omitempty"` // algorithm -> base64 (composite carries -N)
+	Tags         map[string]string `msgpack:"tg,omitempty"`
+	SSE          string            `msgpack:"se,omitempty"` // "AES256" when encrypted at rest
+	Segments     []Segment         `msgpack:"sg,omitempty"`
+	Multipart    bool              `msgpack:"mp,omitempty"`
+	Origin       string            `msgpack:"or,omitempty"` // site that wrote it
+}
+
+// LastModified returns the version's modification time.
+func (v *Version) LastModified() time.Time { return time.Unix(0, v.ModTime).UTC() }
+
+// IsNull reports whether this is the null version.
+func (v *Version) IsNull() bool { return v.VersionID == NullVersionID }
+
+// latest is the summary kept under l/ for listing without reading versions.
+type latest struct {
+	VersionID    string `msgpack:"id"`
+	ModTime      int64  `msgpack:"mt"`
+	DeleteMarker bool   `msgpack:"dm,omitempty"`
+	Size         int64  `msgpack:"sz"`
+	ETag         string `msgpack:"et,omitempty"`
+}
+
+func summarize(v *Version) latest {
+	return latest{VersionID: v.VersionID, ModTime: v.ModTime, DeleteMarker: v.DeleteMarker, Size: v.Size, ETag: v.ETag}
+}
+
+func encode(v any) []byte {
+	b, err := msgpack.Marshal(v)
+	if err != nil {
+		panic(err) // only our own record types are encoded; they always marshal
+	}
+	return b
+}
+
+func decode(b []byte, v any) error { return msgpack.Unmarshal(b, v) }
+
+// newVersionID returns a random version ID in UUID form.
+func newVersionID() string {
+	var b [16]byte
+	rand.Read(b[:])
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	h := hex.EncodeToString(b[:])
+	return h[:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:]
+}
+
+// validVersionID accepts "null" and IDs of the form newVersionID makes.
+func validVersionID(id string) bool {
+	if id == NullVersionID {
+		return true
+	}
+	if len(id) != 36 {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		c := id[i]
+		if i == 8 || i == 13 || i == 18 || i == 23 {
+			if c != '-' {
+				return false
+			}
+			continue
+		}
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}

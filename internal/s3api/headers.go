@@ -1,0 +1,248 @@
+package s3api
+
+import (
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/twinlake/twinlake/internal/objects"
+)
+
+// storedHeaders are the standard headers kept with an object and returned
+// on GET and HEAD.
+var storedHeaders = []string{"Cache-Control", "Content-Disposition", "Content-Encoding", "Content-Language", "Expires"}
+
+// responseOverrides are the GET query parameters that override headers.
+var responseOverrides = map[string]string{
+	"response-content-type":        "Content-Type",
+	"response-content-language":    "Content-Language",
+	"response-expires":             "Expires",
+	"response-cache-control":       "Cache-Control",
+	"response-content-disposition": "Content-Disposition",
+	"response-content-encoding":    "Content-Encoding",
+}
+
+const maxUserMetaSize = 2 << 10
+
+// putOptionsFromHeaders reads object metadata from request headers.
+func putOptionsFromHeaders(h http.Header) (objects.PutOptions, error) {
+	opts := objects.PutOptions{ContentType: h.Get("Content-Type")}
+	if opts.ContentType == "" {
+		opts.ContentType = "binary/octet-stream"
+	}
+	size := 0
+	for name, vals := range h {
+		lower := strings.ToLower(name)
+		if strings.HasPrefix(lower, "x-amz-meta-") {
+			if opts.UserMeta == nil {
+				opts.UserMeta = map[string]string{}
+			}
+			k := strings.TrimPrefix(lower, "x-amz-meta-")
+			v := strings.Join(vals, ",")
+			opts.UserMeta[k] = v
+			size += len(k) + len(v)
+		}
+	}
+	if size > maxUserMetaSize {
+		return opts, apiErr("MetadataTooLarge", 400, "Your metadata headers exceed the maximum allowed metadata size.")
+	}
+	for _, name := range storedHeaders {
+		if v := h.Get(name); v != "" {
+			if opts.Headers == nil {
+				opts.Headers = map[string]string{}
+			}
+			opts.Headers[name] = v
+		}
+	}
+	if enc := opts.Headers["Content-Encoding"]; enc != "" {
+		// aws-chunked is transfer framing, not a property of the object.
+		var kept []string
+		for _, e := range strings.Split(enc, ",") {
+			if e = strings.TrimSpace(e); e != "" && e != "aws-chunked" {
+				kept = append(kept, e)
+			}
+		}
+		if len(kept) == 0 {
+			delete(opts.Headers, "Content-Encoding")
+		} else {
+			opts.Headers["Content-Encoding"] = strings.Join(kept, ",")
+		}
+	}
+	if sse := h.Get("x-amz-server-side-encryption"); sse != "" {
+		if sse != objects.SSEAlgorithm {
+			return opts, apiErr("InvalidArgument", 400, "The encryption method specified is not supported.")
+		}
+		opts.SSE = sse
+	}
+	if sc := h.Get("x-amz-storage-class"); sc != "" && sc != "STANDARD" {
+		return opts, errInvalidStorageClass
+	}
+	if t := h.Get("x-amz-tagging"); t != "" {
+		tags, err := parseTagQuery(t)
+		if err != nil {
+			return opts, err
+		}
+		opts.Tags = tags
+	}
+	opts.IfMatch = h.Get("If-Match")
+	opts.IfNoneMatch = h.Get("If-None-Match")
+	return opts, nil
+}
+
+func parseTagQuery(s string) (map[string]string, error) {
+	q, err := url.ParseQuery(s)
+	if err != nil {
+		return nil, errInvalidTag
+	}
+	tags := map[string]string{}
+	for k, v := range q {
+		if len(v) != 1 {
+			return nil, errInvalidTag
+		}
+		tags[k] = v[0]
+	}
+	return tags, nil
+}
+
+// setObjectHeaders writes the headers describing v.
+func setObjectHeaders(h http.Header, v *objects.Version, withChecksum bool) {
+	h.Set("ETag", `"`+v.ETag+`"`)
+	h.Set("Last-Modified", v.LastModified().Format(http.TimeFormat))
+	h.Set("Accept-Ranges", "bytes")
+	if v.ContentType != "" {
+		h.Set("Content-Type", v.ContentType)
+	}
+	for k, val := range v.Headers {
+		h.Set(k, val)
+	}
+	for k, val := range v.UserMeta {
+		h["X-Amz-Meta-"+canonicalMetaKey(k)] = []string{val}
+	}
+	if !v.IsNull() {
+		setVersionHeader(h, v.VersionID)
+	}
+	if v.SSE != "" {
+		h.Set("x-amz-server-side-encryption", v.SSE)
+	}
+	if len(v.Tags) > 0 {
+		h.Set("x-amz-tagging-count", strconv.Itoa(len(v.Tags)))
+	}
+	if withChecksum {
+		setChecksumHeaders(h, v.Checksums)
+	}
+}
+
+func setChecksumHeaders(h http.Header, sums map[string]string) {
+	for alg, val := range sums {
+		h.Set("x-amz-checksum-"+strings.ToLower(alg), val)
+		if strings.Contains(val, "-") {
+			h.Set("x-amz-checksum-type", "COMPOSITE")
+		} else {
+			h.Set("x-amz-checksum-type", "FULL_OBJECT")
+		}
+	}
+}
+
+func setVersionHeader(h http.Header, id string) {
+	if id != "" {
+		h.Set("x-amz-version-id", id)
+	}
+}
+
+func canonicalMetaKey(k string) string { return http.CanonicalHeaderKey(k) }
+
+// checkReadConditions evaluates If-Match, If-None-Match, If-Modified-Since and
+// If-Unmodified-Since for GET and HEAD. It returns 304 or 412 as an error.
+func checkReadConditions(h http.Header, v *objects.Version) error {
+	etag := v.ETag
+	mod := v.LastModified().Truncate(time.Second)
+	if im := h.Get("If-Match"); im != "" {
+		if !etagListMatches(im, etag) {
+			return errPreconditionFailed
+		}
+	} else if ius := h.Get("If-Unmodified-Since"); ius != "" {
+		if t, err := http.ParseTime(ius); err == nil && mod.After(t) {
+			return errPreconditionFailed
+		}
+	}
+	if inm := h.Get("If-None-Match"); inm != "" {
+		if etagListMatches(inm, etag) {
+			return errNotModified
+		}
+	} else if ims := h.Get("If-Modified-Since"); ims != "" {
+		if t, err := http.ParseTime(ims); err == nil && !mod.After(t) {
+			return errNotModified
+		}
+	}
+	return nil
+}
+
+var errNotModified = &APIError{Code: "NotModified", Message: "Not Modified", Status: http.StatusNotModified}
+
+func etagListMatches(header, etag string) bool {
+	for _, t := range strings.Split(header, ",") {
+		t = strings.TrimPrefix(strings.TrimSpace(t), "W/")
+		if t == "*" || strings.Trim(t, `"`) == etag {
+			return true
+		}
+	}
+	return false
+}
+
+// byteRange is a parsed Range header.
+type byteRange struct{ start, length int64 }
+
+// parseRange parses "bytes=a-b", "bytes=a-" or "bytes=-n" against size. ok is
+// false when the header should be ignored (absent, malformed or
+// multi-range), as S3 serves the whole object then.
+func parseRange(h string, size int64) (r byteRange, ok bool, err error) {
+	spec, found := strings.CutPrefix(h, "bytes=")
+	if !found || strings.Contains(spec, ",") {
+		return r, false, nil
+	}
+	a, b, found := strings.Cut(spec, "-")
+	if !found {
+		return r, false, nil
+	}
+	switch {
+	case a == "":
+		n, perr := strconv.ParseInt(b, 10, 64)
+		if perr != nil || n < 0 {
+			return r, false, nil
+		}
+		if n == 0 {
+			return r, false, errInvalidRange(size)
+		}
+		n = min(n, size)
+		return byteRange{size - n, n}, true, nil
+	default:
+		start, perr := strconv.ParseInt(a, 10, 64)
+		if perr != nil || start < 0 {
+			return r, false, nil
+		}
+		end := size - 1
+		if b != "" {
+			e, perr := strconv.ParseInt(b, 10, 64)
+			if perr != nil || e < start {
+				return r, false, nil
+			}
+			end = min(e, size-1)
+		}
+		if start >= size {
+			return r, false, errInvalidRange(size)
+		}
+		return byteRange{start, end - start + 1}, true, nil
+	}
+}
+
+func errInvalidRange(size int64) error {
+	return &rangeError{size: size}
+}
+
+// rangeError carries the object size for the Content-Range of a 416.
+type rangeError struct{ size int64 }
+
+func (e *rangeError) Error() string { return "invalid range" }
+func (e *rangeError) Unwrap() error { return objects.ErrInvalidRange }

@@ -1,0 +1,178 @@
+package s3api
+
+import (
+	"encoding/base64"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"github.com/twinlake/twinlake/internal/objects"
+)
+
+const maxListKeys = 1000
+
+// maxKeys parses a max-keys style parameter, capped at 1000.
+func maxKeys(q url.Values, name string) (int, error) {
+	v := q.Get(name)
+	if v == "" {
+		return maxListKeys, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 0 {
+		return 0, errInvalidMaxKeys
+	}
+	return min(n, maxListKeys), nil
+}
+
+// encoder applies encoding-type=url to keys and prefixes in a response.
+type encoder bool
+
+func newEncoder(q url.Values) (encoder, error) {
+	switch q.Get("encoding-type") {
+	case "":
+		return false, nil
+	case "url":
+		return true, nil
+	}
+	return false, errInvalidEncodingType
+}
+
+func (e encoder) enc(s string) string {
+	if !e || s == "" {
+		return s
+	}
+	return strings.ReplaceAll(url.QueryEscape(s), "+", "%20")
+}
+
+func (e encoder) typeName() string {
+	if e {
+		return "url"
+	}
+	return ""
+}
+
+func (s *Server) listObjects(req *request) error {
+	q := req.query
+	enc, err := newEncoder(q)
+	if err != nil {
+		return err
+	}
+	max, err := maxKeys(q, "max-keys")
+	if err != nil {
+		return err
+	}
+	opts := objects.ListOptions{Prefix: q.Get("prefix"), Delimiter: q.Get("delimiter"), MaxKeys: max}
+	if q.Get("list-type") == "2" {
+		req.api = "ListObjectsV2"
+		return s.listObjectsV2(req, opts, enc)
+	}
+	opts.After = q.Get("marker")
+	res, err := s.obj.ListObjects(req.ctx, req.bucket, opts)
+	if err != nil {
+		return err
+	}
+	out := listObjectsV1Result{
+		NS: s3NS, Name: req.bucket, Prefix: enc.enc(opts.Prefix), Marker: enc.enc(opts.After),
+		Delimiter: enc.enc(opts.Delimiter), MaxKeys: max, EncodingType: enc.typeName(), IsTruncated: res.IsTruncated,
+		Contents: objectEntries(res.Objects, enc, true), CommonPrefixes: prefixEntries(res.CommonPrefixes, enc),
+	}
+	if res.IsTruncated {
+		out.NextMarker = enc.enc(res.NextAfter)
+	}
+	writeXML(req.w, http.StatusOK, out)
+	return nil
+}
+
+func (s *Server) listObjectsV2(req *request, opts objects.ListOptions, enc encoder) error {
+	q := req.query
+	token := q.Get("continuation-token")
+	opts.After = q.Get("start-after")
+	if q.Has("continuation-token") {
+		after, err := base64.RawURLEncoding.DecodeString(token)
+		if err != nil || token == "" {
+			return errInvalidToken
+		}
+		opts.After = string(after)
+	}
+	res, err := s.obj.ListObjects(req.ctx, req.bucket, opts)
+	if err != nil {
+		return err
+	}
+	out := listObjectsV2Result{
+		NS: s3NS, Name: req.bucket, Prefix: enc.enc(opts.Prefix), Delimiter: enc.enc(opts.Delimiter),
+		MaxKeys: opts.MaxKeys, EncodingType: enc.typeName(), IsTruncated: res.IsTruncated,
+		ContinuationToken: token, StartAfter: enc.enc(q.Get("start-after")),
+		Contents:       objectEntries(res.Objects, enc, q.Get("fetch-owner") == "true"),
+		CommonPrefixes: prefixEntries(res.CommonPrefixes, enc),
+	}
+	out.KeyCount = len(out.Contents) + len(out.CommonPrefixes)
+	if res.IsTruncated {
+		out.NextContinuationToken = base64.RawURLEncoding.EncodeToString([]byte(res.NextAfter))
+	}
+	writeXML(req.w, http.StatusOK, out)
+	return nil
+}
+
+func objectEntries(objs []objects.ObjectInfo, enc encoder, withOwner bool) []objectEntry {
+	out := make([]objectEntry, 0, len(objs))
+	for _, o := range objs {
+		e := objectEntry{Key: enc.enc(o.Key), LastModified: isoTime(o.ModTime), ETag: `"` + o.ETag + `"`, Size: o.Size, StorageClass: "STANDARD"}
+		if withOwner {
+			e.Owner = &siteOwner
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
+func prefixEntries(cps []string, enc encoder) []commonPrefix {
+	out := make([]commonPrefix, 0, len(cps))
+	for _, p := range cps {
+		out = append(out, commonPrefix{Prefix: enc.enc(p)})
+	}
+	return out
+}
+
+func (s *Server) listObjectVersions(req *request) error {
+	q := req.query
+	enc, err := newEncoder(q)
+	if err != nil {
+		return err
+	}
+	max, err := maxKeys(q, "max-keys")
+	if err != nil {
+		return err
+	}
+	opts := objects.VersionListOptions{
+		Prefix: q.Get("prefix"), Delimiter: q.Get("delimiter"), KeyMarker: q.Get("key-marker"),
+		VersionIDMarker: q.Get("version-id-marker"), MaxKeys: max,
+	}
+	if opts.VersionIDMarker != "" && opts.KeyMarker == "" {
+		return apiErr("InvalidArgument", 400, "A version-id marker cannot be specified without a key marker.")
+	}
+	res, err := s.obj.ListObjectVersions(req.ctx, req.bucket, opts)
+	if err != nil {
+		return err
+	}
+	out := listVersionsResult{
+		NS: s3NS, Name: req.bucket, Prefix: enc.enc(opts.Prefix), KeyMarker: enc.enc(opts.KeyMarker),
+		VersionIDMarker: opts.VersionIDMarker, Delimiter: enc.enc(opts.Delimiter), MaxKeys: max,
+		EncodingType: enc.typeName(), IsTruncated: res.IsTruncated, CommonPrefixes: prefixEntries(res.CommonPrefixes, enc),
+	}
+	if res.IsTruncated {
+		out.NextKeyMarker, out.NextVersionIDMarker = enc.enc(res.NextKeyMarker), res.NextVersionIDMarker
+	}
+	for _, v := range res.Versions {
+		if v.DeleteMarker {
+			out.Entries = append(out.Entries, deleteMarkerEntry{Key: enc.enc(v.Key), VersionID: v.VersionID, IsLatest: v.IsLatest, LastModified: isoTime(v.ModTime), Owner: siteOwner})
+			continue
+		}
+		out.Entries = append(out.Entries, versionEntry{
+			Key: enc.enc(v.Key), VersionID: v.VersionID, IsLatest: v.IsLatest, LastModified: isoTime(v.ModTime),
+			ETag: `"` + v.ETag + `"`, Size: v.Size, StorageClass: "STANDARD", Owner: siteOwner,
+		})
+	}
+	writeXML(req.w, http.StatusOK, out)
+	return nil
+}

@@ -1,0 +1,206 @@
+package s3api
+
+import (
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/twinlake/twinlake/internal/checksum"
+	"github.com/twinlake/twinlake/internal/objects"
+)
+
+// maxPartSize is the largest part S3 accepts.
+const maxPartSize = 5 << 30
+
+func (s *Server) createMultipartUpload(req *request) error {
+	opts, err := putOptionsFromHeaders(req.r.Header)
+	if err != nil {
+		return err
+	}
+	if alg := req.r.Header.Get("x-amz-checksum-algorithm"); alg != "" {
+		a, err := checksum.ParseAlgorithm(alg)
+		if err != nil {
+			return err
+		}
+		opts.Checksum = a
+	}
+	u, err := s.obj.CreateMultipartUpload(req.ctx, req.bucket, req.key, opts)
+	if err != nil {
+		return err
+	}
+	if u.SSE != "" {
+		req.w.Header().Set("x-amz-server-side-encryption", u.SSE)
+	}
+	if u.Checksum != "" {
+		req.w.Header().Set("x-amz-checksum-algorithm", string(u.Checksum))
+		req.w.Header().Set("x-amz-checksum-type", "COMPOSITE")
+	}
+	writeXML(req.w, http.StatusOK, initiateMultipartUploadResult{NS: s3NS, Bucket: req.bucket, Key: req.key, UploadID: u.UploadID})
+	return nil
+}
+
+func partNumber(req *request) (int, error) {
+	n, err := strconv.Atoi(req.query.Get("partNumber"))
+	if err != nil || n < 1 || n > objects.MaxPartNumber {
+		return 0, errInvalidPartNumber
+	}
+	return n, nil
+}
+
+func (s *Server) uploadPart(req *request) error {
+	n, err := partNumber(req)
+	if err != nil {
+		return err
+	}
+	if req.r.Header.Get("x-amz-copy-source") != "" {
+		req.api = "UploadPartCopy"
+		return s.uploadPartCopy(req, n)
+	}
+	declared, err := checksum.FromHeaders(req.r.Header)
+	if err != nil {
+		return err
+	}
+	body, size, err := s.payload(req, maxPartSize)
+	if err != nil {
+		return err
+	}
+	opts := objects.PutOptions{Size: size, Checksum: declared.Algorithm, Verify: s.verifyFunc(req, declared)}
+	p, err := s.obj.UploadPart(req.ctx, req.bucket, req.key, req.query.Get("uploadId"), n, body, opts)
+	if err != nil {
+		return err
+	}
+	req.w.Header().Set("ETag", `"`+p.Segment.ETag+`"`)
+	setChecksumHeaders(req.w.Header(), p.Segment.Checksum)
+	req.w.Header().Del("x-amz-checksum-type")
+	req.w.WriteHeader(http.StatusOK)
+	return nil
+}
+
+func (s *Server) uploadPartCopy(req *request, n int) error {
+	sb, sk, sv, err := copySource(req.r.Header)
+	if err != nil {
+		return err
+	}
+	src, err := s.obj.HeadObject(req.ctx, sb, sk, sv)
+	if err != nil {
+		return err
+	}
+	if err := checkCopyConditions(req.r.Header, src); err != nil {
+		return err
+	}
+	rng := byteRange{0, src.Size}
+	if h := req.r.Header.Get("x-amz-copy-source-range"); h != "" {
+		r, ok, err := parseRange(h, src.Size)
+		if err != nil || !ok || strings.HasPrefix(h, "bytes=-") {
+			return errInvalidRangeCopy
+		}
+		rng = r
+	}
+	rd, err := s.obj.OpenRange(sb, sk, src, rng.start, rng.length)
+	if err != nil {
+		return err
+	}
+	defer rd.Close()
+	p, err := s.obj.UploadPart(req.ctx, req.bucket, req.key, req.query.Get("uploadId"), n, rd, objects.PutOptions{Size: rng.length})
+	if err != nil {
+		return err
+	}
+	if src.VersionID != objects.NullVersionID || sv != "" {
+		req.w.Header().Set("x-amz-copy-source-version-id", src.VersionID)
+	}
+	writeXML(req.w, http.StatusOK, copyPartResult{NS: s3NS, LastModified: isoTime(p.Modified.UnixNano()), ETag: `"` + p.Segment.ETag + `"`})
+	return nil
+}
+
+func (s *Server) completeMultipartUpload(req *request) error {
+	var body completeMultipartUpload
+	if err := decodeXML(req.r.Body, &body); err != nil {
+		return err
+	}
+	uploadID := req.query.Get("uploadId")
+	u, err := s.obj.GetUpload(req.ctx, req.bucket, req.key, uploadID)
+	if err != nil {
+		return err
+	}
+	parts := make([]objects.CompletePart, 0, len(body.Parts))
+	for _, p := range body.Parts {
+		parts = append(parts, objects.CompletePart{Number: p.PartNumber, ETag: p.ETag, Checksum: p.get(string(u.Checksum))})
+	}
+	cond := objects.PutOptions{IfMatch: req.r.Header.Get("If-Match"), IfNoneMatch: req.r.Header.Get("If-None-Match")}
+	v, err := s.obj.CompleteMultipartUpload(req.ctx, req.bucket, req.key, uploadID, parts, cond)
+	if err != nil {
+		return err
+	}
+	s.setWriteVersionHeader(req, v)
+	if v.SSE != "" {
+		req.w.Header().Set("x-amz-server-side-encryption", v.SSE)
+	}
+	res := completeMultipartUploadResult{NS: s3NS, Location: "/" + req.bucket + "/" + req.key, Bucket: req.bucket, Key: req.key, ETag: `"` + v.ETag + `"`}
+	res.set(v.Checksums)
+	writeXML(req.w, http.StatusOK, res)
+	return nil
+}
+
+func (s *Server) abortMultipartUpload(req *request) error {
+	if err := s.obj.AbortMultipartUpload(req.ctx, req.bucket, req.key, req.query.Get("uploadId")); err != nil {
+		return err
+	}
+	req.w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+func (s *Server) listParts(req *request) error {
+	max, err := maxKeys(req.query, "max-parts")
+	if err != nil {
+		return err
+	}
+	marker, _ := strconv.Atoi(req.query.Get("part-number-marker"))
+	uploadID := req.query.Get("uploadId")
+	u, err := s.obj.GetUpload(req.ctx, req.bucket, req.key, uploadID)
+	if err != nil {
+		return err
+	}
+	parts, truncated, err := s.obj.ListParts(req.ctx, req.bucket, req.key, uploadID, marker, max)
+	if err != nil {
+		return err
+	}
+	out := listPartsResult{
+		NS: s3NS, Bucket: req.bucket, Key: req.key, UploadID: uploadID, PartNumberMarker: marker,
+		MaxParts: max, IsTruncated: truncated, StorageClass: "STANDARD", ChecksumAlgorithm: string(u.Checksum),
+		Initiator: siteOwner, Owner: siteOwner,
+	}
+	for _, p := range parts {
+		e := partEntry{PartNumber: p.Number, LastModified: isoTime(p.Modified.UnixNano()), ETag: `"` + p.Segment.ETag + `"`, Size: p.Segment.Size}
+		e.set(p.Segment.Checksum)
+		out.Parts = append(out.Parts, e)
+		out.NextPartNumberMarker = p.Number
+	}
+	writeXML(req.w, http.StatusOK, out)
+	return nil
+}
+
+func (s *Server) listMultipartUploads(req *request) error {
+	q := req.query
+	max, err := maxKeys(q, "max-uploads")
+	if err != nil {
+		return err
+	}
+	opts := objects.UploadListOptions{Prefix: q.Get("prefix"), Delimiter: q.Get("delimiter"), KeyMarker: q.Get("key-marker"), UploadIDMarker: q.Get("upload-id-marker"), MaxUploads: max}
+	res, err := s.obj.ListMultipartUploads(req.ctx, req.bucket, opts)
+	if err != nil {
+		return err
+	}
+	out := listUploadsResult{
+		NS: s3NS, Bucket: req.bucket, KeyMarker: opts.KeyMarker, UploadIDMarker: opts.UploadIDMarker,
+		Prefix: opts.Prefix, Delimiter: opts.Delimiter, MaxUploads: max, IsTruncated: res.IsTruncated,
+		CommonPrefixes: prefixEntries(res.CommonPrefixes, false),
+	}
+	if res.IsTruncated {
+		out.NextKeyMarker, out.NextUploadIDMarker = res.NextKeyMarker, res.NextUploadIDMarker
+	}
+	for _, u := range res.Uploads {
+		out.Uploads = append(out.Uploads, uploadEntry{Key: u.Key, UploadID: u.UploadID, Initiated: isoTime(u.Initiated.UnixNano()), StorageClass: "STANDARD", Initiator: siteOwner, Owner: siteOwner})
+	}
+	writeXML(req.w, http.StatusOK, out)
+	return nil
+}

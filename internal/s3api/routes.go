@@ -1,0 +1,92 @@
+package s3api
+
+import "net/http"
+
+// scope is what a route addresses.
+type scope int
+
+const (
+	scopeService scope = iota // no bucket
+	scopeBucket               // bucket, no key
+	scopeObject               // bucket and key
+)
+
+// route is one S3 API: method, scope, the sub-resource query key that
+// selects it ("" for none) and its handler. The table is matched top-down;
+// routes with a query key come before the plain route of the same method.
+type route struct {
+	method  string
+	scope   scope
+	query   string
+	api     string
+	handler func(*Server, *request) error
+}
+
+var routes = []route{
+	{http.MethodGet, scopeService, "", "ListBuckets", (*Server).listBuckets},
+
+	{http.MethodGet, scopeBucket, "location", "GetBucketLocation", (*Server).getBucketLocation},
+	{http.MethodGet, scopeBucket, "versioning", "GetBucketVersioning", (*Server).getBucketVersioning},
+	{http.MethodPut, scopeBucket, "versioning", "PutBucketVersioning", (*Server).putBucketVersioning},
+	{http.MethodGet, scopeBucket, "tagging", "GetBucketTagging", (*Server).getBucketTagging},
+	{http.MethodPut, scopeBucket, "tagging", "PutBucketTagging", (*Server).putBucketTagging},
+	{http.MethodDelete, scopeBucket, "tagging", "DeleteBucketTagging", (*Server).deleteBucketTagging},
+	{http.MethodGet, scopeBucket, "policy", "GetBucketPolicy", (*Server).getBucketPolicy},
+	{http.MethodPut, scopeBucket, "policy", "PutBucketPolicy", (*Server).putBucketPolicy},
+	{http.MethodDelete, scopeBucket, "policy", "DeleteBucketPolicy", (*Server).deleteBucketPolicy},
+	{http.MethodGet, scopeBucket, "encryption", "GetBucketEncryption", (*Server).getBucketEncryption},
+	{http.MethodPut, scopeBucket, "encryption", "PutBucketEncryption", (*Server).putBucketEncryption},
+	{http.MethodDelete, scopeBucket, "encryption", "DeleteBucketEncryption", (*Server).deleteBucketEncryption},
+	{http.MethodGet, scopeBucket, "uploads", "ListMultipartUploads", (*Server).listMultipartUploads},
+	{http.MethodGet, scopeBucket, "versions", "ListObjectVersions", (*Server).listObjectVersions},
+	{http.MethodPost, scopeBucket, "delete", "DeleteObjects", (*Server).deleteObjects},
+	{http.MethodGet, scopeBucket, "", "ListObjects", (*Server).listObjects},
+	{http.MethodHead, scopeBucket, "", "HeadBucket", (*Server).headBucket},
+	{http.MethodPut, scopeBucket, "", "CreateBucket", (*Server).createBucket},
+	{http.MethodDelete, scopeBucket, "", "DeleteBucket", (*Server).deleteBucket},
+
+	{http.MethodGet, scopeObject, "tagging", "GetObjectTagging", (*Server).getObjectTagging},
+	{http.MethodPut, scopeObject, "tagging", "PutObjectTagging", (*Server).putObjectTagging},
+	{http.MethodDelete, scopeObject, "tagging", "DeleteObjectTagging", (*Server).deleteObjectTagging},
+	{http.MethodPost, scopeObject, "uploads", "CreateMultipartUpload", (*Server).createMultipartUpload},
+	{http.MethodPost, scopeObject, "uploadId", "CompleteMultipartUpload", (*Server).completeMultipartUpload},
+	{http.MethodPut, scopeObject, "uploadId", "UploadPart", (*Server).uploadPart},
+	{http.MethodGet, scopeObject, "uploadId", "ListParts", (*Server).listParts},
+	{http.MethodDelete, scopeObject, "uploadId", "AbortMultipartUpload", (*Server).abortMultipartUpload},
+	{http.MethodGet, scopeObject, "", "GetObject", (*Server).getObject},
+	{http.MethodHead, scopeObject, "", "HeadObject", (*Server).headObject},
+	{http.MethodPut, scopeObject, "", "PutObject", (*Server).putObject},
+	{http.MethodDelete, scopeObject, "", "DeleteObject", (*Server).deleteObject},
+}
+
+// unsupported sub-resources answer NotImplemented rather than being served
+// as a plain GET or PUT of the bucket or object.
+var unsupported = []string{"acl", "cors", "lifecycle", "logging", "notification", "replication",
+	"website", "accelerate", "requestPayment", "object-lock", "retention", "legal-hold",
+	"torrent", "restore", "select", "analytics", "metrics", "inventory", "intelligent-tiering",
+	"ownershipControls", "publicAccessBlock", "attributes"}
+
+func matchRoute(req *request) *route {
+	sc := scopeService
+	switch {
+	case req.bucket != "" && req.key != "":
+		sc = scopeObject
+	case req.bucket != "":
+		sc = scopeBucket
+	}
+	for _, q := range unsupported {
+		if req.query.Has(q) {
+			return nil
+		}
+	}
+	for i := range routes {
+		rt := &routes[i]
+		if rt.method != req.r.Method || rt.scope != sc {
+			continue
+		}
+		if rt.query == "" || req.query.Has(rt.query) {
+			return rt
+		}
+	}
+	return nil
+}

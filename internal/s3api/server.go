@@ -1,0 +1,233 @@
+// Package s3api owns the S3 HTTP surface: the route table, SigV4
+// authentication (package sigv4), the XML codec and the mapping of domain
+// errors to S3 errors, done once at the edge. It translates between HTTP and
+// the object layer (internal/objects) and holds no state of its own.
+package s3api
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/xml"
+	"errors"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/twinlake/twinlake/internal/objects"
+	"github.com/twinlake/twinlake/internal/s3api/sigv4"
+	"github.com/twinlake/twinlake/internal/trace"
+)
+
+// Observer records per-request metrics; internal/metrics implements it.
+type Observer interface {
+	Observe(api string, status int, dur time.Duration, bytesIn, bytesOut int64)
+}
+
+// Config holds the collaborators of the S3 edge.
+type Config struct {
+	Objects  *objects.Layer
+	Verifier *sigv4.Verifier
+	Trace    *trace.Bus
+	Metrics  Observer // optional
+	Logger   *slog.Logger
+	// Region is reported by GetBucketLocation. Default us-east-1.
+	Region string
+	// Domain enables virtual-host style requests for BUCKET.Domain.
+	Domain string
+}
+
+// Validate reports every missing collaborator at once.
+func (c *Config) Validate() error {
+	var errs []error
+	if c.Objects == nil {
+		errs = append(errs, errors.New("s3api: Objects is required"))
+	}
+	if c.Verifier == nil {
+		errs = append(errs, errors.New("s3api: Verifier is required"))
+	}
+	if c.Trace == nil {
+		errs = append(errs, errors.New("s3api: Trace is required"))
+	}
+	return errors.Join(errs...)
+}
+
+// Server is the S3 API http.Handler.
+type Server struct {
+	cfg Config
+	obj *objects.Layer
+	log *slog.Logger
+}
+
+// New builds the S3 handler.
+func New(cfg Config) (*Server, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if cfg.Region == "" {
+		cfg.Region = "us-east-1"
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	return &Server{cfg: cfg, obj: cfg.Objects, log: cfg.Logger.With("component", "s3api")}, nil
+}
+
+// request is one S3 call being served.
+type request struct {
+	w      *statusWriter
+	r      *http.Request
+	ctx    context.Context
+	bucket string
+	key    string
+	query  url.Values
+	auth   *sigv4.Result
+	id     string
+	api    string
+}
+
+// ServeHTTP authenticates, routes and serves one S3 request.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
+	sw := &statusWriter{ResponseWriter: w}
+	req := &request{w: sw, r: r, ctx: r.Context(), query: r.URL.Query(), id: newRequestID(), api: "Unknown"}
+	sw.Header().Set("x-amz-request-id", req.id)
+	sw.Header().Set("Server", "twinlake")
+	req.bucket, req.key = s.splitPath(r)
+	err := s.serve(req)
+	if err != nil {
+		s.writeError(req, err)
+	}
+	s.observe(req, start, err)
+}
+
+func (s *Server) serve(req *request) error {
+	rt := matchRoute(req)
+	if rt == nil {
+		return errNotImplemented
+	}
+	req.api = rt.api
+	res, err := s.cfg.Verifier.Verify(req.r, "s3")
+	if err != nil {
+		return err
+	}
+	if res.Anonymous {
+		return errAccessDenied
+	}
+	req.auth = res
+	return rt.handler(s, req)
+}
+
+// splitPath extracts bucket and key from a path-style URL, or from the
+// Host header for virtual-host style under the configured domain.
+func (s *Server) splitPath(r *http.Request) (bucket, key string) {
+	p := r.URL.Path
+	if s.cfg.Domain != "" {
+		host := r.Host
+		if i := strings.LastIndexByte(host, ':'); i > 0 && !strings.Contains(host[i:], "]") {
+			host = host[:i]
+		}
+		if strings.HasSuffix(host, "."+s.cfg.Domain) {
+			return strings.TrimSuffix(host, "."+s.cfg.Domain), strings.TrimPrefix(p, "/")
+		}
+	}
+	p = strings.TrimPrefix(p, "/")
+	bucket, key, _ = strings.Cut(p, "/")
+	return bucket, key
+}
+
+func (s *Server) observe(req *request, start time.Time, err error) {
+	dur := time.Since(start)
+	status := req.w.status
+	if status == 0 {
+		status = http.StatusOK
+	}
+	var in int64
+	if req.r.ContentLength > 0 {
+		in = req.r.ContentLength
+	}
+	if s.cfg.Metrics != nil {
+		s.cfg.Metrics.Observe(req.api, status, dur, in, req.w.bytes)
+	}
+	if !s.cfg.Trace.Enabled(trace.S3) {
+		return
+	}
+	ev := trace.Event{
+		Type: trace.S3, Time: start, FuncName: "s3." + req.api, Path: req.r.URL.Path,
+		Method: req.r.Method, StatusCode: status, Duration: dur, RemoteAddr: req.r.RemoteAddr,
+		BytesIn: in, BytesOut: req.w.bytes,
+	}
+	if req.r.URL.RawQuery != "" {
+		ev.Attrs = map[string]string{"query": req.r.URL.RawQuery}
+	}
+	if err != nil {
+		ev.Error = err.Error()
+	}
+	s.cfg.Trace.Publish(ev)
+}
+
+func (s *Server) writeError(req *request, err error) {
+	ae := toAPIError(err)
+	if ae == errInternal {
+		s.log.Error("internal error", "api", req.api, "bucket", req.bucket, "key", req.key, "err", err)
+	}
+	if req.w.wroteHeader {
+		return // the body is under way; the client sees a short read
+	}
+	body := errorResponse{Code: ae.Code, Message: ae.Message, Resource: req.r.URL.Path, RequestID: req.id, Key: req.key, Bucket: req.bucket}
+	if req.r.Method == http.MethodHead {
+		req.w.WriteHeader(ae.Status)
+		return
+	}
+	writeXML(req.w, ae.Status, body)
+}
+
+// writeXML writes v as an XML document with status.
+func writeXML(w http.ResponseWriter, status int, v any) {
+	var buf bytes.Buffer
+	buf.WriteString(xml.Header)
+	if err := xml.NewEncoder(&buf).Encode(v); err != nil {
+		http.Error(w, "xml encoding failed", http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "application/xml")
+	w.WriteHeader(status)
+	w.Write(buf.Bytes())
+}
+
+func newRequestID() string {
+	var b [8]byte
+	rand.Read(b[:])
+	return strings.ToUpper(hex.EncodeToString(b[:]))
+}
+
+// statusWriter records the status and bytes written.
+type statusWriter struct {
+	http.ResponseWriter
+	status      int
+	bytes       int64
+	wroteHeader bool
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	if w.wroteHeader {
+		return
+	}
+	w.status, w.wroteHeader = code, true
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusWriter) Write(p []byte) (int, error) {
+	if !w.wroteHeader {
+		w.WriteHeader(http.StatusOK)
+	}
+	n, err := w.ResponseWriter.Write(p)
+	w.bytes += int64(n)
+	return n, err
+}
+
+// Unwrap lets http.ResponseController reach the underlying writer.
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }

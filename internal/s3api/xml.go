@@ -1,0 +1,340 @@
+package s3api
+
+import (
+	"encoding/xml"
+	"io"
+	"time"
+)
+
+const s3NS = "http://s3.amazonaws.com/doc/2006-03-01/"
+
+// maxXMLBody bounds any XML request body (DeleteObjects of 1000 max-length
+// keys fits).
+const maxXMLBody = 2 << 20
+
+// decodeXML reads a bounded XML body into v; any failure is MalformedXML.
+func decodeXML(body io.Reader, v any) error {
+	data, err := io.ReadAll(io.LimitReader(body, maxXMLBody+1))
+	if err != nil {
+		return err
+	}
+	if len(data) > maxXMLBody {
+		return errEntityTooLarge
+	}
+	if err := xml.Unmarshal(data, v); err != nil {
+		return errMalformedXML
+	}
+	return nil
+}
+
+func isoTime(nanos int64) string {
+	return time.Unix(0, nanos).UTC().Format("2006-01-02T15:04:05.000Z")
+}
+
+type owner struct {
+	ID          string `xml:"ID"`
+	DisplayName string `xml:"DisplayName"`
+}
+
+var siteOwner = owner{ID: "twinlake", DisplayName: "twinlake"}
+
+type listAllMyBucketsResult struct {
+	XMLName xml.Name     `xml:"ListAllMyBucketsResult"`
+	NS      string       `xml:"xmlns,attr"`
+	Owner   owner        `xml:"Owner"`
+	Buckets []bucketInfo `xml:"Buckets>Bucket"`
+}
+
+type bucketInfo struct {
+	Name         string `xml:"Name"`
+	CreationDate string `xml:"CreationDate"`
+}
+
+type locationConstraint struct {
+	XMLName xml.Name `xml:"LocationConstraint"`
+	NS      string   `xml:"xmlns,attr"`
+	Value   string   `xml:",chardata"`
+}
+
+type createBucketConfiguration struct {
+	XMLName            xml.Name `xml:"CreateBucketConfiguration"`
+	LocationConstraint string   `xml:"LocationConstraint"`
+}
+
+type versioningConfiguration struct {
+	XMLName   xml.Name `xml:"VersioningConfiguration"`
+	NS        string   `xml:"xmlns,attr,omitempty"`
+	Status    string   `xml:"Status,omitempty"`
+	MFADelete string   `xml:"MfaDelete,omitempty"`
+}
+
+type tag struct {
+	Key   string `xml:"Key"`
+	Value string `xml:"Value"`
+}
+
+type tagging struct {
+	XMLName xml.Name `xml:"Tagging"`
+	NS      string   `xml:"xmlns,attr,omitempty"`
+	TagSet  []tag    `xml:"TagSet>Tag"`
+}
+
+type sseRule struct {
+	Algorithm string `xml:"ApplyServerSideEncryptionByDefault>SSEAlgorithm"`
+	KMSKeyID  string `xml:"ApplyServerSideEncryptionByDefault>KMSMasterKeyID,omitempty"`
+}
+
+type sseConfiguration struct {
+	XMLName xml.Name  `xml:"ServerSideEncryptionConfiguration"`
+	NS      string    `xml:"xmlns,attr,omitempty"`
+	Rules   []sseRule `xml:"Rule"`
+}
+
+type listObjectsV2Result struct {
+	XMLName               xml.Name       `xml:"ListBucketResult"`
+	NS                    string         `xml:"xmlns,attr"`
+	Name                  string         `xml:"Name"`
+	Prefix                string         `xml:"Prefix"`
+	Delimiter             string         `xml:"Delimiter,omitempty"`
+	MaxKeys               int            `xml:"MaxKeys"`
+	EncodingType          string         `xml:"EncodingType,omitempty"`
+	KeyCount              int            `xml:"KeyCount"`
+	IsTruncated           bool           `xml:"IsTruncated"`
+	ContinuationToken     string         `xml:"ContinuationToken,omitempty"`
+	NextContinuationToken string         `xml:"NextContinuationToken,omitempty"`
+	StartAfter            string         `xml:"StartAfter,omitempty"`
+	Contents              []objectEntry  `xml:"Contents"`
+	CommonPrefixes        []commonPrefix `xml:"CommonPrefixes"`
+}
+
+type listObjectsV1Result struct {
+	XMLName        xml.Name       `xml:"ListBucketResult"`
+	NS             string         `xml:"xmlns,attr"`
+	Name           string         `xml:"Name"`
+	Prefix         string         `xml:"Prefix"`
+	Marker         string         `xml:"Marker"`
+	NextMarker     string         `xml:"NextMarker,omitempty"`
+	Delimiter      string         `xml:"Delimiter,omitempty"`
+	MaxKeys        int            `xml:"MaxKeys"`
+	EncodingType   string         `xml:"EncodingType,omitempty"`
+	IsTruncated    bool           `xml:"IsTruncated"`
+	Contents       []objectEntry  `xml:"Contents"`
+	CommonPrefixes []commonPrefix `xml:"CommonPrefixes"`
+}
+
+type objectEntry struct {
+	Key          string `xml:"Key"`
+	LastModified string `xml:"LastModified"`
+	ETag         string `xml:"ETag"`
+	Size         int64  `xml:"Size"`
+	StorageClass string `xml:"StorageClass"`
+	Owner        *owner `xml:"Owner,omitempty"`
+}
+
+type commonPrefix struct {
+	Prefix string `xml:"Prefix"`
+}
+
+type listVersionsResult struct {
+	XMLName             xml.Name       `xml:"ListVersionsResult"`
+	NS                  string         `xml:"xmlns,attr"`
+	Name                string         `xml:"Name"`
+	Prefix              string         `xml:"Prefix"`
+	KeyMarker           string         `xml:"KeyMarker"`
+	VersionIDMarker     string         `xml:"VersionIdMarker"`
+	NextKeyMarker       string         `xml:"NextKeyMarker,omitempty"`
+	NextVersionIDMarker string         `xml:"NextVersionIdMarker,omitempty"`
+	Delimiter           string         `xml:"Delimiter,omitempty"`
+	MaxKeys             int            `xml:"MaxKeys"`
+	EncodingType        string         `xml:"EncodingType,omitempty"`
+	IsTruncated         bool           `xml:"IsTruncated"`
+	Entries             []any          // versionEntry and deleteMarkerEntry, in order
+	CommonPrefixes      []commonPrefix `xml:"CommonPrefixes"`
+}
+
+type versionEntry struct {
+	XMLName      xml.Name `xml:"Version"`
+	Key          string   `xml:"Key"`
+	VersionID    string   `xml:"VersionId"`
+	IsLatest     bool     `xml:"IsLatest"`
+	LastModified string   `xml:"LastModified"`
+	ETag         string   `xml:"ETag"`
+	Size         int64    `xml:"Size"`
+	StorageClass string   `xml:"StorageClass"`
+	Owner        owner    `xml:"Owner"`
+}
+
+type deleteMarkerEntry struct {
+	XMLName      xml.Name `xml:"DeleteMarker"`
+	Key          string   `xml:"Key"`
+	VersionID    string   `xml:"VersionId"`
+	IsLatest     bool     `xml:"IsLatest"`
+	LastModified string   `xml:"LastModified"`
+	Owner        owner    `xml:"Owner"`
+}
+
+type deleteRequest struct {
+	XMLName xml.Name `xml:"Delete"`
+	Quiet   bool     `xml:"Quiet"`
+	Objects []struct {
+		Key       string `xml:"Key"`
+		VersionID string `xml:"VersionId"`
+	} `xml:"Object"`
+}
+
+type deletedEntry struct {
+	Key                   string `xml:"Key"`
+	VersionID             string `xml:"VersionId,omitempty"`
+	DeleteMarker          bool   `xml:"DeleteMarker,omitempty"`
+	DeleteMarkerVersionID string `xml:"DeleteMarkerVersionId,omitempty"`
+}
+
+type deleteErrorEntry struct {
+	Key       string `xml:"Key"`
+	VersionID string `xml:"VersionId,omitempty"`
+	Code      string `xml:"Code"`
+	Message   string `xml:"Message"`
+}
+
+type deleteResult struct {
+	XMLName xml.Name           `xml:"DeleteResult"`
+	NS      string             `xml:"xmlns,attr"`
+	Deleted []deletedEntry     `xml:"Deleted"`
+	Errors  []deleteErrorEntry `xml:"Error"`
+}
+
+type copyObjectResult struct {
+	XMLName      xml.Name `xml:"CopyObjectResult"`
+	NS           string   `xml:"xmlns,attr"`
+	LastModified string   `xml:"LastModified"`
+	ETag         string   `xml:"ETag"`
+	checksumFields
+}
+
+type copyPartResult struct {
+	XMLName      xml.Name `xml:"CopyPartResult"`
+	NS           string   `xml:"xmlns,attr"`
+	LastModified string   `xml:"LastModified"`
+	ETag         string   `xml:"ETag"`
+}
+
+type initiateMultipartUploadResult struct {
+	XMLName  xml.Name `xml:"InitiateMultipartUploadResult"`
+	NS       string   `xml:"xmlns,attr"`
+	Bucket   string   `xml:"Bucket"`
+	Key      string   `xml:"Key"`
+	UploadID string   `xml:"UploadId"`
+}
+
+type completeMultipartUpload struct {
+	XMLName xml.Name `xml:"CompleteMultipartUpload"`
+	Parts   []struct {
+		PartNumber int    `xml:"PartNumber"`
+		ETag       string `xml:"ETag"`
+		checksumFields
+	} `xml:"Part"`
+}
+
+type completeMultipartUploadResult struct {
+	XMLName  xml.Name `xml:"CompleteMultipartUploadResult"`
+	NS       string   `xml:"xmlns,attr"`
+	Location string   `xml:"Location"`
+	Bucket   string   `xml:"Bucket"`
+	Key      string   `xml:"Key"`
+	ETag     string   `xml:"ETag"`
+	checksumFields
+}
+
+type partEntry struct {
+	PartNumber   int    `xml:"PartNumber"`
+	LastModified string `xml:"LastModified"`
+	ETag         string `xml:"ETag"`
+	Size         int64  `xml:"Size"`
+	checksumFields
+}
+
+type listPartsResult struct {
+	XMLName              xml.Name    `xml:"ListPartsResult"`
+	NS                   string      `xml:"xmlns,attr"`
+	Bucket               string      `xml:"Bucket"`
+	Key                  string      `xml:"Key"`
+	UploadID             string      `xml:"UploadId"`
+	PartNumberMarker     int         `xml:"PartNumberMarker"`
+	NextPartNumberMarker int         `xml:"NextPartNumberMarker"`
+	MaxParts             int         `xml:"MaxParts"`
+	IsTruncated          bool        `xml:"IsTruncated"`
+	StorageClass         string      `xml:"StorageClass"`
+	ChecksumAlgorithm    string      `xml:"ChecksumAlgorithm,omitempty"`
+	Initiator            owner       `xml:"Initiator"`
+	Owner                owner       `xml:"Owner"`
+	Parts                []partEntry `xml:"Part"`
+}
+
+type uploadEntry struct {
+	Key          string `xml:"Key"`
+	UploadID     string `xml:"UploadId"`
+	Initiated    string `xml:"Initiated"`
+	StorageClass string `xml:"StorageClass"`
+	Initiator    owner  `xml:"Initiator"`
+	Owner        owner  `xml:"Owner"`
+}
+
+type listUploadsResult struct {
+	XMLName            xml.Name       `xml:"ListMultipartUploadsResult"`
+	NS                 string         `xml:"xmlns,attr"`
+	Bucket             string         `xml:"Bucket"`
+	KeyMarker          string         `xml:"KeyMarker"`
+	UploadIDMarker     string         `xml:"UploadIdMarker"`
+	NextKeyMarker      string         `xml:"NextKeyMarker"`
+	NextUploadIDMarker string         `xml:"NextUploadIdMarker"`
+	Prefix             string         `xml:"Prefix"`
+	Delimiter          string         `xml:"Delimiter,omitempty"`
+	MaxUploads         int            `xml:"MaxUploads"`
+	IsTruncated        bool           `xml:"IsTruncated"`
+	Uploads            []uploadEntry  `xml:"Upload"`
+	CommonPrefixes     []commonPrefix `xml:"CommonPrefixes"`
+}
+
+// checksumFields are the additional-checksum elements of S3 results.
+type checksumFields struct {
+	ChecksumCRC32     string `xml:"ChecksumCRC32,omitempty"`
+	ChecksumCRC32C    string `xml:"ChecksumCRC32C,omitempty"`
+	ChecksumSHA1      string `xml:"ChecksumSHA1,omitempty"`
+	ChecksumSHA256    string `xml:"ChecksumSHA256,omitempty"`
+	ChecksumCRC64NVME string `xml:"ChecksumCRC64NVME,omitempty"`
+}
+
+// set fills the element for each algorithm present in sums.
+func (c *checksumFields) set(sums map[string]string) {
+	for alg, v := range sums {
+		switch alg {
+		case "CRC32":
+			c.ChecksumCRC32 = v
+		case "CRC32C":
+			c.ChecksumCRC32C = v
+		case "SHA1":
+			c.ChecksumSHA1 = v
+		case "SHA256":
+			c.ChecksumSHA256 = v
+		case "CRC64NVME":
+			c.ChecksumCRC64NVME = v
+		}
+	}
+}
+
+// get returns the value for alg from a request element set.
+func (c *checksumFields) get(alg string) string {
+	switch alg {
+	case "CRC32":
+		return c.ChecksumCRC32
+	case "CRC32C":
+		return c.ChecksumCRC32C
+	case "SHA1":
+		return c.ChecksumSHA1
+	case "SHA256":
+		return c.ChecksumSHA256
+	case "CRC64NVME":
+		return c.ChecksumCRC64NVME
+	}
+	return ""
+}
