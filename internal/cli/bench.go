@@ -1,0 +1,17 @@
+package cli
+
+import "github.com/spf13/cobra"
+
+// addBenchCommands attaches the bench command tree.
+func addBenchCommands(root *cobra.Command, opts *options) {
+	bench := &cobra.Command{
+		Use:   "bench",
+		Short: "Load generators: measure throughput and latency against a site",
+		Long: `Load generators. Each runs its phases at a fixed concurrency for a duration or
+an operation count and prints ops/s, MB/s (10^6 bytes) and latency percentiles
+as a table, or with --json as one machine-readable object.`,
+		Example: `  twinlake bench s3 site1 --size 4KiB,1MiB --concurrency 32 --duration 30s`,
+	}
+	bench.AddCommand(newBenchS3Cmd(opts))
+	root.AddCommand(bench)
+}

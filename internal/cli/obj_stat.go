@@ -1,0 +1,144 @@
+package cli
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/minio/minio-go/v7"
+	"github.com/spf13/cobra"
+)
+
+func newStatCmd(opts *options) *cobra.Command {
+	var versionID string
+	cmd := &cobra.Command{
+		Use:   "stat ALIAS/BUCKET[/KEY]",
+		Short: "Show an object's or a bucket's metadata",
+		Long: `Show an object's size, ETag, content type, last-modified time, version ID,
+user metadata and replication status (x-amz-replication-status, when the site
+reports one); or, for a bucket, its creation date and versioning state.`,
+		Example: `  twinlake stat site1/photos/cat.jpg
+  twinlake stat --version-id 3f1c... site1/photos/cat.jpg --json
+  twinlake stat site1/photos`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			t, err := requireBucket(args[0])
+			if err != nil {
+				return err
+			}
+			c, err := opts.s3Client(t.Alias)
+			if err != nil {
+				return err
+			}
+			if t.Key == "" {
+				if versionID != "" {
+					return fmt.Errorf("--version-id needs ALIAS/BUCKET/KEY")
+				}
+				return statBucket(cmd, opts, c, t)
+			}
+			return statObject(cmd, opts, c, t, versionID)
+		},
+	}
+	cmd.Flags().StringVar(&versionID, "version-id", "", "show this version of the object")
+	return cmd
+}
+
+// objectStat is what stat shows for an object.
+type objectStat struct {
+	Status            string            `json:"status"`
+	Key               string            `json:"key"`
+	Size              int64             `json:"size"`
+	ETag              string            `json:"etag"`
+	ContentType       string            `json:"contentType,omitempty"`
+	LastModified      time.Time         `json:"lastModified"`
+	VersionID         string            `json:"versionId,omitempty"`
+	Metadata          map[string]string `json:"metadata,omitempty"`
+	ReplicationStatus string            `json:"replicationStatus,omitempty"`
+}
+
+func (s objectStat) human() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Name      : %s\n", s.Key)
+	fmt.Fprintf(&b, "Date      : %s\n", s.LastModified.UTC().Format("2006-01-02 15:04:05 MST"))
+	fmt.Fprintf(&b, "Size      : %s (%d bytes)\n", fmtBytes(s.Size), s.Size)
+	fmt.Fprintf(&b, "ETag      : %s\n", s.ETag)
+	fmt.Fprintf(&b, "Type      : %s\n", s.ContentType)
+	if s.VersionID != "" {
+		fmt.Fprintf(&b, "VersionID : %s\n", s.VersionID)
+	}
+	if s.ReplicationStatus != "" {
+		fmt.Fprintf(&b, "Replication Status : %s\n", s.ReplicationStatus)
+	}
+	if len(s.Metadata) > 0 {
+		b.WriteString("Metadata  :\n")
+		for _, k := range slices.Sorted(maps.Keys(s.Metadata)) {
+			fmt.Fprintf(&b, "  %s: %s\n", k, s.Metadata[k])
+		}
+	}
+	return strings.TrimSuffix(b.String(), "\n")
+}
+
+func statObject(cmd *cobra.Command, opts *options, c *minio.Client, t target, versionID string) error {
+	info, err := c.StatObject(cmd.Context(), t.Bucket, t.Key, minio.StatObjectOptions{VersionID: versionID})
+	if err != nil {
+		return s3Err("stat "+fmtTarget(t), err)
+	}
+	s := objectStat{Status: "success", Key: fmtTarget(t), Size: info.Size, ETag: strings.Trim(info.ETag, `"`),
+		ContentType: info.ContentType, LastModified: info.LastModified, VersionID: info.VersionID,
+		ReplicationStatus: info.ReplicationStatus}
+	if v := info.Headers.Get("X-Amz-Replication-Status"); v != "" {
+		s.ReplicationStatus = v
+	}
+	if len(info.UserMetadata) > 0 {
+		s.Metadata = map[string]string(info.UserMetadata)
+	}
+	return printResult(cmd.OutOrStdout(), opts, s, s.human())
+}
+
+// bucketStat is what stat shows for a bucket.
+type bucketStat struct {
+	Status     string    `json:"status"`
+	Bucket     string    `json:"bucket"`
+	Created    time.Time `json:"created,omitzero"`
+	Versioning string    `json:"versioning"`
+}
+
+func statBucket(cmd *cobra.Command, opts *options, c *minio.Client, t target) error {
+	ctx := cmd.Context()
+	ok, err := c.BucketExists(ctx, t.Bucket)
+	if err != nil {
+		return s3Err("stat "+fmtTarget(t), err)
+	}
+	if !ok {
+		return fmt.Errorf("stat %s: NoSuchBucket: the bucket does not exist", fmtTarget(t))
+	}
+	s := bucketStat{Status: "success", Bucket: fmtTarget(t)}
+	buckets, err := c.ListBuckets(ctx)
+	if err != nil {
+		return s3Err("stat "+fmtTarget(t), err)
+	}
+	for _, b := range buckets {
+		if b.Name == t.Bucket {
+			s.Created = b.CreationDate
+		}
+	}
+	vc, err := c.GetBucketVersioning(ctx, t.Bucket)
+	if err != nil {
+		return s3Err("versioning of "+fmtTarget(t), err)
+	}
+	s.Versioning = versioningState(vc)
+	human := fmt.Sprintf("Name       : %s\nDate       : %s\nVersioning : %s", s.Bucket,
+		s.Created.UTC().Format("2006-01-02 15:04:05 MST"), s.Versioning)
+	return printResult(cmd.OutOrStdout(), opts, s, human)
+}
+
+// versioningState names a bucket's versioning as S3 reports it; a bucket
+// that never had versioning has no Status, shown as "Unversioned".
+func versioningState(vc minio.BucketVersioningConfiguration) string {
+	if vc.Status == "" {
+		return "Unversioned"
+	}
+	return vc.Status
+}
