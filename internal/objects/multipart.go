@@ -237,13 +237,15 @@ func assemble(u *Upload, have map[int]*Part, list []CompletePart) (*Version, map
 	if len(list) == 0 {
 		return nil, nil, fmt.Errorf("%w: no parts", ErrInvalidPart)
 	}
+	for i := 1; i < len(list); i++ {
+		if list[i].Number <= list[i-1].Number {
+			return nil, nil, ErrInvalidPartOrder
+		}
+	}
 	v := &Version{Multipart: true}
 	used := map[int]bool{}
 	var md5s, sums []string
 	for i, cp := range list {
-		if i > 0 && cp.Number <= list[i-1].Number {
-			return nil, nil, ErrInvalidPartOrder
-		}
 		p, ok := have[cp.Number]
 		if !ok || strings.Trim(cp.ETag, `"`) != p.Segment.ETag {
 			return nil, nil, fmt.Errorf("%w: part %d", ErrInvalidPart, cp.Number)
