@@ -5,8 +5,8 @@ package app
 
 import (
 	"context"
-	"crypto/tls"
 	"crypto/rand"
+	"crypto/tls"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -19,10 +19,13 @@ import (
 	"strings"
 	"time"
 
+	"github.com/twinlake/twinlake/internal/admin"
 	"github.com/twinlake/twinlake/internal/blob"
 	"github.com/twinlake/twinlake/internal/blob/sse"
+	"github.com/twinlake/twinlake/internal/config"
 	"github.com/twinlake/twinlake/internal/iam"
 	"github.com/twinlake/twinlake/internal/meta"
+	"github.com/twinlake/twinlake/internal/metrics"
 	"github.com/twinlake/twinlake/internal/objects"
 	"github.com/twinlake/twinlake/internal/s3api"
 	"github.com/twinlake/twinlake/internal/s3api/sigv4"
@@ -46,7 +49,9 @@ type Config struct {
 	TLS *tls.Config
 	// MetricsPublic serves /twinlake/metrics without authentication.
 	MetricsPublic bool
-	Logger        *slog.Logger
+	// MetricsToken, if set, is accepted as a bearer token for metrics.
+	MetricsToken string
+	Logger       *slog.Logger
 	// Out receives the one-time notice of generated credentials.
 	Out io.Writer
 }
@@ -71,6 +76,9 @@ type Server struct {
 	objects      *objects.Layer
 	iam          *iam.Store
 	trace        *trace.Bus
+	settings     *config.Store
+	metrics      *metrics.Registry
+	verifier     *sigv4.Verifier
 	deploymentID string
 	started      time.Time
 
@@ -130,6 +138,11 @@ func (s *Server) build() error {
 		return err
 	}
 	s.trace = trace.New(s.cfg.SiteName)
+	s.verifier = &sigv4.Verifier{Creds: s.iam}
+	s.metrics = metrics.New()
+	if s.settings, err = config.New(s.meta, config.Config{Logger: s.log}); err != nil {
+		return err
+	}
 	s.objects, err = objects.New(s.meta, blobs, objects.Config{
 		SiteID: s.deploymentID, Cipher: sseCipher{ring}, Logger: s.log,
 	})
@@ -189,18 +202,34 @@ func (s *Server) Start() error {
 }
 
 func (s *Server) handler() (http.Handler, error) {
+	s3m, err := metrics.NewS3(s.metrics.Registerer())
+	if err != nil {
+		return nil, err
+	}
 	s3, err := s3api.New(s3api.Config{
 		Objects:  s.objects,
-		Verifier: &sigv4.Verifier{Creds: s.iam},
+		Verifier: s.verifier,
 		Trace:    s.trace,
+		Metrics:  s3m,
 		Logger:   s.log,
 		Domain:   s.cfg.Domain,
 	})
 	if err != nil {
 		return nil, err
 	}
+	auth := sigv4Auth{v: s.verifier, iam: s.iam}
+	adm, err := admin.New(admin.Config{Auth: auth, Settings: s.settings, Trace: s.trace, Info: s, Logger: s.log})
+	if err != nil {
+		return nil, err
+	}
+	met, err := s.metrics.Handler(metrics.Auth{Public: s.cfg.MetricsPublic, BearerToken: s.cfg.MetricsToken, Authenticator: auth})
+	if err != nil {
+		return nil, err
+	}
 	return &router{s3: s3, routes: []prefixRoute{
 		{"/twinlake/health/", http.HandlerFunc(s.health)},
+		{"/twinlake/admin/v1/", adm},
+		{"/twinlake/metrics", met},
 	}}, nil
 }
 

@@ -38,6 +38,7 @@ directory and printed once.`,
 			cfg.RootPassword = os.Getenv("TWINLAKE_ROOT_PASSWORD")
 			cfg.KMSSecretKey = os.Getenv("TWINLAKE_KMS_SECRET_KEY")
 			cfg.MetricsPublic = os.Getenv("TWINLAKE_METRICS_AUTH") == "public"
+			cfg.MetricsToken = os.Getenv("TWINLAKE_METRICS_TOKEN")
 			return runServer(cmd.Context(), cfg)
 		},
 	}

@@ -60,12 +60,18 @@ func (l *Layer) addDeleteMarkerLocked(bucket, key, versionID string) (DeleteResu
 		}
 	}
 	v := &Version{VersionID: versionID, ModTime: l.cfg.Clock.Now(), DeleteMarker: true, Origin: l.cfg.SiteID}
+	cur, err := l.latest(bucket, key)
+	if err != nil && !errors.Is(err, ErrObjectNotFound) {
+		return DeleteResult{}, err
+	}
 	batch := l.meta.NewBatch()
 	batch.Set(versionKey(bucket, key, versionID), encode(v))
 	batch.Set(latestKey(bucket, key), encode(summarize(v)))
 	if err := batch.Commit(true); err != nil {
 		return DeleteResult{}, err
 	}
+	sum := summarize(v)
+	l.usage.replace(cur, &sum)
 	l.discard(orphans...)
 	return DeleteResult{VersionID: versionID, DeleteMarker: true}, nil
 }
@@ -86,7 +92,9 @@ func (l *Layer) deleteVersionLocked(bucket, key, versionID string) (DeleteResult
 	if err != nil && !errors.Is(err, ErrObjectNotFound) {
 		return DeleteResult{}, err
 	}
-	if cur != nil && cur.VersionID == versionID {
+	var promoted *latest
+	latestChanged := cur != nil && cur.VersionID == versionID
+	if latestChanged {
 		next, err := l.newestVersion(bucket, key, versionID)
 		if err != nil {
 			return DeleteResult{}, err
@@ -94,11 +102,16 @@ func (l *Layer) deleteVersionLocked(bucket, key, versionID string) (DeleteResult
 		if next == nil {
 			batch.Delete(latestKey(bucket, key))
 		} else {
-			batch.Set(latestKey(bucket, key), encode(summarize(next)))
+			s := summarize(next)
+			promoted = &s
+			batch.Set(latestKey(bucket, key), encode(s))
 		}
 	}
 	if err := batch.Commit(true); err != nil {
 		return DeleteResult{}, err
+	}
+	if latestChanged {
+		l.usage.replace(cur, promoted)
 	}
 	l.discard(v.Segments...)
 	return DeleteResult{VersionID: versionID, DeleteMarker: v.DeleteMarker}, nil

@@ -281,6 +281,8 @@ func (l *Layer) commitVersionWith(ctx context.Context, bucket, key string, v *Ve
 	if err := batch.Commit(true); err != nil {
 		return err
 	}
+	sum := summarize(v)
+	l.usage.replace(cur, &sum)
 	l.discard(orphans...)
 	return nil
 }

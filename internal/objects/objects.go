@@ -68,6 +68,8 @@ type Layer struct {
 
 	bucketsMu sync.RWMutex
 	buckets   map[string]*Bucket
+
+	usage usage
 }
 
 // New builds the layer over a metadata store and a blob store and loads the
@@ -79,6 +81,9 @@ func New(m meta.Store, b *blob.Store, cfg Config) (*Layer, error) {
 	}
 	l := &Layer{meta: m, blobs: b, cfg: cfg, log: cfg.Logger.With("component", "objects"), seed: maphash.MakeSeed()}
 	if err := l.loadBuckets(); err != nil {
+		return nil, err
+	}
+	if err := l.usage.load(m); err != nil {
 		return nil, err
 	}
 	return l, nil

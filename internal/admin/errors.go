@@ -1,0 +1,78 @@
+package admin
+
+import (
+	"encoding/json"
+	"errors"
+	"net/http"
+
+	"github.com/twinlake/twinlake/internal/adminclient"
+	"github.com/twinlake/twinlake/internal/config"
+)
+
+// ErrUnauthenticated is answered (401) when a request is unsigned or its
+// signature does not verify.
+var ErrUnauthenticated = errors.New("request is not signed by a known user")
+
+// ErrAccessDenied is answered (403) when a correctly signed request comes
+// from a user who is not an administrator.
+var ErrAccessDenied = errors.New("admin access required")
+
+// ErrNoRoute is answered (404) for a path or method the admin API lacks.
+var ErrNoRoute = errors.New("no such admin API route")
+
+// ErrBadRequest is answered (400) for a malformed body or query parameter.
+var ErrBadRequest = errors.New("bad request")
+
+// ErrContentSHA256Mismatch is answered (400) when a request body is not the
+// one its X-Amz-Content-Sha256 header, covered by the signature, names.
+var ErrContentSHA256Mismatch = errors.New("body does not match X-Amz-Content-Sha256")
+
+// ErrInvalidConfig is returned by New when its Config lacks a collaborator.
+var ErrInvalidConfig = errors.New("admin: invalid config")
+
+// errorTable maps errors to the admin API's wire codes and statuses, first
+// match wins. ErrRefused comes before the validation sentinels because a
+// refusal wraps whatever error its guard returned.
+var errorTable = []struct {
+	err    error
+	code   string
+	status int
+}{
+	{ErrUnauthenticated, adminclient.CodeUnauthenticated, http.StatusUnauthorized},
+	{ErrAccessDenied, adminclient.CodeAccessDenied, http.StatusForbidden},
+	{ErrNoRoute, adminclient.CodeNotFound, http.StatusNotFound},
+	{ErrContentSHA256Mismatch, adminclient.CodeContentSHA256Mismatch, http.StatusBadRequest},
+	{ErrBadRequest, adminclient.CodeBadRequest, http.StatusBadRequest},
+	{config.ErrUnknownSubsystem, adminclient.CodeUnknownSubsystem, http.StatusNotFound},
+	{config.ErrRefused, adminclient.CodeConfigRefused, http.StatusConflict},
+	{config.ErrUnknownKey, adminclient.CodeInvalidConfig, http.StatusBadRequest},
+	{config.ErrInvalidValue, adminclient.CodeInvalidConfig, http.StatusBadRequest},
+}
+
+// classify returns the wire form of err. Errors outside the table are
+// internal: their text is logged, not sent.
+func classify(err error) (status int, body adminclient.ErrorBody, internal bool) {
+	for _, e := range errorTable {
+		if errors.Is(err, e.err) {
+			return e.status, adminclient.ErrorBody{Code: e.code, Message: err.Error()}, false
+		}
+	}
+	return http.StatusInternalServerError,
+		adminclient.ErrorBody{Code: adminclient.CodeInternal, Message: "internal error; see the server log"}, true
+}
+
+// writeError answers err as the admin JSON error body.
+func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
+	status, body, internal := classify(err)
+	if internal {
+		s.log.Error("admin call failed", "method", r.Method, "path", r.URL.Path, "err", err)
+	}
+	writeJSON(w, status, body)
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", adminclient.ContentTypeJSON)
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}

@@ -1,0 +1,74 @@
+package adminclient
+
+// Paths of the admin API. The server mounts them under PathPrefix; the
+// config path takes the subsystem as its last segment.
+const (
+	PathPrefix = "/twinlake/admin/v1/"
+	PathInfo   = "/twinlake/admin/v1/info"
+	PathConfig = "/twinlake/admin/v1/config"
+	PathTrace  = "/twinlake/admin/v1/trace"
+)
+
+// Query parameters of the trace stream.
+const (
+	QueryCall     = "call"     // comma-separated trace type names; repeatable
+	QueryFuncName = "funcname" // glob on the event's funcname
+	QueryPath     = "path"     // glob on the event's path
+	QueryStatus   = "status"   // exact HTTP status code
+	QueryVerbose  = "verbose"  // "true" keeps msg and attrs
+)
+
+// Media types of admin API bodies.
+const (
+	ContentTypeJSON   = "application/json"
+	ContentTypeNDJSON = "application/x-ndjson"
+)
+
+// Error codes carried in the "code" field of an admin API error body.
+const (
+	CodeUnauthenticated       = "Unauthenticated"           // 401: no valid signature
+	CodeAccessDenied          = "AccessDenied"              // 403: signed, but not an administrator
+	CodeNotFound              = "NotFound"                  // 404: no such route
+	CodeBadRequest            = "BadRequest"                // 400: malformed body or query
+	CodeContentSHA256Mismatch = "XAmzContentSHA256Mismatch" // 400: body does not match its signed hash
+	CodeUnknownSubsystem      = "UnknownConfigSubsystem"    // 404
+	CodeInvalidConfig         = "InvalidConfig"             // 400: unknown keys or bad values
+	CodeConfigRefused         = "ConfigChangeRefused"       // 409: a guard refused the change
+	CodeInternal              = "InternalError"             // 500
+)
+
+// ErrorBody is the JSON body of every admin API error response.
+type ErrorBody struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}
+
+// ServerInfo describes one site, as `twinlake admin info` shows it.
+type ServerInfo struct {
+	DeploymentID  string `json:"deploymentID"`
+	SiteName      string `json:"siteName"`
+	Version       string `json:"version"`
+	UptimeSeconds int64  `json:"uptimeSeconds"`
+	Address       string `json:"address"`
+	Buckets       int64  `json:"buckets"`
+	Objects       int64  `json:"objects"`
+	TotalBytes    int64  `json:"totalBytes"`
+	DiskTotal     uint64 `json:"diskTotal"`
+	DiskFree      uint64 `json:"diskFree"`
+}
+
+// ConfigKV is one setting of a subsystem: its effective value and where that
+// value comes from ("default", "stored" or "env").
+type ConfigKV struct {
+	Key    string `json:"key"`
+	Value  string `json:"value"`
+	Source string `json:"source"`
+	Help   string `json:"help,omitempty"`
+}
+
+// SubsysConfig is every setting of one subsystem, in display order. It is
+// the answer to both GET and PUT on the config path.
+type SubsysConfig struct {
+	Subsys string     `json:"subsys"`
+	Keys   []ConfigKV `json:"keys"`
+}

@@ -1,0 +1,44 @@
+package cli
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+)
+
+func newAdminInfoCmd(opts *options) *cobra.Command {
+	return &cobra.Command{
+		Use:   "info ALIAS",
+		Short: "Show a site's identity, uptime and usage",
+		Example: `  twinlake admin info site1
+  twinlake admin info site1 --json`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := opts.adminClient(args[0])
+			if err != nil {
+				return err
+			}
+			info, err := c.ServerInfo(cmd.Context())
+			if err != nil {
+				return fmt.Errorf("admin info %s: %w", args[0], err)
+			}
+			var b strings.Builder
+			for _, row := range []struct{ name, value string }{
+				{"Site", info.SiteName},
+				{"Deployment", info.DeploymentID},
+				{"Address", info.Address},
+				{"Version", info.Version},
+				{"Uptime", (time.Duration(info.UptimeSeconds) * time.Second).String()},
+				{"Buckets", fmt.Sprint(info.Buckets)},
+				{"Objects", fmt.Sprint(info.Objects)},
+				{"Usage", fmtBytes(info.TotalBytes)},
+				{"Disk", fmt.Sprintf("%s free of %s", fmtBytes(int64(info.DiskFree)), fmtBytes(int64(info.DiskTotal)))},
+			} {
+				fmt.Fprintf(&b, "%-11s %s\n", row.name+":", row.value)
+			}
+			return printResult(cmd.OutOrStdout(), opts, info, strings.TrimSuffix(b.String(), "\n"))
+		},
+	}
+}

@@ -1,0 +1,105 @@
+package config
+
+import "strings"
+
+// Subsystem names, as typed after `twinlake admin config get|set ALIAS`.
+const (
+	SubsysTables      = "tables"
+	SubsysReplication = "replication"
+	SubsysAPI         = "api"
+)
+
+// Key names of the tables subsystem.
+const (
+	TablesReplicaCatalog                = "replica_catalog"
+	TablesReplicaCatalogConsistency     = "replica_catalog_consistency"
+	TablesReplicaCatalogScanInterval    = "replica_catalog_scan_interval"
+	TablesReplicaCatalogRetryInterval   = "replica_catalog_retry_interval"
+	TablesReplicaCatalogTxnStaleTimeout = "replica_catalog_txn_stale_timeout"
+)
+
+// Key names of the replication subsystem (the retry queue policy).
+const (
+	ReplicationMaxRetries     = "max_retries"
+	ReplicationRetryBaseDelay = "retry_base_delay"
+	ReplicationRetryMaxDelay  = "retry_max_delay"
+	ReplicationWorkers        = "workers"
+)
+
+// Key names of the api subsystem.
+const (
+	APIRequestsMax = "requests_max"
+)
+
+// Values of tables replica_catalog_consistency.
+const (
+	ConsistencyStrict   = "strict"
+	ConsistencyEventual = "eventual"
+)
+
+// Kind says how a key's value is parsed and which typed accessor reads it.
+type Kind int
+
+// Value kinds.
+const (
+	KindEnum     Kind = iota + 1 // one of Key.Values; read with String
+	KindDuration                 // a positive Go duration ("500ms", "5m"); read with Duration
+	KindInt                      // a base-10 integer >= Key.Min; read with Int
+	KindBool                     // "on" or "off"; read with Bool
+)
+
+// Key describes one setting: its kind, default and help. The table of keys
+// is data; adding a setting is adding a row.
+type Key struct {
+	Subsys  string
+	Name    string
+	Kind    Kind
+	Default string
+	Values  []string // KindEnum: the accepted values
+	Min     int64    // KindInt: the smallest accepted value
+	Help    string
+	// NoEnv disables the TWINLAKE_<SUBSYS>_<KEY> environment override, for
+	// settings that must be changed through the API so that its guards run.
+	NoEnv bool
+}
+
+// keyTable is every setting of every subsystem, in display order.
+var keyTable = []Key{
+	{Subsys: SubsysTables, Name: TablesReplicaCatalog, Kind: KindBool, Default: "off", NoEnv: true,
+		Help: "this site is the Tables replica: runs the catalog scanner, accepts inbound warehouse replication, rejects client writes to warehouses"},
+	{Subsys: SubsysTables, Name: TablesReplicaCatalogConsistency, Kind: KindEnum, Default: ConsistencyStrict,
+		Values: []string{ConsistencyStrict, ConsistencyEventual},
+		Help:   "strict accepts a table version only when every file it references is present; eventual once its metadata file is"},
+	{Subsys: SubsysTables, Name: TablesReplicaCatalogScanInterval, Kind: KindDuration, Default: "10s",
+		Help: "pause between replica catalog scanner cycles"},
+	{Subsys: SubsysTables, Name: TablesReplicaCatalogRetryInterval, Kind: KindDuration, Default: "5m",
+		Help: "how long a file may be missing before the replica asks the primary to re-send it"},
+	{Subsys: SubsysTables, Name: TablesReplicaCatalogTxnStaleTimeout, Kind: KindDuration, Default: "15m",
+		Help: "how long members of a multi-table transaction are held back waiting for the others"},
+
+	{Subsys: SubsysReplication, Name: ReplicationMaxRetries, Kind: KindInt, Default: "10", Min: 0,
+		Help: "attempts before a retry queue entry is dropped and logged"},
+	{Subsys: SubsysReplication, Name: ReplicationRetryBaseDelay, Kind: KindDuration, Default: "1s",
+		Help: "first retry delay, doubled after each failed attempt"},
+	{Subsys: SubsysReplication, Name: ReplicationRetryMaxDelay, Kind: KindDuration, Default: "5m",
+		Help: "cap on the retry delay"},
+	{Subsys: SubsysReplication, Name: ReplicationWorkers, Kind: KindInt, Default: "16", Min: 1,
+		Help: "replication workers sending to each target"},
+
+	{Subsys: SubsysAPI, Name: APIRequestsMax, Kind: KindInt, Default: "0", Min: 0,
+		Help: "S3 requests served at once; 0 means unlimited"},
+}
+
+// Keys returns a copy of the key table, in display order.
+func Keys() []Key {
+	out := make([]Key, len(keyTable))
+	copy(out, keyTable)
+	return out
+}
+
+// EnvName returns the environment variable that overrides subsys key:
+// TWINLAKE_<SUBSYS>_<KEY>, upper-cased, with '-' read as '_'.
+func EnvName(subsys, key string) string {
+	n := "TWINLAKE_" + subsys + "_" + key
+	return strings.ToUpper(strings.ReplaceAll(n, "-", "_"))
+}

@@ -1,0 +1,42 @@
+package metrics
+
+// Label names shared by twinlake's metrics.
+const (
+	LabelAPI    = "api"    // S3 operation, e.g. PutObject
+	LabelCode   = "code"   // HTTP status code
+	LabelClass  = "class"  // status class of an error: 4xx or 5xx
+	LabelTarget = "target" // peer site a replication metric is about
+)
+
+// Metric names of all of twinlake, one table so that names stay consistent
+// and dashboards have one place to look. The part named in each group's
+// comment owns and registers those metrics on the injected Registerer.
+const (
+	// S3 API (internal/s3api, through S3 in this package).
+	S3RequestsTotal          = "twinlake_s3_requests_total"           // counter {api, code}
+	S3RequestDurationSeconds = "twinlake_s3_request_duration_seconds" // histogram {api}
+	S3ReceivedBytesTotal     = "twinlake_s3_received_bytes_total"     // counter {api}
+	S3SentBytesTotal         = "twinlake_s3_sent_bytes_total"         // counter {api}
+	S3ErrorsTotal            = "twinlake_s3_errors_total"             // counter {api, class}
+
+	// Object replication (internal/replication), per DESIGN §4.
+	ReplicationBacklogObjects          = "twinlake_replication_backlog_objects"            // gauge {target}
+	ReplicationOldestPendingAgeSeconds = "twinlake_replication_oldest_pending_age_seconds" // gauge {target}: lag
+	ReplicationRetryQueueEntries       = "twinlake_replication_retry_queue_entries"        // gauge {target}: MRF size
+	ReplicationSentBytesTotal          = "twinlake_replication_sent_bytes_total"           // counter {target}
+	ReplicationSentObjectsTotal        = "twinlake_replication_sent_objects_total"         // counter {target}
+	ReplicationFailedObjectsTotal      = "twinlake_replication_failed_objects_total"       // counter {target}
+	ReplicationDroppedObjectsTotal     = "twinlake_replication_dropped_objects_total"      // counter {target}: past max_retries
+	ReplicationReceivedObjectsTotal    = "twinlake_replication_received_objects_total"     // counter
+	ReplicationReceivedBytesTotal      = "twinlake_replication_received_bytes_total"       // counter
+	ReplicationLinkLatencySeconds      = "twinlake_replication_link_latency_seconds"       // histogram {target}
+	ReplicationLinkUp                  = "twinlake_replication_link_up"                    // gauge {target}: 1 up, 0 down
+	ReplicationMismatchesTotal         = "twinlake_replication_mismatches_total"           // counter {target}
+
+	// Trace bus (internal/trace, registered by internal/app).
+	TraceDroppedEventsTotal = "twinlake_trace_dropped_events_total" // counter
+
+	// Replica catalog scanner (internal/scanner) and catalog
+	// (internal/catalog): add their names here, prefixed
+	// twinlake_scanner_ and twinlake_catalog_.
+)
