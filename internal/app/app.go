@@ -19,6 +19,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/twinlake/twinlake/internal/admin"
 	"github.com/twinlake/twinlake/internal/blob"
 	"github.com/twinlake/twinlake/internal/blob/sse"
@@ -204,6 +206,11 @@ func (s *Server) Start() error {
 func (s *Server) handler() (http.Handler, error) {
 	s3m, err := metrics.NewS3(s.metrics.Registerer())
 	if err != nil {
+		return nil, err
+	}
+	if err := s.metrics.Registerer().Register(prometheus.NewCounterFunc(prometheus.CounterOpts{
+		Name: metrics.TraceDroppedEventsTotal, Help: "Trace events dropped because a subscriber fell behind.",
+	}, func() float64 { return float64(s.trace.Dropped()) })); err != nil {
 		return nil, err
 	}
 	s3, err := s3api.New(s3api.Config{
