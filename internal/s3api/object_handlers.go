@@ -202,6 +202,9 @@ func (s *Server) deleteObjects(req *request) error {
 	if err := s.verifyFunc(req, declared)(md5Hex, sums); err != nil {
 		return err
 	}
+	if len(dr.Objects) == 0 {
+		return errMalformedXML // S3's schema requires at least one Object
+	}
 	if len(dr.Objects) > 1000 {
 		return errTooManyKeys
 	}

@@ -11,6 +11,8 @@ import (
 	"encoding/hex"
 	"encoding/xml"
 	"errors"
+	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -93,6 +95,9 @@ type request struct {
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	sw := &statusWriter{ResponseWriter: w}
+	if r.Body != nil {
+		r.Body = truncatedBody{r.Body}
+	}
 	req := &request{w: sw, r: r, ctx: r.Context(), query: r.URL.Query(), id: newRequestID(), api: "Unknown"}
 	sw.Header().Set("x-amz-request-id", req.id)
 	sw.Header().Set("Server", "twinlake")
@@ -105,11 +110,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) serve(req *request) error {
-	rt := matchRoute(req)
-	if rt == nil {
-		return errNotImplemented
-	}
-	req.api = rt.api
+	// Authenticate before routing, as S3 does: an unsigned request learns
+	// nothing about which APIs exist.
 	res, err := s.cfg.Verifier.Verify(req.r, "s3")
 	if err != nil {
 		return err
@@ -118,6 +120,11 @@ func (s *Server) serve(req *request) error {
 		return errAccessDenied
 	}
 	req.auth = res
+	rt := matchRoute(req)
+	if rt == nil {
+		return errNotImplemented
+	}
+	req.api = rt.api
 	return rt.handler(s, req)
 }
 
@@ -202,6 +209,20 @@ func newRequestID() string {
 	var b [8]byte
 	rand.Read(b[:])
 	return strings.ToUpper(hex.EncodeToString(b[:]))
+}
+
+// truncatedBody reports a body that ends before its declared length (the
+// client hung up mid-upload) as IncompleteBody, a client error, instead of
+// the bare io.ErrUnexpectedEOF net/http returns, which would surface as an
+// InternalError.
+type truncatedBody struct{ io.ReadCloser }
+
+func (b truncatedBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if errors.Is(err, io.ErrUnexpectedEOF) {
+		err = fmt.Errorf("%w: request body ended early: %w", objects.ErrIncompleteBody, err)
+	}
+	return n, err
 }
 
 // statusWriter records the status and bytes written.

@@ -241,7 +241,10 @@ func (c *chunkedReader) checkChained(claimed *[sha256.Size]byte) error {
 // readLine reads one CRLF-terminated line of at most maxChunkLine bytes
 // and returns it without the CRLF, valid until the next read. It returns
 // io.EOF only if the body ends before the line starts.
-func (c *chunkedReader) readLine() ([]byte, error) {
+func (c *chunkedReader) readLine() ([]byte, error) { return c.readLineEnding(true) }
+
+// readLineEnding is readLine; with crlf false a bare LF also ends a line.
+func (c *chunkedReader) readLineEnding(crlf bool) ([]byte, error) {
 	line, err := c.br.ReadSlice('\n')
 	switch {
 	case err == bufio.ErrBufferFull || len(line) > maxChunkLine:
@@ -253,10 +256,14 @@ func (c *chunkedReader) readLine() ([]byte, error) {
 	case err != nil:
 		return nil, err
 	}
-	if len(line) < 2 || line[len(line)-2] != '\r' {
+	line = line[:len(line)-1]
+	if n := len(line); n > 0 && line[n-1] == '\r' {
+		return line[:n-1], nil
+	}
+	if crlf {
 		return nil, fmt.Errorf("%w: line not terminated by CRLF", ErrMalformedChunk)
 	}
-	return line[:len(line)-2], nil
+	return line, nil
 }
 
 // parseChunkHeader parses "hex-size[;ext]". In signed modes the extension
@@ -303,16 +310,27 @@ func parseHexSize(b []byte) (int64, bool) {
 	return n, true
 }
 
-// readTrailers reads the trailer section up to its empty line (or the end
-// of the body), verifying the trailer signature in signed mode.
+// readTrailers reads the trailer section to the end of the body, verifying
+// the trailer signature in signed mode. Besides the CRLF-terminated lines
+// and final empty line AWS SDKs send, it accepts what minio-go (and so mc)
+// sends: each trailer ended by a bare LF, then blank lines around the
+// signature ("name:value\n\r\nx-amz-trailer-signature:sig\r\n\r\n").
+// Skipping blank lines waives no check: every trailer must still be
+// declared and, in signed mode, covered by the signature.
 func (c *chunkedReader) readTrailers() error {
-	for {
-		line, err := c.readLine()
-		if err == io.EOF || err == nil && len(line) == 0 {
+	for blank := 0; ; {
+		line, err := c.readLineEnding(false)
+		if err == io.EOF {
 			return c.closeTrailers()
 		}
 		if err != nil {
 			return err
+		}
+		if len(line) == 0 {
+			if blank++; blank > maxTrailers+2 {
+				return fmt.Errorf("%w: too many blank lines", ErrMalformedTrailer)
+			}
+			continue
 		}
 		name, value, ok := bytes.Cut(line, []byte(":"))
 		if !ok || c.sigSeen {
