@@ -2,7 +2,6 @@ package objects
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net"
 	"sort"
@@ -210,5 +209,3 @@ func validateTags(tags map[string]string, max int) error {
 	}
 	return nil
 }
-
-var errStop = errors.New("stop")

@@ -216,15 +216,16 @@ func evalWriteConditions(cur *latest, ifMatch, ifNoneMatch string, fail error) e
 		if !live {
 			return ErrObjectNotFound
 		}
-		if !etagMatches(ifMatch, cur.ETag) {
+		if !ETagMatches(ifMatch, cur.ETag) {
 			return fail
 		}
 	}
 	return nil
 }
 
-// etagMatches compares an If-Match style list ("a", "\"a\"", "*") to etag.
-func etagMatches(header, etag string) bool {
+// ETagMatches reports whether an If-Match / If-None-Match style list
+// ("a", "\"a\"", "W/\"a\"", "*") names etag.
+func ETagMatches(header, etag string) bool {
 	for _, t := range strings.Split(header, ",") {
 		t = strings.TrimSpace(t)
 		t = strings.TrimPrefix(t, "W/")

@@ -2,7 +2,6 @@ package s3api
 
 import (
 	"encoding/json"
-	"errors"
 	"io"
 	"net/http"
 
@@ -215,5 +214,3 @@ func readTagging(body io.Reader, max int) (map[string]string, error) {
 	}
 	return tags, nil
 }
-
-var errNoBody = errors.New("s3api: no body")

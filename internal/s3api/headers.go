@@ -159,7 +159,7 @@ func checkReadConditions(h http.Header, v *objects.Version) error {
 	etag := v.ETag
 	mod := v.LastModified().Truncate(time.Second)
 	if im := h.Get("If-Match"); im != "" {
-		if !etagListMatches(im, etag) {
+		if !objects.ETagMatches(im, etag) {
 			return errPreconditionFailed
 		}
 	} else if ius := h.Get("If-Unmodified-Since"); ius != "" {
@@ -168,7 +168,7 @@ func checkReadConditions(h http.Header, v *objects.Version) error {
 		}
 	}
 	if inm := h.Get("If-None-Match"); inm != "" {
-		if etagListMatches(inm, etag) {
+		if objects.ETagMatches(inm, etag) {
 			return errNotModified
 		}
 	} else if ims := h.Get("If-Modified-Since"); ims != "" {
@@ -180,16 +180,6 @@ func checkReadConditions(h http.Header, v *objects.Version) error {
 }
 
 var errNotModified = &APIError{Code: "NotModified", Message: "Not Modified", Status: http.StatusNotModified}
-
-func etagListMatches(header, etag string) bool {
-	for _, t := range strings.Split(header, ",") {
-		t = strings.TrimPrefix(strings.TrimSpace(t), "W/")
-		if t == "*" || strings.Trim(t, `"`) == etag {
-			return true
-		}
-	}
-	return false
-}
 
 // byteRange is a parsed Range header.
 type byteRange struct{ start, length int64 }

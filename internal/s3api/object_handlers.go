@@ -7,7 +7,6 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/twinlake/twinlake/internal/checksum"
 	"github.com/twinlake/twinlake/internal/objects"
@@ -360,5 +359,3 @@ func (s *Server) deleteObjectTagging(req *request) error {
 	req.w.WriteHeader(http.StatusNoContent)
 	return nil
 }
-
-var _ = time.Second
