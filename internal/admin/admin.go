@@ -108,11 +108,15 @@ type call struct {
 // that they are translated once, by writeError.
 type handler func(s *Server, w http.ResponseWriter, r *http.Request, c *call) error
 
-// routes is the admin API. Name is the funcname of the call's trace event.
-var routes = []struct {
+// route is one admin API call. Name is the funcname of its trace event.
+type route struct {
 	method, pattern, name string
 	h                     handler
-}{
+}
+
+// routes is the core of the admin API; each capability adds its own table
+// (tablesRoutes, replicationRoutes) in its own file.
+var routes = []route{
 	{http.MethodGet, adminclient.PathInfo, "admin.ServerInfo", (*Server).serverInfo},
 	{http.MethodGet, adminclient.PathConfig + "/{subsys}", "admin.GetConfig", (*Server).getConfig},
 	{http.MethodPut, adminclient.PathConfig + "/{subsys}", "admin.SetConfig", (*Server).setConfig},
@@ -126,7 +130,8 @@ func New(cfg Config) (*Server, error) {
 	}
 	cfg.setDefaults()
 	s := &Server{cfg: cfg, log: cfg.Logger.With("component", "admin"), mux: http.NewServeMux()}
-	for _, rt := range routes {
+	all := append(append(append([]route{}, routes...), tablesRoutes...), replicationRoutes...)
+	for _, rt := range all {
 		s.mux.Handle(rt.method+" "+rt.pattern, s.wrap(rt.name, rt.h))
 	}
 	s.mux.Handle(adminclient.PathPrefix, s.wrap("admin.NotFound", func(*Server, http.ResponseWriter, *http.Request, *call) error {

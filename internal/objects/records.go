@@ -30,6 +30,9 @@ type Bucket struct {
 	Encryption string `msgpack:"e,omitempty"`
 	// ModTime orders bucket-level changes (HLC), for replication.
 	ModTime int64 `msgpack:"m,omitempty"`
+	// Warehouse marks a bucket that also holds Iceberg tables served by the
+	// built-in catalog.
+	Warehouse bool `msgpack:"w,omitempty"`
 }
 
 // Segment is one stored piece of an object's data: a blob file or inline

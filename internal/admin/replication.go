@@ -1,0 +1,4 @@
+package admin
+
+// replicationRoutes are the site replication calls.
+var replicationRoutes = []route{}

@@ -1,0 +1,4 @@
+package admin
+
+// tablesRoutes are the Tables (warehouse) management calls.
+var tablesRoutes = []route{}
