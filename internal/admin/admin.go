@@ -43,6 +43,12 @@ type Config struct {
 	Trace    *trace.Bus    // required: streamed to clients, and admin calls published on it
 	Info     InfoSource    // required
 	Logger   *slog.Logger  // default: discard
+	// Tables manages warehouses; nil answers the warehouse calls with
+	// NotImplemented (501).
+	Tables TablesAdmin
+	// Replication runs site replication; nil answers its calls with
+	// NotImplemented.
+	Replication ReplicationAdmin
 
 	// TraceBuffer is how many events a slow trace client may lag behind
 	// before it loses events. Default 4096.

@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"io"
 	"net/http"
 	"syscall"
 	"time"
@@ -32,6 +33,20 @@ func (a sigv4Auth) Authenticate(r *http.Request) (string, error) {
 }
 
 func (a sigv4Auth) IsAdmin(accessKey string) bool { return a.iam.IsAdmin(accessKey) }
+
+// peerAuth verifies peer API requests, body included.
+type peerAuth struct{ sigv4Auth }
+
+func (a peerAuth) Verify(r *http.Request) (string, io.ReadCloser, error) {
+	res, err := a.v.Verify(r, "s3")
+	if err != nil {
+		return "", nil, err
+	}
+	if res.Anonymous {
+		return "", nil, sigv4.ErrInvalidAccessKeyID
+	}
+	return res.AccessKey, res.Body(r), nil
+}
 
 // Info implements admin.InfoSource.
 func (s *Server) Info(ctx context.Context) (adminclient.ServerInfo, error) {

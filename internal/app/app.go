@@ -24,11 +24,16 @@ import (
 	"github.com/twinlake/twinlake/internal/admin"
 	"github.com/twinlake/twinlake/internal/blob"
 	"github.com/twinlake/twinlake/internal/blob/sse"
+	"github.com/twinlake/twinlake/internal/catalog"
+	"github.com/twinlake/twinlake/internal/catalog/rest"
 	"github.com/twinlake/twinlake/internal/config"
+	"github.com/twinlake/twinlake/internal/hlc"
 	"github.com/twinlake/twinlake/internal/iam"
 	"github.com/twinlake/twinlake/internal/meta"
 	"github.com/twinlake/twinlake/internal/metrics"
 	"github.com/twinlake/twinlake/internal/objects"
+	"github.com/twinlake/twinlake/internal/replication"
+	"github.com/twinlake/twinlake/internal/replication/peerhttp"
 	"github.com/twinlake/twinlake/internal/s3api"
 	"github.com/twinlake/twinlake/internal/s3api/sigv4"
 	"github.com/twinlake/twinlake/internal/trace"
@@ -56,6 +61,11 @@ type Config struct {
 	Logger       *slog.Logger
 	// Out receives the one-time notice of generated credentials.
 	Out io.Writer
+	// Clock, when set, replaces the wall clock of the site's hybrid logical
+	// clock (tests skew it).
+	Clock func() time.Time
+	// PeerHTTPClient, when set, carries replication traffic to peers.
+	PeerHTTPClient *http.Client
 }
 
 // Validate reports every problem with the configuration at once.
@@ -81,6 +91,8 @@ type Server struct {
 	settings     *config.Store
 	metrics      *metrics.Registry
 	verifier     *sigv4.Verifier
+	repl         *replication.Engine
+	catalog      *catalog.Catalog
 	deploymentID string
 	started      time.Time
 
@@ -146,9 +158,22 @@ func (s *Server) build() error {
 		return err
 	}
 	s.objects, err = objects.New(s.meta, blobs, objects.Config{
-		SiteID: s.deploymentID, Cipher: sseCipher{ring}, Logger: s.log,
+		SiteID: s.deploymentID, Cipher: sseCipher{ring}, Logger: s.log, Clock: hlc.New(cfg.Clock),
 	})
-	return err
+	if err != nil {
+		return err
+	}
+	s.repl, err = replication.New(replication.Config{
+		Meta: s.meta, Objects: s.objects, Settings: s.settings, Trace: s.trace,
+		Dial: peerhttp.Dialer(cfg.PeerHTTPClient), SiteID: s.deploymentID, SiteName: s.cfg.SiteName,
+		Logger: s.log, Registerer: s.metrics.Registerer(),
+		OnService: func(ak, sk string) { s.iam.SetService(iam.Credential{AccessKey: ak, SecretKey: sk}) },
+	})
+	if err != nil {
+		return err
+	}
+	s.objects.SetReplicator(s.repl)
+	return s.buildCatalog()
 }
 
 func (s *Server) keyring() (*sse.Keyring, error) {
@@ -192,6 +217,10 @@ func (s *Server) Start() error {
 	if err != nil {
 		return err
 	}
+	if err := s.repl.Start(); err != nil {
+		ln.Close()
+		return err
+	}
 	if s.cfg.TLS != nil {
 		ln = tls.NewListener(ln, s.cfg.TLS)
 	}
@@ -225,7 +254,16 @@ func (s *Server) handler() (http.Handler, error) {
 		return nil, err
 	}
 	auth := sigv4Auth{v: s.verifier, iam: s.iam}
-	adm, err := admin.New(admin.Config{Auth: auth, Settings: s.settings, Trace: s.trace, Info: s, Logger: s.log})
+	adm, err := admin.New(admin.Config{Auth: auth, Settings: s.settings, Trace: s.trace, Info: s, Logger: s.log, Replication: s.repl,
+		Tables: tablesAdmin{s.catalog}})
+	if err != nil {
+		return nil, err
+	}
+	peer, err := peerhttp.NewServer(peerhttp.Config{Engine: s.repl, Auth: peerAuth{auth}, Trace: s.trace, Logger: s.log})
+	if err != nil {
+		return nil, err
+	}
+	cat, err := s.catalogHandler()
 	if err != nil {
 		return nil, err
 	}
@@ -236,7 +274,9 @@ func (s *Server) handler() (http.Handler, error) {
 	return &router{s3: s3, routes: []prefixRoute{
 		{"/twinlake/health/", http.HandlerFunc(s.health)},
 		{"/twinlake/admin/v1/", adm},
+		{peerhttp.Prefix, peer},
 		{"/twinlake/metrics", met},
+		{rest.PathPrefix, cat},
 	}}, nil
 }
 
@@ -287,6 +327,9 @@ func (s *Server) Close(ctx context.Context) error {
 		err = s.http.Shutdown(ctx)
 		<-s.done
 	}
+	if s.repl != nil {
+		s.repl.Close()
+	}
 	return errors.Join(err, s.closeStores())
 }
 
@@ -296,3 +339,9 @@ func (s *Server) closeStores() error {
 	}
 	return nil
 }
+
+// Replication returns the site's replication engine.
+func (s *Server) Replication() *replication.Engine { return s.repl }
+
+// Settings returns the site's runtime settings.
+func (s *Server) Settings() *config.Store { return s.settings }

@@ -10,8 +10,9 @@ func addBenchCommands(root *cobra.Command, opts *options) {
 		Long: `Load generators. Each runs its phases at a fixed concurrency for a duration or
 an operation count and prints ops/s, MB/s (10^6 bytes) and latency percentiles
 as a table, or with --json as one machine-readable object.`,
-		Example: `  twinlake bench s3 site1 --size 4KiB,1MiB --concurrency 32 --duration 30s`,
+		Example: `  twinlake bench s3 site1 --size 4KiB,1MiB --concurrency 32 --duration 30s
+  twinlake bench catalog site1 --tables 10000 --concurrency 16`,
 	}
-	bench.AddCommand(newBenchS3Cmd(opts))
+	bench.AddCommand(newBenchS3Cmd(opts), newBenchCatalogCmd(opts))
 	root.AddCommand(bench)
 }

@@ -38,6 +38,7 @@ func NewRoot() *cobra.Command {
 		addAliasCommands,
 		addObjectCommands,
 		addAdminCommands,
+		addTableCommands,
 		addBenchCommands,
 	} {
 		add(root, opts)

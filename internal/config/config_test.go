@@ -49,7 +49,7 @@ func TestDefaults(t *testing.T) {
 		{SubsysTables, "replica_catalog=off(default) replica_catalog_consistency=strict(default) " +
 			"replica_catalog_scan_interval=10s(default) replica_catalog_retry_interval=5m(default) " +
 			"replica_catalog_txn_stale_timeout=15m(default)"},
-		{SubsysReplication, "max_retries=10(default) retry_base_delay=1s(default) retry_max_delay=5m(default) workers=16(default)"},
+		{SubsysReplication, "max_retries=10(default) retry_base_delay=1s(default) retry_max_delay=5m(default) workers=16(default) mismatch_interval=5m(default)"},
 		{SubsysAPI, "requests_max=0(default)"},
 	} {
 		if got := render(t, s, tc.subsys); got != tc.want {

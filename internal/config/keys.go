@@ -20,10 +20,11 @@ const (
 
 // Key names of the replication subsystem (the retry queue policy).
 const (
-	ReplicationMaxRetries     = "max_retries"
-	ReplicationRetryBaseDelay = "retry_base_delay"
-	ReplicationRetryMaxDelay  = "retry_max_delay"
-	ReplicationWorkers        = "workers"
+	ReplicationMaxRetries       = "max_retries"
+	ReplicationRetryBaseDelay   = "retry_base_delay"
+	ReplicationRetryMaxDelay    = "retry_max_delay"
+	ReplicationWorkers          = "workers"
+	ReplicationMismatchInterval = "mismatch_interval"
 )
 
 // Key names of the api subsystem.
@@ -85,6 +86,8 @@ var keyTable = []Key{
 		Help: "cap on the retry delay"},
 	{Subsys: SubsysReplication, Name: ReplicationWorkers, Kind: KindInt, Default: "16", Min: 1,
 		Help: "replication workers sending to each target"},
+	{Subsys: SubsysReplication, Name: ReplicationMismatchInterval, Kind: KindDuration, Default: "5m",
+		Help: "pause between background comparisons with each peer (version mismatch detection)"},
 
 	{Subsys: SubsysAPI, Name: APIRequestsMax, Kind: KindInt, Default: "0", Min: 0,
 		Help: "S3 requests served at once; 0 means unlimited"},

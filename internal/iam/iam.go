@@ -40,6 +40,17 @@ func (s *Store) SecretKey(accessKey string) (string, bool) {
 	return v, ok
 }
 
+// SetService installs (or, with an empty access key, removes) the
+// site-replication service credential, replacing any earlier one. It may
+// call the peer API and replicate objects, but not the admin API.
+func (s *Store) SetService(c Credential) {
+	m := map[string]string{s.root.AccessKey: s.root.SecretKey}
+	if c.AccessKey != "" && c.AccessKey != s.root.AccessKey {
+		m[c.AccessKey] = c.SecretKey
+	}
+	s.users.Store(&m)
+}
+
 // IsAdmin reports whether accessKey may use the admin API.
 func (s *Store) IsAdmin(accessKey string) bool { return accessKey == s.root.AccessKey }
 

@@ -32,11 +32,22 @@ const (
 	ReplicationLinkLatencySeconds      = "twinlake_replication_link_latency_seconds"       // histogram {target}
 	ReplicationLinkUp                  = "twinlake_replication_link_up"                    // gauge {target}: 1 up, 0 down
 	ReplicationMismatchesTotal         = "twinlake_replication_mismatches_total"           // counter {target}
+	ReplicationBacklogBytes            = "twinlake_replication_backlog_bytes"              // gauge {target}
+	ReplicationRejectedTotal           = "twinlake_replication_rejected_total"             // counter: stale copies refused
 
 	// Trace bus (internal/trace, registered by internal/app).
 	TraceDroppedEventsTotal = "twinlake_trace_dropped_events_total" // counter
 
-	// Replica catalog scanner (internal/scanner) and catalog
-	// (internal/catalog): add their names here, prefixed
-	// twinlake_scanner_ and twinlake_catalog_.
+	// Iceberg REST catalog (internal/catalog/rest).
+	CatalogRequestsTotal          = "twinlake_catalog_requests_total"           // counter {api, code}
+	CatalogErrorsTotal            = "twinlake_catalog_errors_total"             // counter {api, class}
+	CatalogRequestDurationSeconds = "twinlake_catalog_request_duration_seconds" // histogram {api}
+	CatalogCommitConflictsTotal   = "twinlake_catalog_commit_conflicts_total"   // counter: 409 CommitFailed
+	CatalogWarehouses             = "twinlake_catalog_warehouses"               // gauge
+	CatalogNamespaces             = "twinlake_catalog_namespaces"               // gauge
+	CatalogTables                 = "twinlake_catalog_tables"                   // gauge
+	CatalogViews                  = "twinlake_catalog_views"                    // gauge
+
+	// Replica catalog scanner (internal/scanner): add its names here,
+	// prefixed twinlake_scanner_.
 )

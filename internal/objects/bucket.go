@@ -85,16 +85,24 @@ func (l *Layer) CreateBucket(ctx context.Context, name string) error {
 		return ErrBucketExists
 	}
 	b := &Bucket{Name: name, Created: time.Now().UTC(), ModTime: l.cfg.Clock.Now()}
-	return l.putBucketLocked(b)
+	return l.putBucketLocked(b, l.replBucket)
 }
 
-func (l *Layer) putBucketLocked(b *Bucket) error {
+// putBucketLocked stores a bucket record durably; report, when not nil,
+// adds the change's replication work to the same batch.
+func (l *Layer) putBucketLocked(b *Bucket, report func(meta.Batch, *Bucket, bool, int64)) error {
 	batch := l.meta.NewBatch()
+	if report != nil {
+		report(batch, b, false, b.ModTime)
+	}
 	batch.Set(bucketKey(b.Name), encode(b))
 	if err := batch.Commit(true); err != nil {
 		return err
 	}
 	l.buckets[b.Name] = b
+	if report != nil {
+		l.replCommitted()
+	}
 	return nil
 }
 
@@ -106,6 +114,10 @@ func (l *Layer) DeleteBucket(ctx context.Context, name string) error {
 	if _, ok := l.buckets[name]; !ok {
 		return ErrBucketNotFound
 	}
+	return l.deleteBucketLocked(name, l.replBucket)
+}
+
+func (l *Layer) deleteBucketLocked(name string, report func(meta.Batch, *Bucket, bool, int64)) error {
 	for _, p := range [][]byte{versionBucketPrefix(name), uploadPrefix(name)} {
 		empty, err := l.rangeEmpty(p)
 		if err != nil {
@@ -118,10 +130,17 @@ func (l *Layer) DeleteBucket(ctx context.Context, name string) error {
 	batch := l.meta.NewBatch()
 	batch.Delete(bucketKey(name))
 	batch.DeleteRange(latestPrefix(name), meta.PrefixEnd(latestPrefix(name)))
+	if report != nil {
+		report(batch, l.buckets[name], true, l.cfg.Clock.Now())
+	}
 	if err := batch.Commit(true); err != nil {
 		return err
 	}
 	delete(l.buckets, name)
+	l.digests.drop(name)
+	if report != nil {
+		l.replCommitted()
+	}
 	return nil
 }
 
@@ -148,7 +167,7 @@ func (l *Layer) UpdateBucket(ctx context.Context, name string, fn func(b *Bucket
 		return err
 	}
 	b.ModTime = l.cfg.Clock.Now()
-	return l.putBucketLocked(&b)
+	return l.putBucketLocked(&b, l.replBucket)
 }
 
 // SetVersioning sets the bucket's versioning state (Enabled or Suspended).
@@ -156,6 +175,9 @@ func (l *Layer) UpdateBucket(ctx context.Context, name string, fn func(b *Bucket
 func (l *Layer) SetVersioning(ctx context.Context, name, state string) error {
 	if state != VersioningEnabled && state != VersioningSuspended {
 		return fmt.Errorf("%w: versioning status %q", ErrInvalidArgument, state)
+	}
+	if state == VersioningSuspended && l.repl != nil && l.repl.RequiresVersioning() {
+		return fmt.Errorf("%w: site replication requires versioning; it cannot be suspended", ErrInvalidArgument)
 	}
 	return l.UpdateBucket(ctx, name, func(b *Bucket) error {
 		b.Versioning = state

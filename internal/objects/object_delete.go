@@ -50,8 +50,10 @@ func (l *Layer) DeleteObject(ctx context.Context, bucket, key, versionID string)
 
 func (l *Layer) addDeleteMarkerLocked(bucket, key, versionID string) (DeleteResult, error) {
 	var orphans []Segment
+	var old *Version
 	if versionID == NullVersionID {
-		old, err := l.getVersion(bucket, key, NullVersionID)
+		var err error
+		old, err = l.getVersion(bucket, key, NullVersionID)
 		if err != nil && !errors.Is(err, ErrVersionNotFound) {
 			return DeleteResult{}, err
 		}
@@ -65,13 +67,19 @@ func (l *Layer) addDeleteMarkerLocked(bucket, key, versionID string) (DeleteResu
 		return DeleteResult{}, err
 	}
 	batch := l.meta.NewBatch()
+	l.replVersion(batch, bucket, key, v)
 	batch.Set(versionKey(bucket, key, versionID), encode(v))
 	batch.Set(latestKey(bucket, key), encode(summarize(v)))
 	if err := batch.Commit(true); err != nil {
 		return DeleteResult{}, err
 	}
+	l.replCommitted()
 	sum := summarize(v)
 	l.usage.replace(cur, &sum)
+	if old != nil {
+		l.digests.remove(bucket, key, old)
+	}
+	l.digests.add(bucket, key, v)
 	l.discard(orphans...)
 	return DeleteResult{VersionID: versionID, DeleteMarker: true}, nil
 }
@@ -79,6 +87,12 @@ func (l *Layer) addDeleteMarkerLocked(bucket, key, versionID string) (DeleteResu
 // deleteVersionLocked removes one version and, if it was the latest,
 // promotes the newest remaining one.
 func (l *Layer) deleteVersionLocked(bucket, key, versionID string) (DeleteResult, error) {
+	return l.removeVersionLocked(bucket, key, versionID, true)
+}
+
+// removeVersionLocked is deleteVersionLocked; report says whether the
+// purge is replicated (false when it came from a peer).
+func (l *Layer) removeVersionLocked(bucket, key, versionID string, report bool) (DeleteResult, error) {
 	v, err := l.getVersion(bucket, key, versionID)
 	if errors.Is(err, ErrVersionNotFound) {
 		return DeleteResult{VersionID: versionID}, nil
@@ -107,12 +121,19 @@ func (l *Layer) deleteVersionLocked(bucket, key, versionID string) (DeleteResult
 			batch.Set(latestKey(bucket, key), encode(s))
 		}
 	}
+	if report {
+		l.replPurge(batch, bucket, key, v)
+	}
 	if err := batch.Commit(true); err != nil {
 		return DeleteResult{}, err
+	}
+	if report {
+		l.replCommitted()
 	}
 	if latestChanged {
 		l.usage.replace(cur, promoted)
 	}
+	l.digests.remove(bucket, key, v)
 	l.discard(v.Segments...)
 	return DeleteResult{VersionID: versionID, DeleteMarker: v.DeleteMarker}, nil
 }
@@ -134,11 +155,18 @@ func (l *Layer) newestVersion(bucket, key, skip string) (*Version, error) {
 	return best, err
 }
 
-// newer orders versions by modification time, ties broken by version ID so
-// every site picks the same winner.
+// newer orders versions by modification time, ties broken by origin site
+// ID and then version ID, so every site picks the same winner.
 func newer(a, b *Version) bool {
-	if a.ModTime != b.ModTime {
-		return a.ModTime > b.ModTime
+	return newerStamp(a.ModTime, a.Origin, a.VersionID, b.ModTime, b.Origin, b.VersionID)
+}
+
+func newerStamp(at int64, ao, aid string, bt int64, bo, bid string) bool {
+	if at != bt {
+		return at > bt
 	}
-	return a.VersionID > b.VersionID
+	if ao != bo {
+		return ao > bo
+	}
+	return aid > bid
 }

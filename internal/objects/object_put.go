@@ -267,13 +267,15 @@ func (l *Layer) commitVersionWith(ctx context.Context, bucket, key string, v *Ve
 	}
 	batch := l.meta.NewBatch()
 	var orphans []Segment
+	var old *Version
 	if v.IsNull() {
-		if old, err := l.getVersion(bucket, key, NullVersionID); err == nil {
+		if old, err = l.getVersion(bucket, key, NullVersionID); err == nil {
 			orphans = old.Segments
 		} else if !errors.Is(err, ErrVersionNotFound) {
 			return err
 		}
 	}
+	l.replVersion(batch, bucket, key, v)
 	batch.Set(versionKey(bucket, key, v.VersionID), encode(v))
 	batch.Set(latestKey(bucket, key), encode(summarize(v)))
 	if extra != nil {
@@ -282,8 +284,13 @@ func (l *Layer) commitVersionWith(ctx context.Context, bucket, key string, v *Ve
 	if err := batch.Commit(true); err != nil {
 		return err
 	}
+	l.replCommitted()
 	sum := summarize(v)
 	l.usage.replace(cur, &sum)
+	if old != nil {
+		l.digests.remove(bucket, key, old)
+	}
+	l.digests.add(bucket, key, v)
 	l.discard(orphans...)
 	return nil
 }

@@ -16,8 +16,17 @@ func (l *Layer) PutObjectTags(ctx context.Context, bucket, key, versionID string
 	if err != nil {
 		return v, err
 	}
+	old := *v
 	v.Tags = tags
+	v.MetaTime = l.cfg.Clock.Now()
 	batch := l.meta.NewBatch()
+	l.replVersion(batch, bucket, key, v)
 	batch.Set(versionKey(bucket, key, v.VersionID), encode(v))
-	return v, batch.Commit(true)
+	if err := batch.Commit(true); err != nil {
+		return v, err
+	}
+	l.replCommitted()
+	l.digests.remove(bucket, key, &old)
+	l.digests.add(bucket, key, v)
+	return v, nil
 }

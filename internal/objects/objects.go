@@ -69,7 +69,9 @@ type Layer struct {
 	bucketsMu sync.RWMutex
 	buckets   map[string]*Bucket
 
-	usage usage
+	usage   usage
+	digests digests
+	repl    Replicator
 }
 
 // New builds the layer over a metadata store and a blob store and loads the
@@ -84,6 +86,9 @@ func New(m meta.Store, b *blob.Store, cfg Config) (*Layer, error) {
 		return nil, err
 	}
 	if err := l.usage.load(m); err != nil {
+		return nil, err
+	}
+	if err := l.digests.load(m); err != nil {
 		return nil, err
 	}
 	return l, nil

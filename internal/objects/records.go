@@ -66,7 +66,56 @@ type Version struct {
 	Segments     []Segment         `msgpack:"sg,omitempty"`
 	Multipart    bool              `msgpack:"mp,omitempty"`
 	Origin       string            `msgpack:"or,omitempty"` // site that wrote it
+	// MetaTime is the HLC time of the last metadata-only change (tags); 0
+	// means none since ModTime.
+	MetaTime int64 `msgpack:"mm,omitempty"`
+
+	// Replication state (site replication).
+	// Targets maps each peer site ID to PENDING, COMPLETED or FAILED on the
+	// site that wrote the version; empty on a received copy.
+	Targets map[string]string `msgpack:"rt,omitempty"`
+	// ReplicaStatus is REPLICA on a copy received from a peer.
+	ReplicaStatus string `msgpack:"rs,omitempty"`
+	// ReplicaTimestamp is when a copy was received (on the replica), or the
+	// last successful send (on the source); Unix nanoseconds.
+	ReplicaTimestamp int64 `msgpack:"rts,omitempty"`
+	// ActivityTimestamp is the last replication attempt; Unix nanoseconds.
+	ActivityTimestamp int64 `msgpack:"rat,omitempty"`
 }
+
+// Replication status values.
+const (
+	StatusPending   = "PENDING"
+	StatusCompleted = "COMPLETED"
+	StatusFailed    = "FAILED"
+	StatusReplica   = "REPLICA"
+)
+
+// ReplicationStatus is the version's x-amz-replication-status: REPLICA on a
+// received copy; on the source FAILED if any target failed, else PENDING if
+// any is pending, else COMPLETED; empty when the version has no targets.
+func (v *Version) ReplicationStatus() string {
+	if v.ReplicaStatus != "" {
+		return v.ReplicaStatus
+	}
+	if len(v.Targets) == 0 {
+		return ""
+	}
+	st := StatusCompleted
+	for _, s := range v.Targets {
+		switch s {
+		case StatusFailed:
+			return StatusFailed
+		case StatusPending:
+			st = StatusPending
+		}
+	}
+	return st
+}
+
+// Stamp is the version's replication ordering: modification time, then
+// metadata time.
+func (v *Version) Stamp() (int64, int64) { return v.ModTime, v.MetaTime }
 
 // LastModified returns the version's modification time.
 func (v *Version) LastModified() time.Time { return time.Unix(0, v.ModTime).UTC() }
@@ -78,13 +127,14 @@ func (v *Version) IsNull() bool { return v.VersionID == NullVersionID }
 type latest struct {
 	VersionID    string `msgpack:"id"`
 	ModTime      int64  `msgpack:"mt"`
+	Origin       string `msgpack:"or,omitempty"`
 	DeleteMarker bool   `msgpack:"dm,omitempty"`
 	Size         int64  `msgpack:"sz"`
 	ETag         string `msgpack:"et,omitempty"`
 }
 
 func summarize(v *Version) latest {
-	return latest{VersionID: v.VersionID, ModTime: v.ModTime, DeleteMarker: v.DeleteMarker, Size: v.Size, ETag: v.ETag}
+	return latest{VersionID: v.VersionID, ModTime: v.ModTime, Origin: v.Origin, DeleteMarker: v.DeleteMarker, Size: v.Size, ETag: v.ETag}
 }
 
 func encode(v any) []byte {

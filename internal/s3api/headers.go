@@ -3,6 +3,7 @@ package s3api
 import (
 	"net/http"
 	"net/url"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -132,6 +133,7 @@ func setObjectHeaders(h http.Header, v *objects.Version, withChecksum bool) {
 	if withChecksum {
 		setChecksumHeaders(h, v.Checksums)
 	}
+	setReplicationHeaders(h, v)
 }
 
 func setChecksumHeaders(h http.Header, sums map[string]string) {
@@ -141,6 +143,36 @@ func setChecksumHeaders(h http.Header, sums map[string]string) {
 			h.Set("x-amz-checksum-type", "COMPOSITE")
 		} else {
 			h.Set("x-amz-checksum-type", "FULL_OBJECT")
+		}
+	}
+}
+
+// setReplicationHeaders reports a version's site replication state: the
+// S3 status header, and twinlake's own headers for the per-target map,
+// the origin site, the hybrid-logical-clock time and the timestamps.
+func setReplicationHeaders(h http.Header, v *objects.Version) {
+	if st := v.ReplicationStatus(); st != "" {
+		h.Set("x-amz-replication-status", st)
+	}
+	if len(v.Targets) > 0 {
+		ids := make([]string, 0, len(v.Targets))
+		for id := range v.Targets {
+			ids = append(ids, id)
+		}
+		sort.Strings(ids)
+		parts := make([]string, len(ids))
+		for i, id := range ids {
+			parts[i] = id + "=" + v.Targets[id]
+		}
+		h.Set("X-Twinlake-Replication-Targets", strings.Join(parts, ","))
+	}
+	if v.Origin != "" {
+		h.Set("X-Twinlake-Origin", v.Origin)
+	}
+	h.Set("X-Twinlake-Mod-Time", strconv.FormatInt(v.ModTime, 10))
+	for name, ts := range map[string]int64{"X-Twinlake-Replica-Timestamp": v.ReplicaTimestamp, "X-Twinlake-Replication-Activity": v.ActivityTimestamp} {
+		if ts != 0 {
+			h.Set(name, time.Unix(0, ts).UTC().Format(time.RFC3339Nano))
 		}
 	}
 }

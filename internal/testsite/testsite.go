@@ -53,6 +53,13 @@ func WithTLS() Option {
 	}
 }
 
+// WithName sets the site name.
+func WithName(name string) Option { return func(s *settings) { s.cfg.SiteName = name } }
+
+// WithClock replaces the wall clock the site's hybrid logical clock reads
+// (to skew it).
+func WithClock(now func() time.Time) Option { return func(s *settings) { s.cfg.Clock = now } }
+
 // Start starts one site on a free loopback port; it stops at test cleanup.
 func Start(t testing.TB, opts ...Option) *Site {
 	t.Helper()

@@ -1,0 +1,339 @@
+package adminclient
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
+)
+
+// CatalogSigningService is the SigV4 service name of the Iceberg REST API.
+const CatalogSigningService = "s3tables"
+
+// CatalogPathPrefix is where the Iceberg REST API is mounted.
+const CatalogPathPrefix = "/_iceberg/v1"
+
+// CatalogError is an error answered by the Iceberg REST API in its error
+// model: Type is the Iceberg exception name (NoSuchTableException, ...).
+type CatalogError struct {
+	Type       string `json:"type"`
+	Message    string `json:"message"`
+	StatusCode int    `json:"code"`
+}
+
+func (e *CatalogError) Error() string {
+	return fmt.Sprintf("%s (%s, HTTP %d)", e.Message, e.Type, e.StatusCode)
+}
+
+// CatalogIdent names a table or view.
+type CatalogIdent struct {
+	Namespace []string `json:"namespace"`
+	Name      string   `json:"name"`
+}
+
+// CatalogNamespace is a namespace and its properties.
+type CatalogNamespace struct {
+	Namespace  []string          `json:"namespace"`
+	Properties map[string]string `json:"properties"`
+}
+
+// CatalogPropertiesSummary reports what a namespace update changed.
+type CatalogPropertiesSummary struct {
+	Updated []string `json:"updated"`
+	Removed []string `json:"removed"`
+	Missing []string `json:"missing,omitempty"`
+}
+
+// CatalogLoadResult is a loaded (or created, or committed) table or view:
+// its current metadata file and metadata JSON.
+type CatalogLoadResult struct {
+	MetadataLocation string          `json:"metadata-location"`
+	Metadata         json.RawMessage `json:"metadata"`
+}
+
+// CatalogCreateTable is a create-table request. Schema, PartitionSpec and
+// WriteOrder are Iceberg JSON.
+type CatalogCreateTable struct {
+	Name          string            `json:"name"`
+	Location      string            `json:"location,omitempty"`
+	Schema        json.RawMessage   `json:"schema"`
+	PartitionSpec json.RawMessage   `json:"partition-spec,omitempty"`
+	WriteOrder    json.RawMessage   `json:"write-order,omitempty"`
+	Properties    map[string]string `json:"properties,omitempty"`
+}
+
+// CatalogCreateView is a create-view request; Schema and ViewVersion are
+// Iceberg JSON.
+type CatalogCreateView struct {
+	Name        string            `json:"name"`
+	Location    string            `json:"location,omitempty"`
+	Schema      json.RawMessage   `json:"schema"`
+	ViewVersion json.RawMessage   `json:"view-version"`
+	Properties  map[string]string `json:"properties"`
+}
+
+// CatalogClient calls one warehouse of a server's Iceberg REST API, signed
+// with SigV4 for service s3tables. It is safe for concurrent use.
+type CatalogClient struct {
+	base      string // http(s)://host[:port]
+	warehouse string
+	creds     aws.Credentials
+	cfg       Config
+	signer    *v4.Signer
+}
+
+// NewCatalog returns a client for warehouse at the server at endpoint.
+func NewCatalog(endpoint, warehouse string, creds Credentials, cfg Config) (*CatalogClient, error) {
+	u, err := url.Parse(endpoint)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("%w %q: want http(s)://host[:port]", ErrInvalidEndpoint, endpoint)
+	}
+	if creds.AccessKey == "" || creds.SecretKey == "" {
+		return nil, ErrMissingCredentials
+	}
+	if cfg.HTTPClient == nil {
+		cfg.HTTPClient = &http.Client{}
+	}
+	if cfg.Region == "" {
+		cfg.Region = DefaultRegion
+	}
+	if cfg.UserAgent == "" {
+		cfg.UserAgent = "twinlake-adminclient"
+	}
+	return &CatalogClient{base: u.Scheme + "://" + u.Host, warehouse: warehouse,
+		creds: aws.Credentials{AccessKeyID: creds.AccessKey, SecretAccessKey: creds.SecretKey},
+		cfg:   cfg, signer: v4.NewSigner()}, nil
+}
+
+// nsPath encodes namespace levels as one path segment (levels joined by %1F).
+func nsPath(ns []string) string {
+	esc := make([]string, len(ns))
+	for i, l := range ns {
+		esc[i] = url.PathEscape(l)
+	}
+	return strings.Join(esc, "%1F")
+}
+
+// path builds an escaped API path under the warehouse prefix.
+func (c *CatalogClient) path(parts ...string) string {
+	return CatalogPathPrefix + "/" + url.PathEscape(c.warehouse) + "/" + strings.Join(parts, "/")
+}
+
+// call signs and sends one request; a 2xx answer is decoded into out (if
+// not nil), anything else returned as a *CatalogError.
+func (c *CatalogClient) call(ctx context.Context, method, path string, query url.Values, in, out any) error {
+	var body []byte
+	if in != nil {
+		var err error
+		if body, err = json.Marshal(in); err != nil {
+			return fmt.Errorf("catalog client: encode request: %w", err)
+		}
+	}
+	target := c.base + path
+	if len(query) > 0 {
+		target += "?" + query.Encode()
+	}
+	req, err := http.NewRequestWithContext(ctx, method, target, bytes.NewReader(body))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", ContentTypeJSON)
+	req.Header.Set("User-Agent", c.cfg.UserAgent)
+	sum := sha256.Sum256(body)
+	hash := hex.EncodeToString(sum[:])
+	req.Header.Set("X-Amz-Content-Sha256", hash)
+	if err := c.signer.SignHTTP(ctx, c.creds, req, hash, CatalogSigningService, c.cfg.Region, time.Now().UTC()); err != nil {
+		return fmt.Errorf("catalog client: sign request: %w", err)
+	}
+	resp, err := c.cfg.HTTPClient.Do(req)
+	if err != nil {
+		return fmt.Errorf("catalog %s %s: %w", method, path, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		return decodeCatalogError(resp)
+	}
+	if out != nil && resp.StatusCode != http.StatusNoContent {
+		if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
+			return fmt.Errorf("catalog %s %s: decode answer: %w", method, path, err)
+		}
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	return nil
+}
+
+func decodeCatalogError(resp *http.Response) error {
+	data, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
+	var body struct {
+		Error *CatalogError `json:"error"`
+	}
+	if json.Unmarshal(data, &body) == nil && body.Error != nil && body.Error.Type != "" {
+		body.Error.StatusCode = resp.StatusCode
+		return body.Error
+	}
+	msg, _, _ := strings.Cut(strings.TrimSpace(string(data)), "\n")
+	if msg == "" {
+		msg = http.StatusText(resp.StatusCode)
+	}
+	return &CatalogError{Type: "HTTPError", Message: msg, StatusCode: resp.StatusCode}
+}
+
+// Config returns the catalog configuration an engine receives for the
+// warehouse (defaults, overrides).
+func (c *CatalogClient) Config(ctx context.Context) (map[string]map[string]string, error) {
+	var out struct {
+		Defaults  map[string]string `json:"defaults"`
+		Overrides map[string]string `json:"overrides"`
+	}
+	err := c.call(ctx, http.MethodGet, CatalogPathPrefix+"/config", url.Values{"warehouse": {c.warehouse}}, nil, &out)
+	return map[string]map[string]string{"defaults": out.Defaults, "overrides": out.Overrides}, err
+}
+
+// CreateNamespace creates a namespace with properties.
+func (c *CatalogClient) CreateNamespace(ctx context.Context, ns []string, props map[string]string) (CatalogNamespace, error) {
+	var out CatalogNamespace
+	err := c.call(ctx, http.MethodPost, c.path("namespaces"), nil, CatalogNamespace{Namespace: ns, Properties: props}, &out)
+	return out, err
+}
+
+// ListNamespaces lists the children of parent (top level when empty),
+// following every page.
+func (c *CatalogClient) ListNamespaces(ctx context.Context, parent []string) ([][]string, error) {
+	var all [][]string
+	q := url.Values{}
+	if len(parent) > 0 {
+		q.Set("parent", strings.Join(parent, "\x1f"))
+	}
+	for {
+		var out struct {
+			Namespaces [][]string `json:"namespaces"`
+			Next       string     `json:"next-page-token"`
+		}
+		if err := c.call(ctx, http.MethodGet, c.path("namespaces"), q, nil, &out); err != nil {
+			return nil, err
+		}
+		all = append(all, out.Namespaces...)
+		if out.Next == "" {
+			return all, nil
+		}
+		q.Set("pageToken", out.Next)
+	}
+}
+
+// LoadNamespace returns a namespace and its properties.
+func (c *CatalogClient) LoadNamespace(ctx context.Context, ns []string) (CatalogNamespace, error) {
+	var out CatalogNamespace
+	err := c.call(ctx, http.MethodGet, c.path("namespaces", nsPath(ns)), nil, nil, &out)
+	return out, err
+}
+
+// UpdateNamespace removes and sets namespace properties.
+func (c *CatalogClient) UpdateNamespace(ctx context.Context, ns []string, removals []string, updates map[string]string) (CatalogPropertiesSummary, error) {
+	var out CatalogPropertiesSummary
+	in := map[string]any{"removals": removals, "updates": updates}
+	err := c.call(ctx, http.MethodPost, c.path("namespaces", nsPath(ns), "properties"), nil, in, &out)
+	return out, err
+}
+
+// DropNamespace drops an empty namespace.
+func (c *CatalogClient) DropNamespace(ctx context.Context, ns []string) error {
+	return c.call(ctx, http.MethodDelete, c.path("namespaces", nsPath(ns)), nil, nil, nil)
+}
+
+// ListTables lists a namespace's tables; pageSize > 0 asks for pages of that
+// size (every page is followed).
+func (c *CatalogClient) ListTables(ctx context.Context, ns []string, pageSize int) ([]CatalogIdent, error) {
+	return c.listIdents(ctx, c.path("namespaces", nsPath(ns), "tables"), pageSize)
+}
+
+// ListViews lists a namespace's views.
+func (c *CatalogClient) ListViews(ctx context.Context, ns []string) ([]CatalogIdent, error) {
+	return c.listIdents(ctx, c.path("namespaces", nsPath(ns), "views"), 0)
+}
+
+func (c *CatalogClient) listIdents(ctx context.Context, path string, pageSize int) ([]CatalogIdent, error) {
+	all := []CatalogIdent{}
+	q := url.Values{}
+	if pageSize > 0 {
+		q.Set("pageSize", strconv.Itoa(pageSize))
+	}
+	for {
+		var out struct {
+			Identifiers []CatalogIdent `json:"identifiers"`
+			Next        string         `json:"next-page-token"`
+		}
+		if err := c.call(ctx, http.MethodGet, path, q, nil, &out); err != nil {
+			return nil, err
+		}
+		all = append(all, out.Identifiers...)
+		if out.Next == "" {
+			return all, nil
+		}
+		q.Set("pageToken", out.Next)
+	}
+}
+
+// CreateTable creates a table in ns.
+func (c *CatalogClient) CreateTable(ctx context.Context, ns []string, req CatalogCreateTable) (CatalogLoadResult, error) {
+	var out CatalogLoadResult
+	err := c.call(ctx, http.MethodPost, c.path("namespaces", nsPath(ns), "tables"), nil, req, &out)
+	return out, err
+}
+
+// LoadTable loads a table's current metadata.
+func (c *CatalogClient) LoadTable(ctx context.Context, id CatalogIdent) (CatalogLoadResult, error) {
+	var out CatalogLoadResult
+	err := c.call(ctx, http.MethodGet, c.path("namespaces", nsPath(id.Namespace), "tables", url.PathEscape(id.Name)), nil, nil, &out)
+	return out, err
+}
+
+// CommitTable commits requirements and updates (Iceberg JSON arrays) to a
+// table and returns its new metadata.
+func (c *CatalogClient) CommitTable(ctx context.Context, id CatalogIdent, requirements, updates json.RawMessage) (CatalogLoadResult, error) {
+	var out CatalogLoadResult
+	in := map[string]any{"identifier": id, "requirements": requirements, "updates": updates}
+	err := c.call(ctx, http.MethodPost, c.path("namespaces", nsPath(id.Namespace), "tables", url.PathEscape(id.Name)), nil, in, &out)
+	return out, err
+}
+
+// RenameTable renames a table.
+func (c *CatalogClient) RenameTable(ctx context.Context, from, to CatalogIdent) error {
+	return c.call(ctx, http.MethodPost, c.path("tables", "rename"), nil,
+		map[string]CatalogIdent{"source": from, "destination": to}, nil)
+}
+
+// DropTable drops a table; purge also deletes its files.
+func (c *CatalogClient) DropTable(ctx context.Context, id CatalogIdent, purge bool) error {
+	q := url.Values{"purgeRequested": {strconv.FormatBool(purge)}}
+	return c.call(ctx, http.MethodDelete, c.path("namespaces", nsPath(id.Namespace), "tables", url.PathEscape(id.Name)), q, nil, nil)
+}
+
+// CreateView creates a view in ns.
+func (c *CatalogClient) CreateView(ctx context.Context, ns []string, req CatalogCreateView) (CatalogLoadResult, error) {
+	var out CatalogLoadResult
+	err := c.call(ctx, http.MethodPost, c.path("namespaces", nsPath(ns), "views"), nil, req, &out)
+	return out, err
+}
+
+// LoadView loads a view's current metadata.
+func (c *CatalogClient) LoadView(ctx context.Context, id CatalogIdent) (CatalogLoadResult, error) {
+	var out CatalogLoadResult
+	err := c.call(ctx, http.MethodGet, c.path("namespaces", nsPath(id.Namespace), "views", url.PathEscape(id.Name)), nil, nil, &out)
+	return out, err
+}
+
+// DropView drops a view.
+func (c *CatalogClient) DropView(ctx context.Context, id CatalogIdent) error {
+	return c.call(ctx, http.MethodDelete, c.path("namespaces", nsPath(id.Namespace), "views", url.PathEscape(id.Name)), nil, nil, nil)
+}

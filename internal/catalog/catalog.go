@@ -1,0 +1,259 @@
+// Package catalog owns twinlake's Iceberg catalog: warehouses (versioned
+// buckets flagged as warehouse), nested namespaces with properties, tables
+// and views, commits checked against their requirements and applied with
+// apache/iceberg-go's metadata builder, staged creates, multi-table
+// transactions, and the catalog identity records (identity.go) that let a
+// replica rebuild the catalog from the warehouse bucket alone.
+//
+// State: the catalog keeps its local state in the shared meta.Store under the
+// key prefix "c/" (ident.go), so loading and listing never read the object
+// store. It writes every metadata.json and identity record as an object into
+// the warehouse bucket through the object layer, so they replicate like any
+// object. A commit is one metadata-file PutObject, one identity-record
+// PutObject and one synced meta batch, which is the atomic pointer swap.
+//
+// Concurrency: writers of one table or view are serialised by a striped lock
+// and check requirements against the current metadata under it, so
+// concurrent commits never lose an update: the loser gets ErrCommitFailed.
+// Namespace changes exclude entry changes through an RWMutex, so a namespace
+// cannot be dropped while a table is being created in it. The package knows
+// nothing of HTTP; internal/catalog/rest translates.
+package catalog
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"hash/maphash"
+	"io"
+	"log/slog"
+	"net/url"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/twinlake/twinlake/internal/meta"
+	"github.com/twinlake/twinlake/internal/objects"
+)
+
+// Objects is the part of the object layer the catalog uses.
+// *objects.Layer implements it.
+type Objects interface {
+	Bucket(ctx context.Context, name string) (objects.Bucket, error)
+	ListBuckets(ctx context.Context) []objects.Bucket
+	CreateBucket(ctx context.Context, name string) error
+	UpdateBucket(ctx context.Context, name string, fn func(b *objects.Bucket) error) error
+	SetBucketEncryption(ctx context.Context, name, alg string) error
+	PutObject(ctx context.Context, bucket, key string, body io.Reader, opts objects.PutOptions) (*objects.Version, error)
+	GetObject(ctx context.Context, bucket, key, versionID string, off, length int64) (*objects.Version, io.ReadCloser, error)
+	ListObjects(ctx context.Context, bucket string, opts objects.ListOptions) (objects.ListResult, error)
+	DeleteObject(ctx context.Context, bucket, key, versionID string) (objects.DeleteResult, error)
+}
+
+var _ Objects = (*objects.Layer)(nil)
+
+// Config holds the catalog's optional settings.
+type Config struct {
+	Logger *slog.Logger
+	// Now is the clock of updated_ms and metadata timestamps; default time.Now.
+	Now func() time.Time
+	// MaxMetadataBytes bounds a metadata file read by RegisterTable.
+	// Default 64 MiB.
+	MaxMetadataBytes int64
+}
+
+func (c *Config) ensureDefaults() {
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	if c.MaxMetadataBytes == 0 {
+		c.MaxMetadataBytes = 64 << 20
+	}
+}
+
+// Validate reports every problem with the configuration at once.
+func (c *Config) Validate() error {
+	if c.MaxMetadataBytes < 0 {
+		return errors.New("catalog: MaxMetadataBytes must be >= 0")
+	}
+	return nil
+}
+
+// Catalog is the Iceberg catalog of one site. It is safe for concurrent use.
+type Catalog struct {
+	meta meta.Store
+	obj  Objects
+	cfg  Config
+	log  *slog.Logger
+
+	// structMu: namespace changes hold it exclusively, entry changes shared.
+	structMu sync.RWMutex
+	locks    [256]sync.Mutex // striped per warehouse/namespace/name
+	seed     maphash.Seed
+
+	cache metadataCache
+}
+
+// New builds the catalog over the site's meta store and object layer.
+func New(m meta.Store, obj Objects, cfg Config) (*Catalog, error) {
+	cfg.ensureDefaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if m == nil || obj == nil {
+		return nil, errors.New("catalog: a meta store and an object layer are required")
+	}
+	return &Catalog{meta: m, obj: obj, cfg: cfg, log: cfg.Logger.With("component", "catalog"),
+		seed: maphash.MakeSeed(), cache: newMetadataCache(4096)}, nil
+}
+
+func (c *Catalog) nowMS() int64 { return c.cfg.Now().UnixMilli() }
+
+// lockSet locks the stripes of the given entry keys in a fixed order (so two
+// multi-table transactions cannot deadlock) and returns the unlock.
+func (c *Catalog) lockSet(keys ...[]byte) func() {
+	idx := make([]int, 0, len(keys))
+	seen := map[int]bool{}
+	for _, k := range keys {
+		i := int(maphash.Bytes(c.seed, k) % uint64(len(c.locks)))
+		if !seen[i] {
+			seen[i] = true
+			idx = append(idx, i)
+		}
+	}
+	sort.Ints(idx)
+	for _, i := range idx {
+		c.locks[i].Lock()
+	}
+	return func() {
+		for j := len(idx) - 1; j >= 0; j-- {
+			c.locks[idx[j]].Unlock()
+		}
+	}
+}
+
+// newID returns a random 128-bit hex ID for metadata keys.
+func newID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails
+	return hex.EncodeToString(b[:])
+}
+
+// putIdentity writes an identity record into the warehouse bucket.
+func (c *Catalog) putIdentity(ctx context.Context, wh string, r Record) error {
+	key, err := r.Key()
+	if err != nil {
+		return err
+	}
+	body, err := r.MarshalJSON()
+	if err != nil {
+		return err
+	}
+	_, err = c.obj.PutObject(ctx, wh, key, bytes.NewReader(body), objects.PutOptions{
+		Size: int64(len(body)), ContentType: "application/json",
+	})
+	if err != nil {
+		return fmt.Errorf("catalog: write identity record %s/%s: %w", wh, key, err)
+	}
+	return nil
+}
+
+// putFile writes a metadata file at an s3:// location inside the warehouse.
+func (c *Catalog) putFile(ctx context.Context, wh, location string, body []byte) error {
+	key, err := keyInWarehouse(wh, location)
+	if err != nil {
+		return err
+	}
+	_, err = c.obj.PutObject(ctx, wh, key, bytes.NewReader(body), objects.PutOptions{
+		Size: int64(len(body)), ContentType: "application/json",
+	})
+	if err != nil {
+		return fmt.Errorf("catalog: write %s: %w", location, err)
+	}
+	return nil
+}
+
+// readFile reads a (bounded) file at an s3:// location inside the warehouse.
+func (c *Catalog) readFile(ctx context.Context, wh, location string) ([]byte, error) {
+	key, err := keyInWarehouse(wh, location)
+	if err != nil {
+		return nil, err
+	}
+	_, rc, err := c.obj.GetObject(ctx, wh, key, "", 0, -1)
+	if errors.Is(err, objects.ErrObjectNotFound) {
+		return nil, fmt.Errorf("%w: %s does not exist", ErrInvalidRequest, location)
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer rc.Close()
+	data, err := io.ReadAll(io.LimitReader(rc, c.cfg.MaxMetadataBytes+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(data)) > c.cfg.MaxMetadataBytes {
+		return nil, fmt.Errorf("%w: %s is larger than %d bytes", ErrInvalidRequest, location, c.cfg.MaxMetadataBytes)
+	}
+	return data, nil
+}
+
+// locationSchemes are the URL schemes engines use for S3 locations.
+var locationSchemes = map[string]bool{"s3": true, "s3a": true, "s3n": true}
+
+// keyInWarehouse returns the object key an s3://warehouse/key location names,
+// refusing locations in another bucket or under the reserved prefix.
+func keyInWarehouse(wh, location string) (string, error) {
+	u, err := url.Parse(location)
+	if err != nil || !locationSchemes[u.Scheme] {
+		return "", fmt.Errorf("%w: %q is not an s3:// location", ErrInvalidLocation, location)
+	}
+	if u.Host != wh {
+		return "", fmt.Errorf("%w: %q is outside warehouse %q", ErrInvalidLocation, location, wh)
+	}
+	key := strings.TrimPrefix(u.Path, "/")
+	if key == "" || strings.HasPrefix(key, ReservedPrefix) {
+		return "", fmt.Errorf("%w: %q is not a location a table may use", ErrInvalidLocation, location)
+	}
+	if err := objects.ValidateKey(key); err != nil {
+		return "", fmt.Errorf("%w: %q: %v", ErrInvalidLocation, location, err)
+	}
+	return key, nil
+}
+
+// defaultLocation is s3://<warehouse>/<ns1>/<ns2>/<name>.
+func defaultLocation(wh string, id Ident) string {
+	return "s3://" + wh + "/" + strings.Join(append(append([]string{}, id.Namespace...), id.Name), "/")
+}
+
+// metadataFileLocation is <location>/metadata/<5-digit version>-<uuid>.metadata.json.
+func metadataFileLocation(location string, version int64) string {
+	return fmt.Sprintf("%s/metadata/%05d-%s.metadata.json", strings.TrimRight(location, "/"), version, newUUID())
+}
+
+// parseMetadataVersion returns the sequence number of a metadata file name
+// (00003-<uuid>.metadata.json is 3), or 0 if the name has none.
+func parseMetadataVersion(location string) int64 {
+	base := location[strings.LastIndex(location, "/")+1:]
+	num, _, ok := strings.Cut(base, "-")
+	if !ok {
+		return 0
+	}
+	var v int64
+	for _, ch := range num {
+		if ch < '0' || ch > '9' {
+			return 0
+		}
+		v = v*10 + int64(ch-'0')
+		if v > 1<<40 {
+			return 0
+		}
+	}
+	return v
+}

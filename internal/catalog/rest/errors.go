@@ -1,0 +1,90 @@
+package rest
+
+import (
+	"errors"
+	"net/http"
+
+	"github.com/twinlake/twinlake/internal/catalog"
+)
+
+// Errors of the REST edge itself; the domain's live in internal/catalog.
+var (
+	// ErrUnauthenticated is answered (401 NotAuthorizedException) when a
+	// request carries no signature.
+	ErrUnauthenticated = errors.New("request is not signed (SigV4, service s3tables)")
+	// ErrForbidden is answered (403 ForbiddenException) when a signature does
+	// not verify or its access key is unknown.
+	ErrForbidden = errors.New("request signature does not verify")
+	// errBadRequest is answered (400 BadRequestException) for bodies and
+	// parameters that do not parse.
+	errBadRequest = errors.New("bad request")
+	// errNoRoute is answered (404 NotFoundException) for an unknown path.
+	errNoRoute = errors.New("no such Iceberg REST endpoint")
+	// errMethod is answered (405) for a known path with another method.
+	errMethod = errors.New("method not allowed on this endpoint")
+)
+
+// Iceberg error types used on the wire.
+const (
+	typeBadRequest        = "BadRequestException"
+	typeNotAuthorized     = "NotAuthorizedException"
+	typeForbidden         = "ForbiddenException"
+	typeNoSuchWarehouse   = "NoSuchWarehouseException"
+	typeNoSuchNamespace   = "NoSuchNamespaceException"
+	typeNoSuchTable       = "NoSuchTableException"
+	typeNoSuchView        = "NoSuchViewException"
+	typeNotFound          = "NotFoundException"
+	typeAlreadyExists     = "AlreadyExistsException"
+	typeNamespaceNotEmpty = "NamespaceNotEmptyException"
+	typeCommitFailed      = "CommitFailedException"
+	typeMethodNotAllowed  = "MethodNotAllowedException"
+	typeInternal          = "InternalServerError"
+)
+
+// errorTable maps errors to the Iceberg error model, first match wins.
+var errorTable = []struct {
+	err    error
+	typ    string
+	status int
+}{
+	{ErrUnauthenticated, typeNotAuthorized, http.StatusUnauthorized},
+	{ErrForbidden, typeForbidden, http.StatusForbidden},
+	{errBadRequest, typeBadRequest, http.StatusBadRequest},
+	{errNoRoute, typeNotFound, http.StatusNotFound},
+	{errMethod, typeMethodNotAllowed, http.StatusMethodNotAllowed},
+	{catalog.ErrNoSuchWarehouse, typeNoSuchWarehouse, http.StatusNotFound},
+	{catalog.ErrNoSuchNamespace, typeNoSuchNamespace, http.StatusNotFound},
+	{catalog.ErrNoSuchTable, typeNoSuchTable, http.StatusNotFound},
+	{catalog.ErrNoSuchView, typeNoSuchView, http.StatusNotFound},
+	{catalog.ErrNamespaceExists, typeAlreadyExists, http.StatusConflict},
+	{catalog.ErrTableExists, typeAlreadyExists, http.StatusConflict},
+	{catalog.ErrViewExists, typeAlreadyExists, http.StatusConflict},
+	{catalog.ErrNamespaceNotEmpty, typeNamespaceNotEmpty, http.StatusConflict},
+	{catalog.ErrCommitFailed, typeCommitFailed, http.StatusConflict},
+	{catalog.ErrInvalidIdentifier, typeBadRequest, http.StatusBadRequest},
+	{catalog.ErrInvalidLocation, typeBadRequest, http.StatusBadRequest},
+	{catalog.ErrInvalidRequest, typeBadRequest, http.StatusBadRequest},
+}
+
+// errorModel is the Iceberg REST error body.
+type errorModel struct {
+	Error errorBody `json:"error"`
+}
+
+type errorBody struct {
+	Message string `json:"message"`
+	Type    string `json:"type"`
+	Code    int    `json:"code"`
+}
+
+// classify returns the wire form of err. Errors outside the table are
+// internal: their text is logged, not sent.
+func classify(err error) (errorModel, bool) {
+	for _, e := range errorTable {
+		if errors.Is(err, e.err) {
+			return errorModel{errorBody{Message: err.Error(), Type: e.typ, Code: e.status}}, false
+		}
+	}
+	return errorModel{errorBody{Message: "internal error; see the server log", Type: typeInternal,
+		Code: http.StatusInternalServerError}}, true
+}

@@ -1,0 +1,389 @@
+package objects
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/twinlake/twinlake/internal/meta"
+)
+
+// Replicator is told of every local change, inside the batch that commits
+// it, so that the change and its outbound replication work are durable
+// together. Changes applied from a peer (ApplyReplica, ApplyPurge,
+// ApplyBucket) are never reported: received copies are not sent on.
+type Replicator interface {
+	// Version is called for a new local version or delete marker, and for a
+	// metadata change of one, before v is encoded: it may set v.Targets and
+	// add journal entries to b.
+	Version(b meta.Batch, bucket, key string, v *Version)
+	// Purge is called when a version is removed permanently.
+	Purge(b meta.Batch, bucket, key string, v *Version)
+	// Bucket is called when a bucket is created or changed (deleted false)
+	// or deleted (deleted true), before the record is encoded (it may
+	// enable versioning); at is the change's HLC time.
+	Bucket(b meta.Batch, bk *Bucket, deleted bool, at int64)
+	// RequiresVersioning reports that versioning may not be suspended.
+	RequiresVersioning() bool
+	// Committed is called after such a batch is durable.
+	Committed()
+}
+
+// SetReplicator installs r (nil removes it). Call it before serving.
+func (l *Layer) SetReplicator(r Replicator) { l.repl = r }
+
+func (l *Layer) replVersion(b meta.Batch, bucket, key string, v *Version) {
+	if l.repl != nil {
+		l.repl.Version(b, bucket, key, v)
+	}
+}
+
+func (l *Layer) replPurge(b meta.Batch, bucket, key string, v *Version) {
+	if l.repl != nil {
+		l.repl.Purge(b, bucket, key, v)
+	}
+}
+
+func (l *Layer) replBucket(b meta.Batch, bk *Bucket, deleted bool, at int64) {
+	if l.repl != nil {
+		l.repl.Bucket(b, bk, deleted, at)
+	}
+}
+
+func (l *Layer) replCommitted() {
+	if l.repl != nil {
+		l.repl.Committed()
+	}
+}
+
+// ApplyOutcome says what the receiver did with a version from a peer.
+type ApplyOutcome int
+
+// Outcomes of ApplyReplica and ApplyPurge.
+const (
+	// Applied: the version was stored (or its metadata merged).
+	Applied ApplyOutcome = iota
+	// Duplicate: the same version at the same time is already here.
+	Duplicate
+	// Stale: a newer copy of the same version is already here.
+	Stale
+)
+
+func (o ApplyOutcome) String() string {
+	switch o {
+	case Applied:
+		return "applied"
+	case Duplicate:
+		return "duplicate"
+	case Stale:
+		return "stale"
+	}
+	return fmt.Sprintf("outcome(%d)", int(o))
+}
+
+// ApplyReplica stores a version received from a peer, keeping its version
+// ID, times, origin and part layout; body holds its plaintext data, the
+// segments in order (nothing for a delete marker or a metadata-only
+// change). The timestamp decides: a copy of a version already here is
+// accepted when newer (its metadata merged), accepted idempotently when
+// equal, and rejected as Stale when older. The key's latest version is the
+// newest by (ModTime, origin, version ID), whatever the arrival order. The
+// stored copy is marked REPLICA and is never reported to the Replicator.
+func (l *Layer) ApplyReplica(ctx context.Context, bucket, key string, in *Version, body io.Reader) (ApplyOutcome, error) {
+	if err := ValidateKey(key); err != nil {
+		return 0, err
+	}
+	if !validVersionID(in.VersionID) {
+		return 0, ErrInvalidVersionID
+	}
+	b, err := l.Bucket(ctx, bucket)
+	if err != nil {
+		return 0, err
+	}
+	l.cfg.Clock.Observe(max(in.ModTime, in.MetaTime))
+	cur, err := l.getVersion(bucket, key, in.VersionID)
+	if err != nil && !errors.Is(err, ErrVersionNotFound) {
+		return 0, err
+	}
+	if cur != nil {
+		if out, done := compareCopies(cur, in); done {
+			io.Copy(io.Discard, body)
+			return out, nil
+		}
+		if cur.ModTime == in.ModTime && cur.Origin == in.Origin && cur.ETag == in.ETag {
+			// Same data, newer metadata: merge without touching the data.
+			io.Copy(io.Discard, body)
+			return l.mergeReplicaMeta(bucket, key, in)
+		}
+	}
+	v := replicaCopy(in)
+	segs, err := l.storeReplicaData(bucket, key, in, body, b)
+	if err != nil {
+		return 0, err
+	}
+	v.Segments = segs
+	unlock := l.lockKey(bucket, key)
+	defer unlock()
+	// Re-check under the lock: another copy may have landed meanwhile.
+	if cur, err = l.getVersion(bucket, key, in.VersionID); err != nil && !errors.Is(err, ErrVersionNotFound) {
+		l.discard(segs...)
+		return 0, err
+	}
+	if cur != nil {
+		if out, done := compareCopies(cur, in); done {
+			l.discard(segs...)
+			return out, nil
+		}
+	}
+	if err := l.putReplicaLocked(bucket, key, v, cur); err != nil {
+		l.discard(segs...)
+		return 0, err
+	}
+	return Applied, nil
+}
+
+// compareCopies decides between the local copy cur and an incoming copy of
+// the same version: done reports that nothing is to be written.
+func compareCopies(cur, in *Version) (ApplyOutcome, bool) {
+	ct, cm := cur.Stamp()
+	it, im := in.Stamp()
+	switch {
+	case it < ct || it == ct && im < cm:
+		return Stale, true
+	case it == ct && im == cm && in.Origin <= cur.Origin:
+		if in.Origin == cur.Origin {
+			return Duplicate, true
+		}
+		return Stale, true
+	}
+	return Applied, false
+}
+
+// replicaCopy is the record stored for a received version.
+func replicaCopy(in *Version) *Version {
+	v := *in
+	v.Targets = nil
+	v.ReplicaStatus = StatusReplica
+	v.ReplicaTimestamp = time.Now().UnixNano()
+	v.ActivityTimestamp = 0
+	v.Segments = nil
+	return &v
+}
+
+// storeReplicaData writes the incoming plaintext as segments with the
+// sender's sizes (so a multipart object keeps its part layout), encrypting
+// with this site's keys when the version is encrypted, and checks each
+// segment's MD5 against its part ETag (or the object's ETag).
+func (l *Layer) storeReplicaData(bucket, key string, in *Version, body io.Reader, b Bucket) ([]Segment, error) {
+	if in.DeleteMarker {
+		return nil, nil
+	}
+	if in.SSE != "" && l.cfg.Cipher == nil {
+		return nil, ErrSSEUnavailable
+	}
+	var segs []Segment
+	for i, s := range in.Segments {
+		st, err := l.store(bucket, key, io.LimitReader(body, s.Size), s.Size, in.SSE, "")
+		if err != nil {
+			l.discard(segs...)
+			return nil, err
+		}
+		want := s.ETag
+		if !in.Multipart {
+			want = in.ETag
+		}
+		if want != "" && st.md5 != want {
+			l.discard(append(segs, st.seg)...)
+			return nil, fmt.Errorf("%w: segment %d", ErrBadDigest, i)
+		}
+		st.seg.Number, st.seg.ETag, st.seg.Checksum = s.Number, s.ETag, s.Checksum
+		segs = append(segs, st.seg)
+	}
+	return segs, nil
+}
+
+// putReplicaLocked commits a received version (replacing cur, the old copy
+// of the same version, if any) and moves the latest pointer if it is newer.
+func (l *Layer) putReplicaLocked(bucket, key string, v, cur *Version) error {
+	lat, err := l.latest(bucket, key)
+	if err != nil && !errors.Is(err, ErrObjectNotFound) {
+		return err
+	}
+	batch := l.meta.NewBatch()
+	batch.Set(versionKey(bucket, key, v.VersionID), encode(v))
+	newLatest := lat == nil || lat.VersionID == v.VersionID ||
+		newerStamp(v.ModTime, v.Origin, v.VersionID, lat.ModTime, lat.Origin, lat.VersionID)
+	sum := summarize(v)
+	if newLatest {
+		batch.Set(latestKey(bucket, key), encode(sum))
+	}
+	if err := batch.Commit(true); err != nil {
+		return err
+	}
+	if newLatest {
+		l.usage.replace(lat, &sum)
+	}
+	if cur != nil {
+		l.digests.remove(bucket, key, cur)
+		l.discard(cur.Segments...)
+	}
+	l.digests.add(bucket, key, v)
+	return nil
+}
+
+// mergeReplicaMeta applies a newer metadata-only change (tags, user
+// metadata) of a version already here.
+func (l *Layer) mergeReplicaMeta(bucket, key string, in *Version) (ApplyOutcome, error) {
+	unlock := l.lockKey(bucket, key)
+	defer unlock()
+	cur, err := l.getVersion(bucket, key, in.VersionID)
+	if err != nil {
+		return 0, err
+	}
+	if out, done := compareCopies(cur, in); done {
+		return out, nil
+	}
+	old := *cur
+	cur.MetaTime, cur.Tags, cur.UserMeta, cur.ContentType, cur.Headers = in.MetaTime, in.Tags, in.UserMeta, in.ContentType, in.Headers
+	batch := l.meta.NewBatch()
+	batch.Set(versionKey(bucket, key, cur.VersionID), encode(cur))
+	if err := batch.Commit(true); err != nil {
+		return 0, err
+	}
+	l.digests.remove(bucket, key, &old)
+	l.digests.add(bucket, key, cur)
+	return Applied, nil
+}
+
+// ApplyPurge removes a version permanently on a peer's request. A missing
+// version is a duplicate: the purge already happened or never had
+// anything to remove.
+func (l *Layer) ApplyPurge(ctx context.Context, bucket, key, versionID string) (ApplyOutcome, error) {
+	if err := ValidateKey(key); err != nil {
+		return 0, err
+	}
+	if !validVersionID(versionID) {
+		return 0, ErrInvalidVersionID
+	}
+	if _, err := l.Bucket(ctx, bucket); err != nil {
+		return 0, err
+	}
+	unlock := l.lockKey(bucket, key)
+	defer unlock()
+	if _, err := l.getVersion(bucket, key, versionID); errors.Is(err, ErrVersionNotFound) {
+		return Duplicate, nil
+	}
+	if _, err := l.removeVersionLocked(bucket, key, versionID, false); err != nil {
+		return 0, err
+	}
+	return Applied, nil
+}
+
+// ApplyBucket applies a peer's bucket record, or its deletion: a change
+// older than the local record is Stale. A bucket still holding versions is
+// not deleted (ErrBucketNotEmpty): its objects' deletions are on their way.
+func (l *Layer) ApplyBucket(ctx context.Context, in Bucket, deleted bool, at int64) (ApplyOutcome, error) {
+	if !ValidBucketName(in.Name) {
+		return 0, ErrInvalidBucketName
+	}
+	l.cfg.Clock.Observe(max(in.ModTime, at))
+	l.bucketsMu.Lock()
+	defer l.bucketsMu.Unlock()
+	cur, ok := l.buckets[in.Name]
+	if deleted {
+		if !ok {
+			return Duplicate, nil
+		}
+		if cur.ModTime > at {
+			return Stale, nil
+		}
+		if err := l.deleteBucketLocked(in.Name, nil); err != nil {
+			return 0, err
+		}
+		return Applied, nil
+	}
+	if ok && cur.ModTime >= in.ModTime {
+		if cur.ModTime == in.ModTime {
+			return Duplicate, nil
+		}
+		return Stale, nil
+	}
+	b := in
+	if err := l.putBucketLocked(&b, nil); err != nil {
+		return 0, err
+	}
+	return Applied, nil
+}
+
+// SetTargetStatus records the outcome of a send of one version to one
+// peer. It is not synced: a status lost in a crash is rewritten when the
+// journal entry, which is still there, is sent again.
+func (l *Layer) SetTargetStatus(bucket, key, versionID, target, status string) error {
+	unlock := l.lockKey(bucket, key)
+	defer unlock()
+	v, err := l.getVersion(bucket, key, versionID)
+	if err != nil {
+		return err
+	}
+	if v.Targets == nil {
+		v.Targets = map[string]string{}
+	}
+	now := time.Now().UnixNano()
+	v.Targets[target] = status
+	v.ActivityTimestamp = now
+	if status == StatusCompleted {
+		v.ReplicaTimestamp = now
+	}
+	batch := l.meta.NewBatch()
+	batch.Set(versionKey(bucket, key, versionID), encode(v))
+	return batch.Commit(false)
+}
+
+// Version returns one version record (delete markers included), for the
+// replication sender.
+func (l *Layer) Version(ctx context.Context, bucket, key, versionID string) (*Version, error) {
+	if _, err := l.Bucket(ctx, bucket); err != nil {
+		return nil, err
+	}
+	return l.getVersion(bucket, key, versionID)
+}
+
+// VersionRef names one stored version and its replication stamp.
+type VersionRef struct {
+	Key          string `json:"k" msgpack:"k"`
+	VersionID    string `json:"v" msgpack:"v"`
+	ModTime      int64  `json:"t" msgpack:"t"`
+	MetaTime     int64  `json:"m,omitempty" msgpack:"m,omitempty"`
+	Origin       string `json:"o,omitempty" msgpack:"o,omitempty"`
+	DeleteMarker bool   `json:"d,omitempty" msgpack:"d,omitempty"`
+	Size         int64  `json:"s,omitempty" msgpack:"s,omitempty"`
+}
+
+// WalkVersions calls fn for every version of bucket in key order, starting
+// after the version key (afterKey, afterVersion) (both empty: from the
+// start), until fn returns false. It is the resync and mismatch cursor.
+func (l *Layer) WalkVersions(ctx context.Context, bucket, afterKey, afterVersion string, fn func(VersionRef) bool) error {
+	lo := versionBucketPrefix(bucket)
+	hi := meta.PrefixEnd(lo)
+	if afterKey != "" || afterVersion != "" {
+		lo = append(versionKey(bucket, afterKey, afterVersion), 0)
+	}
+	return meta.Scan(l.meta, lo, hi, func(k, raw []byte) (bool, error) {
+		key, _, ok := splitVersionKey(bucket, k)
+		if !ok {
+			return false, fmt.Errorf("objects: bad version key %q", k)
+		}
+		v := &Version{}
+		if err := decode(raw, v); err != nil {
+			return false, err
+		}
+		return fn(refOf(key, v)), nil
+	})
+}
+
+func refOf(key string, v *Version) VersionRef {
+	return VersionRef{Key: key, VersionID: v.VersionID, ModTime: v.ModTime, MetaTime: v.MetaTime,
+		Origin: v.Origin, DeleteMarker: v.DeleteMarker, Size: v.Size}
+}

@@ -1,0 +1,356 @@
+package replication_test
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"io"
+	"net/url"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/minio/minio-go/v7"
+	"github.com/minio/minio-go/v7/pkg/credentials"
+
+	"github.com/twinlake/twinlake/internal/objects"
+	"github.com/twinlake/twinlake/internal/testsite"
+)
+
+// fast retry policy so tests finish quickly.
+var fastRetries = map[string]string{"retry_base_delay": "50ms", "retry_max_delay": "500ms", "max_retries": "50"}
+
+func client(t *testing.T, s *testsite.Site) *minio.Client {
+	t.Helper()
+	u, _ := url.Parse(s.URL)
+	c, err := minio.New(u.Host, &minio.Options{Creds: credentials.NewStaticV4(s.AccessKey, s.SecretKey, ""), Region: "us-east-1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// versions returns "key versionID etag deleteMarker" for every version of
+// bucket, sorted.
+func versions(ctx context.Context, c *minio.Client, bucket string) ([]string, error) {
+	var out []string
+	for o := range c.ListObjects(ctx, bucket, minio.ListObjectsOptions{WithVersions: true, Recursive: true}) {
+		if o.Err != nil {
+			return nil, o.Err
+		}
+		out = append(out, fmt.Sprintf("%s %s %s %t latest=%t", o.Key, o.VersionID, o.ETag, o.IsDeleteMarker, o.IsLatest))
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
+// converged checks that every site holds exactly the same versions of
+// bucket, with the same latest version of each key.
+func converged(ctx context.Context, sites []*minio.Client, bucket string) error {
+	first, err := versions(ctx, sites[0], bucket)
+	if err != nil {
+		return err
+	}
+	for i, c := range sites[1:] {
+		got, err := versions(ctx, c, bucket)
+		if err != nil {
+			return fmt.Errorf("site %d: %w", i+2, err)
+		}
+		if strings.Join(got, "\n") != strings.Join(first, "\n") {
+			return fmt.Errorf("site %d differs from site 1: %d vs %d versions", i+2, len(got), len(first))
+		}
+	}
+	return nil
+}
+
+func clients(t *testing.T, m *testsite.Mesh) []*minio.Client {
+	var out []*minio.Client
+	for _, s := range m.Sites {
+		out = append(out, client(t, s.Site))
+	}
+	return out
+}
+
+func TestThreeSitesActiveActiveConverge(t *testing.T) {
+	m := testsite.StartMesh(t, 3, fastRetries, nil)
+	cs := clients(t, m)
+	ctx := context.Background()
+	if err := cs[0].MakeBucket(ctx, "shared", minio.MakeBucketOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	testsite.Eventually(t, 10*time.Second, func() error {
+		for i, c := range cs {
+			v, err := c.GetBucketVersioning(ctx, "shared")
+			if err != nil {
+				return fmt.Errorf("site %d: %w", i+1, err)
+			}
+			if v.Status != "Enabled" {
+				return fmt.Errorf("site %d: versioning %q", i+1, v.Status)
+			}
+		}
+		return nil
+	})
+	// Every site writes the same 10 keys concurrently, several times.
+	var wg sync.WaitGroup
+	errs := make(chan error, 100)
+	for i, c := range cs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for round := range 3 {
+				for k := range 10 {
+					body := fmt.Sprintf("site%d round%d key%d", i+1, round, k)
+					if _, err := c.PutObject(ctx, "shared", fmt.Sprintf("k%02d", k), strings.NewReader(body), int64(len(body)), minio.PutObjectOptions{}); err != nil {
+						errs <- err
+						return
+					}
+				}
+			}
+			if err := c.RemoveObject(ctx, "shared", fmt.Sprintf("k%02d", 9-i), minio.RemoveObjectOptions{}); err != nil {
+				errs <- err
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	testsite.Eventually(t, 30*time.Second, func() error { return converged(ctx, cs, "shared") })
+	// And the data of every latest version reads the same everywhere.
+	for k := range 10 {
+		key := fmt.Sprintf("k%02d", k)
+		var want string
+		for i, c := range cs {
+			got := readOrMissing(ctx, c, "shared", key)
+			if i == 0 {
+				want = got
+			} else if got != want {
+				t.Fatalf("%s: site %d reads %q, site 1 %q", key, i+1, got, want)
+			}
+		}
+	}
+	// A received copy says REPLICA; the writer's copy says COMPLETED once sent.
+	st, err := cs[1].StatObject(ctx, "shared", "k00", minio.StatObjectOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := st.ReplicationStatus; s != "REPLICA" && s != "COMPLETED" {
+		t.Fatalf("replication status %q", s)
+	}
+}
+
+func readOrMissing(ctx context.Context, c *minio.Client, bucket, key string) string {
+	o, err := c.GetObject(ctx, bucket, key, minio.GetObjectOptions{})
+	if err != nil {
+		return "error: " + err.Error()
+	}
+	defer o.Close()
+	b, err := io.ReadAll(o)
+	if err != nil {
+		return "missing"
+	}
+	return string(b)
+}
+
+func TestPeerDownThenBackDrains(t *testing.T) {
+	m := testsite.StartMesh(t, 2, fastRetries, nil)
+	cs := clients(t, m)
+	ctx := context.Background()
+	if err := cs[0].MakeBucket(ctx, "bkt", minio.MakeBucketOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	testsite.Eventually(t, 10*time.Second, func() error { _, err := cs[1].GetBucketVersioning(ctx, "bkt"); return err })
+	// Cut site2 off: site1 reaches it only through its proxy.
+	m.Sites[1].Proxy.Cut()
+	big := make([]byte, 300<<10)
+	rand.Read(big)
+	for i := range 50 {
+		body := []byte(fmt.Sprintf("object %d", i))
+		if i%10 == 0 {
+			body = big
+		}
+		if _, err := cs[0].PutObject(ctx, "bkt", fmt.Sprintf("o%03d", i), bytes.NewReader(body), int64(len(body)), minio.PutObjectOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Delete markers written while the peer is down arrive too.
+	for i := range 5 {
+		if err := cs[0].RemoveObject(ctx, "bkt", fmt.Sprintf("o%03d", i), minio.RemoveObjectOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// While down, the work waits in the journal: no retries burnt.
+	eng := m.Sites[0].Server().Replication()
+	testsite.Eventually(t, 5*time.Second, func() error {
+		st, err := eng.Status(ctx)
+		if err != nil {
+			return err
+		}
+		if len(st.Targets) != 1 || st.Targets[0].Online {
+			return errors.New("link still reported up")
+		}
+		if st.Targets[0].Pending == 0 {
+			return errors.New("no backlog")
+		}
+		if st.Targets[0].Retrying != 0 {
+			return fmt.Errorf("%d entries burnt retries while the link was down", st.Targets[0].Retrying)
+		}
+		return nil
+	})
+	m.Sites[1].Proxy.Restore()
+	testsite.Eventually(t, 30*time.Second, func() error { return converged(ctx, cs, "bkt") })
+	if got := readOrMissing(ctx, cs[1], "bkt", "o010"); got != string(big) {
+		t.Fatalf("o010 on site2: %d bytes", len(got))
+	}
+	testsite.Eventually(t, 10*time.Second, func() error {
+		st, err := eng.Status(ctx)
+		if err != nil {
+			return err
+		}
+		if t := st.Targets[0]; t.Pending+t.Retrying != 0 {
+			return fmt.Errorf("backlog %d+%d", t.Pending, t.Retrying)
+		}
+		return nil
+	})
+}
+
+func TestClockSkewKeepsCausalOrder(t *testing.T) {
+	// site2's wall clock is an hour behind site1's.
+	skew := func(i int) []testsite.Option {
+		if i == 1 {
+			return []testsite.Option{testsite.WithClock(func() time.Time { return time.Now().Add(-time.Hour) })}
+		}
+		return nil
+	}
+	m := testsite.StartMesh(t, 2, fastRetries, skew)
+	cs := clients(t, m)
+	ctx := context.Background()
+	if err := cs[0].MakeBucket(ctx, "causal", minio.MakeBucketOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	put := func(c *minio.Client, body string) minio.UploadInfo {
+		info, err := c.PutObject(ctx, "causal", "doc", strings.NewReader(body), int64(len(body)), minio.PutObjectOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return info
+	}
+	first := put(cs[0], "written first on site1")
+	// site2 sees site1's write, then overwrites it: the overwrite is
+	// causally after, so it must win everywhere despite site2's clock.
+	testsite.Eventually(t, 10*time.Second, func() error {
+		if got := readOrMissing(ctx, cs[1], "causal", "doc"); got != "written first on site1" {
+			return fmt.Errorf("site2 reads %q", got)
+		}
+		return nil
+	})
+	second := put(cs[1], "written second on site2")
+	if second.VersionID == first.VersionID {
+		t.Fatal("same version")
+	}
+	testsite.Eventually(t, 10*time.Second, func() error {
+		for i, c := range cs {
+			if got := readOrMissing(ctx, c, "causal", "doc"); got != "written second on site2" {
+				return fmt.Errorf("site%d reads %q", i+1, got)
+			}
+		}
+		return nil
+	})
+}
+
+func TestResyncAfterPeerLostData(t *testing.T) {
+	m := testsite.StartMesh(t, 2, fastRetries, nil)
+	cs := clients(t, m)
+	ctx := context.Background()
+	if err := cs[0].MakeBucket(ctx, "resync", minio.MakeBucketOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 20 {
+		body := fmt.Sprintf("v%d", i)
+		if _, err := cs[0].PutObject(ctx, "resync", fmt.Sprintf("k%d", i), strings.NewReader(body), int64(len(body)), minio.PutObjectOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	testsite.Eventually(t, 20*time.Second, func() error { return converged(ctx, cs, "resync") })
+	// site2 loses versions behind replication's back: remove them with
+	// permanent deletes applied as if from a peer (not re-replicated).
+	for i := range 20 {
+		key := fmt.Sprintf("k%d", i)
+		for o := range cs[1].ListObjects(ctx, "resync", minio.ListObjectsOptions{Prefix: key, WithVersions: true}) {
+			if o.Key != key {
+				continue
+			}
+			if _, err := m.Sites[1].Server().Replication().ReceivePurge(ctx, "resync", key, o.VersionID); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if err := converged(ctx, cs, "resync"); err == nil {
+		t.Fatal("site2 still holds the data")
+	}
+	eng := m.Sites[0].Server().Replication()
+	if _, err := eng.ResyncStart(ctx, "site2"); err != nil {
+		t.Fatal(err)
+	}
+	testsite.Eventually(t, 20*time.Second, func() error { return converged(ctx, cs, "resync") })
+	job, err := eng.ResyncStatus(ctx, "site2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if job.State != "completed" || job.Queued < 20 {
+		t.Fatalf("resync job %+v", job)
+	}
+}
+
+func TestMismatchDetectionHealsDroppedWork(t *testing.T) {
+	// max_retries 0: the first failed retry drops the entry.
+	m := testsite.StartMesh(t, 2, map[string]string{"retry_base_delay": "20ms", "retry_max_delay": "50ms", "max_retries": "1"}, nil)
+	cs := clients(t, m)
+	ctx := context.Background()
+	if err := cs[0].MakeBucket(ctx, "mismatch", minio.MakeBucketOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	testsite.Eventually(t, 10*time.Second, func() error { _, err := cs[1].GetBucketVersioning(ctx, "mismatch"); return err })
+	// Remove the bucket on site2 behind replication's back, so sends fail
+	// (NoSuchBucket) until they are dropped.
+	if _, err := m.Sites[1].Server().Replication().ReceiveBucket(ctx, bucketRecord("mismatch"), true, time.Now().Add(time.Hour).UnixNano()); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 5 {
+		body := fmt.Sprintf("x%d", i)
+		if _, err := cs[0].PutObject(ctx, "mismatch", fmt.Sprintf("d%d", i), strings.NewReader(body), int64(len(body)), minio.PutObjectOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	eng := m.Sites[0].Server().Replication()
+	testsite.Eventually(t, 10*time.Second, func() error {
+		st, err := eng.Status(ctx)
+		if err != nil {
+			return err
+		}
+		if t := st.Targets[0]; t.Pending+t.Retrying != 0 {
+			return fmt.Errorf("backlog %d+%d", t.Pending, t.Retrying)
+		}
+		return nil
+	})
+	// The work is gone (dropped). Mismatch detection finds the bucket and
+	// versions missing on site2 and queues them again.
+	testsite.Eventually(t, 20*time.Second, func() error {
+		if _, err := eng.CheckMismatches(ctx); err != nil {
+			return err
+		}
+		return converged(ctx, cs, "mismatch")
+	})
+	// Once converged, a comparison finds nothing: digests are equal.
+	n, err := eng.CheckMismatches(ctx)
+	if err != nil || n != 0 {
+		t.Fatalf("after convergence: %d queued, %v", n, err)
+	}
+}
+
+func bucketRecord(name string) objects.Bucket { return objects.Bucket{Name: name} }

@@ -1,0 +1,315 @@
+// Package replication owns site replication: the site registry and join,
+// the per-version target status, the durable outbound journal and its
+// workers, the retry queue (MRF) with exponential backoff, the inbound
+// receiver (timestamp resolution, REPLICA marking), resync and version
+// mismatch detection.
+//
+// Every local change reaches the engine through objects.Replicator inside
+// the batch that commits it: the change and one journal entry per peer are
+// durable together, so a crash loses no outbound work. Per target, a pump
+// reads the journal and hands entries to workers chosen by a hash of the
+// object key, so one key's changes are sent in order and different keys in
+// parallel. A send that fails while the peer answers moves to the retry
+// queue; a send that fails because the peer is unreachable stays in the
+// journal and waits for the link, spending no retry.
+package replication
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/twinlake/twinlake/internal/config"
+	"github.com/twinlake/twinlake/internal/meta"
+	"github.com/twinlake/twinlake/internal/objects"
+	"github.com/twinlake/twinlake/internal/trace"
+)
+
+// Config holds an Engine's collaborators.
+type Config struct {
+	Meta     meta.Store     // required
+	Objects  *objects.Layer // required
+	Settings *config.Store  // required
+	Trace    *trace.Bus     // required
+	Dial     Dialer         // required
+	SiteID   string         // required: this site's deployment ID
+	SiteName string
+	Logger   *slog.Logger
+	// Registerer receives the replication metrics; nil registers none.
+	Registerer prometheus.Registerer
+	// OnService installs the site-replication service credential (empty to
+	// remove it) in the site's identity store.
+	OnService func(accessKey, secretKey string)
+	// HealthInterval is how often each link is probed. Default 1s.
+	HealthInterval time.Duration
+}
+
+// Validate reports every missing collaborator at once.
+func (c *Config) Validate() error {
+	var errs []error
+	for _, r := range []struct {
+		missing bool
+		name    string
+	}{{c.Meta == nil, "Meta"}, {c.Objects == nil, "Objects"}, {c.Settings == nil, "Settings"},
+		{c.Trace == nil, "Trace"}, {c.Dial == nil, "Dial"}, {c.SiteID == "", "SiteID"}} {
+		if r.missing {
+			errs = append(errs, fmt.Errorf("replication: %s is required", r.name))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Engine is a site's replication engine. It is safe for concurrent use.
+type Engine struct {
+	cfg Config
+	log *slog.Logger
+	m   *engineMetrics
+
+	state   atomic.Pointer[State]
+	targets atomic.Pointer[[]*target]
+
+	mu      sync.Mutex // serialises configuration changes and target restarts
+	resyncs map[string]*resyncRun
+	ctx     context.Context
+	cancel  context.CancelFunc
+	bg      sync.WaitGroup
+	unsub   func()
+}
+
+var _ objects.Replicator = (*Engine)(nil)
+
+// New builds the engine and loads its configuration; Start runs it.
+func New(cfg Config) (*Engine, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.HealthInterval == 0 {
+		cfg.HealthInterval = time.Second
+	}
+	e := &Engine{cfg: cfg, log: cfg.Logger.With("component", "replication"), resyncs: map[string]*resyncRun{}}
+	e.ctx, e.cancel = context.WithCancel(context.Background())
+	e.targets.Store(&[]*target{})
+	st := &State{}
+	raw, err := cfg.Meta.Get([]byte(keyState))
+	switch {
+	case err == nil:
+		if err := decode(raw, st); err != nil {
+			return nil, fmt.Errorf("replication: decode state: %w", err)
+		}
+	case !errors.Is(err, meta.ErrNotFound):
+		return nil, err
+	}
+	e.state.Store(st)
+	if e.m, err = newEngineMetrics(e, cfg.Registerer); err != nil {
+		return nil, err
+	}
+	return e, nil
+}
+
+// Start installs the service credential, starts a sender for every peer,
+// resumes interrupted resyncs and follows replication setting changes.
+func (e *Engine) Start() error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	st := e.state.Load()
+	if st.Enabled() && e.cfg.OnService != nil {
+		e.cfg.OnService(st.ServiceAccessKey, st.ServiceSecretKey)
+	}
+	if err := e.restartTargetsLocked(); err != nil {
+		return err
+	}
+	e.unsub = e.cfg.Settings.Subscribe(func(subsys string) {
+		if subsys != config.SubsysReplication {
+			return
+		}
+		e.mu.Lock()
+		defer e.mu.Unlock()
+		if err := e.restartTargetsLocked(); err != nil {
+			e.log.Error("restart replication targets", "err", err)
+		}
+	})
+	e.bg.Add(1)
+	go e.mismatchLoop()
+	return e.resumeResyncsLocked()
+}
+
+// Close stops every sender and background job; work left in the journal
+// is sent after the next start.
+func (e *Engine) Close() {
+	if e.unsub != nil {
+		e.unsub()
+	}
+	e.cancel()
+	e.mu.Lock()
+	for _, t := range *e.targets.Load() {
+		t.stop()
+	}
+	e.targets.Store(&[]*target{})
+	e.mu.Unlock()
+	e.bg.Wait()
+}
+
+// State returns the current site replication configuration.
+func (e *Engine) State() State { return *e.state.Load() }
+
+// SiteID returns this site's deployment ID.
+func (e *Engine) SiteID() string { return e.cfg.SiteID }
+
+// peers returns the configuration's sites other than this one.
+func (e *Engine) peers(st *State) []Site {
+	var out []Site
+	if !st.Enabled() {
+		return nil
+	}
+	for _, s := range st.Sites {
+		if s.ID != e.cfg.SiteID {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// restartTargetsLocked stops the current senders and starts one per peer
+// of the current configuration, with the current settings.
+func (e *Engine) restartTargetsLocked() error {
+	for _, t := range *e.targets.Load() {
+		t.stop()
+	}
+	st := e.state.Load()
+	var ts []*target
+	for _, s := range e.peers(st) {
+		peer, err := e.cfg.Dial(s.Endpoint, Credentials{AccessKey: st.ServiceAccessKey, SecretKey: st.ServiceSecretKey})
+		if err != nil {
+			return fmt.Errorf("replication: peer %s: %w", s.Name, err)
+		}
+		t, err := newTarget(e, s, peer)
+		if err != nil {
+			return err
+		}
+		ts = append(ts, t)
+	}
+	e.targets.Store(&ts)
+	for _, t := range ts {
+		t.start()
+	}
+	return nil
+}
+
+func (e *Engine) target(nameOrID string) *target {
+	for _, t := range *e.targets.Load() {
+		if t.site.ID == nameOrID || t.site.Name == nameOrID {
+			return t
+		}
+	}
+	return nil
+}
+
+// saveStateLocked persists st durably and makes it current. The journal,
+// retry queue and resync job of a site leaving the configuration go too.
+func (e *Engine) saveStateLocked(st *State) error {
+	b := e.cfg.Meta.NewBatch()
+	for _, old := range e.state.Load().Sites {
+		if slices.ContainsFunc(st.Sites, func(s Site) bool { return s.ID == old.ID }) {
+			continue
+		}
+		for _, p := range [][]byte{journalPrefix(old.ID), mrfPrefix(old.ID)} {
+			b.DeleteRange(p, meta.PrefixEnd(p))
+		}
+		b.Delete(resyncKey(old.ID))
+	}
+	if st.Enabled() {
+		b.Set([]byte(keyState), encode(st))
+	} else {
+		b.Delete([]byte(keyState))
+	}
+	if err := b.Commit(true); err != nil {
+		return err
+	}
+	e.state.Store(st)
+	if e.cfg.OnService != nil {
+		if st.Enabled() {
+			e.cfg.OnService(st.ServiceAccessKey, st.ServiceSecretKey)
+		} else {
+			e.cfg.OnService("", "")
+		}
+	}
+	return nil
+}
+
+// Version implements objects.Replicator: it marks every peer PENDING and
+// journals the version for each.
+func (e *Engine) Version(b meta.Batch, bucket, key string, v *objects.Version) {
+	ts := *e.targets.Load()
+	if len(ts) == 0 {
+		return
+	}
+	v.Targets = make(map[string]string, len(ts))
+	now := time.Now().UnixNano()
+	v.ActivityTimestamp = now
+	for _, t := range ts {
+		v.Targets[t.site.ID] = objects.StatusPending
+		t.journal(b, Entry{Op: OpVersion, Bucket: bucket, Key: key, VersionID: v.VersionID, Size: v.Size, At: v.ModTime, Queued: now})
+	}
+}
+
+// Purge implements objects.Replicator.
+func (e *Engine) Purge(b meta.Batch, bucket, key string, v *objects.Version) {
+	now := time.Now().UnixNano()
+	for _, t := range *e.targets.Load() {
+		t.journal(b, Entry{Op: OpPurge, Bucket: bucket, Key: key, VersionID: v.VersionID, At: v.ModTime, Queued: now})
+	}
+}
+
+// Bucket implements objects.Replicator.
+func (e *Engine) Bucket(b meta.Batch, bk *objects.Bucket, deleted bool, at int64) {
+	ts := *e.targets.Load()
+	if len(ts) == 0 {
+		return
+	}
+	op := OpBucket
+	if deleted {
+		op = OpBucketDelete
+	} else {
+		bk.Versioning = objects.VersioningEnabled
+	}
+	now := time.Now().UnixNano()
+	for _, t := range ts {
+		t.journal(b, Entry{Op: op, Bucket: bk.Name, At: at, Queued: now})
+	}
+}
+
+// RequiresVersioning implements objects.Replicator: with site replication
+// on, every bucket stays versioned.
+func (e *Engine) RequiresVersioning() bool { return e.state.Load().Enabled() }
+
+// Committed implements objects.Replicator: it wakes the senders.
+func (e *Engine) Committed() {
+	for _, t := range *e.targets.Load() {
+		t.wakeUp()
+	}
+}
+
+func (e *Engine) traceEvent(fn, target, bucket, key, msg string, start time.Time, err error) {
+	if !e.cfg.Trace.Enabled(trace.Replication) {
+		return
+	}
+	ev := trace.Event{Type: trace.Replication, Time: start, FuncName: fn, Path: bucket + "/" + key,
+		Duration: time.Since(start), Msg: msg, Attrs: map[string]string{}}
+	if target != "" {
+		ev.Attrs["target"] = target
+	}
+	if err != nil {
+		ev.Error = err.Error()
+	}
+	e.cfg.Trace.Publish(ev)
+}

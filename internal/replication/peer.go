@@ -1,0 +1,69 @@
+package replication
+
+import (
+	"context"
+	"errors"
+	"io"
+
+	"github.com/twinlake/twinlake/internal/objects"
+)
+
+// Peer is another site as the engine reaches it. internal/replication/peerhttp
+// implements it over the peer API; the engine never speaks HTTP itself.
+type Peer interface {
+	// SendVersion delivers a version and its plaintext data (size bytes).
+	SendVersion(ctx context.Context, bucket, key string, v *objects.Version, body io.Reader, size int64) (objects.ApplyOutcome, error)
+	// SendPurge removes a version permanently on the peer.
+	SendPurge(ctx context.Context, bucket, key, versionID string) (objects.ApplyOutcome, error)
+	// SendBucket delivers a bucket record, or its deletion at time at.
+	SendBucket(ctx context.Context, b objects.Bucket, deleted bool, at int64) (objects.ApplyOutcome, error)
+	// Health checks the link.
+	Health(ctx context.Context) error
+	// Info describes the peer site.
+	Info(ctx context.Context) (PeerInfo, error)
+	// Join installs a site replication configuration on the peer.
+	Join(ctx context.Context, st State) error
+	// Digests returns the peer's version digest of every bucket.
+	Digests(ctx context.Context) (map[string]objects.Digest, error)
+	// SlotVersions lists the peer's versions in one digest slot of a bucket.
+	SlotVersions(ctx context.Context, bucket string, slot int) ([]objects.VersionRef, error)
+}
+
+// Credentials sign requests to a peer.
+type Credentials struct {
+	AccessKey, SecretKey string
+}
+
+// Dialer returns a Peer for an endpoint signed with creds.
+type Dialer func(endpoint string, creds Credentials) (Peer, error)
+
+// PeerInfo is what a site says about itself to a joining site.
+type PeerInfo struct {
+	DeploymentID string   `json:"deploymentID"`
+	SiteName     string   `json:"siteName"`
+	Buckets      []string `json:"buckets"`
+	Warehouses   []string `json:"warehouses"`
+	Objects      int64    `json:"objects"`
+	// Replication is the peer's current configuration, if any.
+	Replication *State `json:"replication,omitempty"`
+	// BucketConfig is a fingerprint of each bucket's replicated settings.
+	BucketConfig map[string]string `json:"bucketConfig,omitempty"`
+}
+
+// Errors.
+var (
+	// ErrLinkDown: the peer could not be reached. Work waits; no retry is spent.
+	ErrLinkDown = errors.New("replication: peer unreachable")
+	// ErrNotConfigured: site replication is not set up on this site.
+	ErrNotConfigured = errors.New("replication: site replication is not configured")
+	// ErrPeerHasData: a joining site other than the first holds buckets.
+	ErrPeerHasData = errors.New("replication: only the first site may hold data")
+	// ErrInvalidRequest: a bad argument (unknown site, too few sites, ...).
+	ErrInvalidRequest = errors.New("replication: invalid request")
+	// ErrResyncRunning: a resync to that target is already running.
+	ErrResyncRunning = errors.New("replication: a resync is already running")
+	// ErrNoResync: no resync to that target is known.
+	ErrNoResync = errors.New("replication: no resync for that site")
+	// ErrRefused: the peer refused the request (an error it returned).
+	ErrRefused = errors.New("replication: refused by peer")
+)

@@ -1,0 +1,290 @@
+package peerhttp
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/vmihailenco/msgpack/v5"
+
+	"github.com/twinlake/twinlake/internal/objects"
+	"github.com/twinlake/twinlake/internal/replication"
+	"github.com/twinlake/twinlake/internal/trace"
+)
+
+// Authenticator verifies a peer request's SigV4 signature.
+type Authenticator interface {
+	// Verify returns the access key that signed r and a reader of its body
+	// that fails unless the body is the signed one.
+	Verify(r *http.Request) (accessKey string, body io.ReadCloser, err error)
+	// IsAdmin reports whether accessKey is an administrator.
+	IsAdmin(accessKey string) bool
+}
+
+// Config holds a Server's collaborators.
+type Config struct {
+	Engine *replication.Engine // required
+	Auth   Authenticator       // required
+	Trace  *trace.Bus          // required
+	Logger *slog.Logger
+	// InboundGuard, when set, may refuse replication into a bucket (the
+	// Tables roles refuse warehouse replication on a non-replica): its error
+	// is answered 403.
+	InboundGuard func(ctx context.Context, bucket string) error
+	// MaxMetaBytes bounds the non-data bodies. Default 1 MiB.
+	MaxMetaBytes int64
+}
+
+// Server serves the peer API. Mount it, without stripping the prefix, at
+// Prefix.
+type Server struct {
+	cfg Config
+	mux *http.ServeMux
+}
+
+// errForbidden is a refused caller or guard.
+var errForbidden = errors.New("forbidden")
+
+// NewServer returns the peer API handler.
+func NewServer(cfg Config) (*Server, error) {
+	if cfg.Engine == nil || cfg.Auth == nil || cfg.Trace == nil {
+		return nil, errors.New("peerhttp: Engine, Auth and Trace are required")
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.MaxMetaBytes == 0 {
+		cfg.MaxMetaBytes = 1 << 20
+	}
+	s := &Server{cfg: cfg, mux: http.NewServeMux()}
+	for _, rt := range []struct {
+		method, path, name string
+		typ                trace.Type
+		h                  func(http.ResponseWriter, *http.Request, io.Reader, *string) error
+	}{
+		{http.MethodGet, pathHealth, "peer.Health", trace.Peer, s.health},
+		{http.MethodGet, pathInfo, "peer.Info", trace.Peer, s.info},
+		{http.MethodPost, pathJoin, "peer.Join", trace.Peer, s.join},
+		{http.MethodPut, pathVersion, "s3.ReplicationRequest", trace.S3, s.putVersion},
+		{http.MethodDelete, pathVersion, "s3.ReplicationRequest", trace.S3, s.deleteVersion},
+		{http.MethodPut, pathBucket, "peer.Bucket", trace.Peer, s.putBucket},
+		{http.MethodGet, pathDigests, "peer.Digests", trace.Peer, s.digests},
+		{http.MethodGet, pathSlot, "peer.SlotVersions", trace.Peer, s.slot},
+	} {
+		s.mux.Handle(rt.method+" "+rt.path, s.wrap(rt.name, rt.typ, rt.h))
+	}
+	s.mux.Handle(Prefix, s.wrap("peer.NotFound", trace.Peer, func(http.ResponseWriter, *http.Request, io.Reader, *string) error {
+		return errNoRoute
+	}))
+	return s, nil
+}
+
+var errNoRoute = errors.New("no such peer API call")
+
+// ServeHTTP implements http.Handler.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }
+
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	if w.status == 0 {
+		w.status = code
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusWriter) Write(p []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	return w.ResponseWriter.Write(p)
+}
+
+func (s *Server) wrap(name string, typ trace.Type, h func(http.ResponseWriter, *http.Request, io.Reader, *string) error) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		sw := &statusWriter{ResponseWriter: w}
+		var msg string
+		err := func() error {
+			key, body, err := s.cfg.Auth.Verify(r)
+			if err != nil {
+				return errors.Join(errUnauthenticated, err)
+			}
+			defer body.Close()
+			st := s.cfg.Engine.State()
+			if !s.cfg.Auth.IsAdmin(key) && (st.ServiceAccessKey == "" || key != st.ServiceAccessKey) {
+				return errors.Join(errForbidden, errors.New(key+" may not call the peer API"))
+			}
+			return h(sw, r, body, &msg)
+		}()
+		if err != nil {
+			writeError(sw, err)
+		}
+		if s.cfg.Trace.Enabled(typ) {
+			ev := trace.Event{Type: typ, Time: start, FuncName: name, Path: r.URL.Path + "?" + r.URL.RawQuery, Method: r.Method,
+				StatusCode: sw.status, Duration: time.Since(start), RemoteAddr: r.RemoteAddr, BytesIn: max(r.ContentLength, 0), Msg: msg}
+			if err != nil {
+				ev.Error = err.Error()
+			}
+			s.cfg.Trace.Publish(ev)
+		}
+	})
+}
+
+var errUnauthenticated = errors.New("unauthenticated")
+
+func writeError(w http.ResponseWriter, err error) {
+	code, status := "InternalError", http.StatusInternalServerError
+	switch {
+	case errors.Is(err, errUnauthenticated):
+		code, status = "Unauthenticated", http.StatusUnauthorized
+	case errors.Is(err, errForbidden):
+		code, status = "AccessDenied", http.StatusForbidden
+	case errors.Is(err, errNoRoute):
+		code, status = "NoSuchCall", http.StatusNotFound
+	case errors.Is(err, objects.ErrBucketNotFound):
+		code, status = "NoSuchBucket", http.StatusNotFound
+	case errors.Is(err, objects.ErrBucketNotEmpty):
+		code, status = "BucketNotEmpty", http.StatusConflict
+	case errors.Is(err, objects.ErrBadDigest), errors.Is(err, objects.ErrIncompleteBody):
+		code, status = "BadDigest", http.StatusBadRequest
+	case errors.Is(err, replication.ErrPeerHasData):
+		code, status = "SiteHasData", http.StatusConflict
+	case errors.Is(err, errBadRequest), errors.Is(err, replication.ErrInvalidRequest),
+		errors.Is(err, objects.ErrInvalidKey), errors.Is(err, objects.ErrKeyTooLong),
+		errors.Is(err, objects.ErrInvalidVersionID), errors.Is(err, objects.ErrInvalidBucketName):
+		code, status = "InvalidRequest", http.StatusBadRequest
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(errorBody{Code: code, Message: err.Error()})
+}
+
+var errBadRequest = errors.New("bad request")
+
+func writeJSON(w http.ResponseWriter, v any) error {
+	w.Header().Set("Content-Type", "application/json")
+	return json.NewEncoder(w).Encode(v)
+}
+
+func writeOutcome(w http.ResponseWriter, o objects.ApplyOutcome, msg *string) error {
+	*msg = o.String()
+	return writeJSON(w, outcomeBody{Outcome: o.String()})
+}
+
+func (s *Server) health(w http.ResponseWriter, r *http.Request, _ io.Reader, _ *string) error {
+	return writeJSON(w, struct{}{})
+}
+
+func (s *Server) info(w http.ResponseWriter, r *http.Request, _ io.Reader, _ *string) error {
+	return writeJSON(w, s.cfg.Engine.LocalInfo(r.Context()))
+}
+
+func (s *Server) join(w http.ResponseWriter, r *http.Request, body io.Reader, msg *string) error {
+	var st replication.State
+	if err := json.NewDecoder(io.LimitReader(body, s.cfg.MaxMetaBytes)).Decode(&st); err != nil {
+		return errors.Join(errBadRequest, err)
+	}
+	if err := s.cfg.Engine.Join(r.Context(), st); err != nil {
+		return err
+	}
+	*msg = "configuration installed"
+	return writeJSON(w, struct{}{})
+}
+
+func (s *Server) guard(ctx context.Context, bucket string) error {
+	if s.cfg.InboundGuard == nil {
+		return nil
+	}
+	if err := s.cfg.InboundGuard(ctx, bucket); err != nil {
+		return errors.Join(errForbidden, err)
+	}
+	return nil
+}
+
+func (s *Server) putVersion(w http.ResponseWriter, r *http.Request, body io.Reader, msg *string) error {
+	q := r.URL.Query()
+	bucket, key := q.Get("bucket"), q.Get("key")
+	if err := s.guard(r.Context(), bucket); err != nil {
+		return err
+	}
+	raw, err := base64.StdEncoding.DecodeString(r.Header.Get(headerVersion))
+	if err != nil || len(raw) == 0 {
+		return errors.Join(errBadRequest, errors.New("missing or bad "+headerVersion))
+	}
+	v := &objects.Version{}
+	if err := msgpack.Unmarshal(raw, v); err != nil {
+		return errors.Join(errBadRequest, err)
+	}
+	var total int64
+	for _, sg := range v.Segments {
+		if sg.Size < 0 {
+			return errors.Join(errBadRequest, errors.New("negative segment size"))
+		}
+		total += sg.Size
+	}
+	if !v.DeleteMarker && total != r.ContentLength {
+		return errors.Join(errBadRequest, errors.New("body length does not match the version's segments"))
+	}
+	out, err := s.cfg.Engine.ReceiveVersion(r.Context(), bucket, key, v, body)
+	if err != nil {
+		return err
+	}
+	return writeOutcome(w, out, msg)
+}
+
+func (s *Server) deleteVersion(w http.ResponseWriter, r *http.Request, _ io.Reader, msg *string) error {
+	q := r.URL.Query()
+	if err := s.guard(r.Context(), q.Get("bucket")); err != nil {
+		return err
+	}
+	out, err := s.cfg.Engine.ReceivePurge(r.Context(), q.Get("bucket"), q.Get("key"), q.Get("versionId"))
+	if err != nil {
+		return err
+	}
+	return writeOutcome(w, out, msg)
+}
+
+func (s *Server) putBucket(w http.ResponseWriter, r *http.Request, body io.Reader, msg *string) error {
+	var bb bucketBody
+	if err := msgpack.NewDecoder(io.LimitReader(body, s.cfg.MaxMetaBytes)).Decode(&bb); err != nil {
+		return errors.Join(errBadRequest, err)
+	}
+	out, err := s.cfg.Engine.ReceiveBucket(r.Context(), bb.Bucket, bb.Deleted, bb.At)
+	if err != nil {
+		return err
+	}
+	return writeOutcome(w, out, msg)
+}
+
+func (s *Server) digests(w http.ResponseWriter, r *http.Request, _ io.Reader, _ *string) error {
+	d, err := s.cfg.Engine.Digests(r.Context())
+	if err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/msgpack")
+	return msgpack.NewEncoder(w).Encode(d)
+}
+
+func (s *Server) slot(w http.ResponseWriter, r *http.Request, _ io.Reader, _ *string) error {
+	q := r.URL.Query()
+	slot, err := strconv.Atoi(q.Get("slot"))
+	if err != nil {
+		return errors.Join(errBadRequest, err)
+	}
+	refs, err := s.cfg.Engine.SlotVersions(r.Context(), q.Get("bucket"), slot)
+	if err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/msgpack")
+	return msgpack.NewEncoder(w).Encode(refs)
+}

@@ -1,0 +1,122 @@
+package replication
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"sort"
+	"time"
+
+	"github.com/twinlake/twinlake/internal/objects"
+)
+
+// countingReader counts the bytes read through it.
+type countingReader struct {
+	r io.Reader
+	n int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
+}
+
+// ReceiveVersion applies a version sent by a peer (timestamp resolution,
+// REPLICA marking: see objects.Layer.ApplyReplica).
+func (e *Engine) ReceiveVersion(ctx context.Context, bucket, key string, v *objects.Version, body io.Reader) (objects.ApplyOutcome, error) {
+	start := time.Now()
+	cr := &countingReader{r: body}
+	out, err := e.cfg.Objects.ApplyReplica(ctx, bucket, key, v, cr)
+	e.received(out, cr.n, err)
+	e.traceEvent("replication.Receive", v.Origin, bucket, key, fmt.Sprintf("version %s from %s: %s", v.VersionID, v.Origin, out), start, err)
+	return out, err
+}
+
+// ReceivePurge applies a permanent version delete sent by a peer.
+func (e *Engine) ReceivePurge(ctx context.Context, bucket, key, versionID string) (objects.ApplyOutcome, error) {
+	start := time.Now()
+	out, err := e.cfg.Objects.ApplyPurge(ctx, bucket, key, versionID)
+	e.received(out, 0, err)
+	e.traceEvent("replication.ReceivePurge", "", bucket, key, "purge "+versionID+": "+out.String(), start, err)
+	return out, err
+}
+
+// ReceiveBucket applies a bucket record or deletion sent by a peer.
+func (e *Engine) ReceiveBucket(ctx context.Context, b objects.Bucket, deleted bool, at int64) (objects.ApplyOutcome, error) {
+	start := time.Now()
+	out, err := e.cfg.Objects.ApplyBucket(ctx, b, deleted, at)
+	e.received(out, 0, err)
+	what := "bucket settings"
+	if deleted {
+		what = "bucket delete"
+	}
+	e.traceEvent("replication.ReceiveBucket", "", b.Name, "", what+": "+out.String(), start, err)
+	return out, err
+}
+
+func (e *Engine) received(out objects.ApplyOutcome, n int64, err error) {
+	switch {
+	case err != nil:
+	case out == objects.Stale:
+		e.m.rejected.Inc()
+	default:
+		e.m.receivedObjects.Inc()
+		e.m.receivedBytes.Add(float64(n))
+	}
+}
+
+// LocalInfo describes this site to a site that wants to join it.
+func (e *Engine) LocalInfo(ctx context.Context) PeerInfo {
+	info := PeerInfo{DeploymentID: e.cfg.SiteID, SiteName: e.cfg.SiteName, BucketConfig: map[string]string{}}
+	for _, b := range e.cfg.Objects.ListBuckets(ctx) {
+		info.Buckets = append(info.Buckets, b.Name)
+		if b.Warehouse {
+			info.Warehouses = append(info.Warehouses, b.Name)
+		}
+		info.BucketConfig[b.Name] = bucketFingerprint(b)
+	}
+	info.Objects = e.cfg.Objects.Usage().Objects
+	if st := e.state.Load(); st.Enabled() {
+		c := *st
+		c.ServiceSecretKey = ""
+		info.Replication = &c
+	}
+	return info
+}
+
+// bucketFingerprint summarises the replicated settings of a bucket, to
+// compare them between sites.
+func bucketFingerprint(b objects.Bucket) string {
+	keys := make([]string, 0, len(b.Tags))
+	for k := range b.Tags {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	s := fmt.Sprintf("v=%s;e=%s;w=%t;p=%x;t=", b.Versioning, b.Encryption, b.Warehouse, b.Policy)
+	for _, k := range keys {
+		s += k + "=" + b.Tags[k] + ","
+	}
+	return s
+}
+
+// Digests returns this site's version digest of every bucket.
+func (e *Engine) Digests(ctx context.Context) (map[string]objects.Digest, error) {
+	out := map[string]objects.Digest{}
+	for _, b := range e.cfg.Objects.ListBuckets(ctx) {
+		d, err := e.cfg.Objects.BucketDigest(ctx, b.Name)
+		if err != nil {
+			return nil, err
+		}
+		out[b.Name] = d
+	}
+	return out, nil
+}
+
+// SlotVersions lists this site's versions of bucket in one digest slot.
+func (e *Engine) SlotVersions(ctx context.Context, bucket string, slot int) ([]objects.VersionRef, error) {
+	if slot < 0 || slot >= objects.DigestSlots {
+		return nil, fmt.Errorf("%w: slot %d", ErrInvalidRequest, slot)
+	}
+	return e.cfg.Objects.SlotVersions(ctx, bucket, slot)
+}

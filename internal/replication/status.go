@@ -1,0 +1,153 @@
+package replication
+
+import (
+	"context"
+	"sort"
+	"time"
+
+	"github.com/twinlake/twinlake/internal/meta"
+)
+
+// TargetStatus is the state of the link and backlog to one peer.
+type TargetStatus struct {
+	Name          string        `json:"name"`
+	DeploymentID  string        `json:"deploymentID"`
+	Endpoint      string        `json:"endpoint"`
+	Online        bool          `json:"online"`
+	Latency       time.Duration `json:"latency"`
+	Pending       int64         `json:"pending"`
+	PendingBytes  int64         `json:"pendingBytes"`
+	Retrying      int64         `json:"retrying"`
+	RetryingBytes int64         `json:"retryingBytes"`
+	// Lag is the age of the oldest change still waiting for this peer.
+	Lag time.Duration `json:"lag"`
+}
+
+// BucketSync says, per bucket, which sites hold it with the same settings.
+type BucketSync struct {
+	Bucket string          `json:"bucket"`
+	Sites  map[string]bool `json:"sites"` // site name -> present with equal settings
+}
+
+// Status is the site replication status as seen from this site.
+type Status struct {
+	Enabled bool           `json:"enabled"`
+	Site    string         `json:"site"`
+	Sites   []Site         `json:"sites"`
+	Targets []TargetStatus `json:"targets"`
+	Buckets []BucketSync   `json:"buckets"`
+	// Unreachable lists sites whose bucket settings could not be compared.
+	Unreachable []string `json:"unreachable,omitempty"`
+}
+
+func (e *Engine) siteName() string {
+	for _, s := range e.state.Load().Sites {
+		if s.ID == e.cfg.SiteID {
+			return s.Name
+		}
+	}
+	return e.cfg.SiteName
+}
+
+// Status reports every peer's link and backlog, and whether buckets and
+// their settings are the same on every site.
+func (e *Engine) Status(ctx context.Context) (Status, error) {
+	st := e.state.Load()
+	out := Status{Enabled: st.Enabled(), Site: e.siteName(), Sites: st.Sites}
+	if !st.Enabled() {
+		return out, nil
+	}
+	local := e.LocalInfo(ctx)
+	fps := map[string]map[string]string{out.Site: local.BucketConfig}
+	for _, t := range *e.targets.Load() {
+		out.Targets = append(out.Targets, t.status())
+		if !t.online.Load() {
+			out.Unreachable = append(out.Unreachable, t.site.Name)
+			continue
+		}
+		cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		info, err := t.peer.Info(cctx)
+		cancel()
+		if err != nil {
+			out.Unreachable = append(out.Unreachable, t.site.Name)
+			continue
+		}
+		fps[t.site.Name] = info.BucketConfig
+	}
+	names := map[string]bool{}
+	for _, m := range fps {
+		for b := range m {
+			names[b] = true
+		}
+	}
+	for b := range names {
+		bs := BucketSync{Bucket: b, Sites: map[string]bool{}}
+		want := local.BucketConfig[b]
+		for site, m := range fps {
+			got, ok := m[b]
+			bs.Sites[site] = ok && want != "" && got == want
+		}
+		out.Buckets = append(out.Buckets, bs)
+	}
+	sort.Slice(out.Buckets, func(i, j int) bool { return out.Buckets[i].Bucket < out.Buckets[j].Bucket })
+	return out, nil
+}
+
+func (t *target) status() TargetStatus {
+	p, r := t.snapshot()
+	return TargetStatus{Name: t.site.Name, DeploymentID: t.site.ID, Endpoint: t.site.Endpoint,
+		Online: t.online.Load(), Latency: time.Duration(t.latency.Load()),
+		Pending: p.n, PendingBytes: p.bytes, Retrying: r.n, RetryingBytes: r.bytes, Lag: t.oldestPending()}
+}
+
+// BucketStatus is one bucket's backlog per peer.
+type BucketStatus struct {
+	Bucket  string         `json:"bucket"`
+	Targets []TargetStatus `json:"targets"`
+}
+
+// BucketStatus reports the work waiting for each peer in one bucket.
+func (e *Engine) BucketStatus(ctx context.Context, bucket string) (BucketStatus, error) {
+	if _, err := e.cfg.Objects.Bucket(ctx, bucket); err != nil {
+		return BucketStatus{}, err
+	}
+	out := BucketStatus{Bucket: bucket}
+	for _, t := range *e.targets.Load() {
+		ts := t.status()
+		p, r := t.bucketSnapshot(bucket)
+		ts.Pending, ts.PendingBytes, ts.Retrying, ts.RetryingBytes = p.n, p.bytes, r.n, r.bytes
+		out.Targets = append(out.Targets, ts)
+	}
+	return out, nil
+}
+
+// Backlog lists the retry queue entries of one bucket (every peer), oldest
+// due first, without consuming them; limit bounds the answer (0: 1000).
+func (e *Engine) Backlog(ctx context.Context, bucket string, limit int) ([]MRFEntry, error) {
+	if _, err := e.cfg.Objects.Bucket(ctx, bucket); err != nil {
+		return nil, err
+	}
+	if limit <= 0 {
+		limit = 1000
+	}
+	var out []MRFEntry
+	for _, t := range *e.targets.Load() {
+		p := mrfPrefix(t.site.ID)
+		err := meta.Scan(e.cfg.Meta, p, meta.PrefixEnd(p), func(k, v []byte) (bool, error) {
+			var m MRFEntry
+			if err := decode(v, &m); err != nil {
+				return false, err
+			}
+			if m.Bucket == bucket {
+				m.Target = t.site.Name
+				out = append(out, m)
+			}
+			return len(out) < limit, nil
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Due < out[j].Due })
+	return out, nil
+}

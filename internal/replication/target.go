@@ -1,0 +1,553 @@
+package replication
+
+import (
+	"context"
+	"errors"
+	"hash/maphash"
+	"io"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/twinlake/twinlake/internal/config"
+	"github.com/twinlake/twinlake/internal/meta"
+	"github.com/twinlake/twinlake/internal/objects"
+)
+
+const (
+	scanBatch      = 1024                   // journal entries read per pump pass
+	queueDepth     = 64                     // entries buffered per worker
+	gapGrace       = 2 * time.Second        // how long a journal gap may hold the cursor back
+	fullRescanTick = 30 * time.Second       // safety net: re-read the journal from its start
+	idleWait       = 250 * time.Millisecond // pump wake-up when nothing signals
+	sendTimeout    = 5 * time.Minute        // one send, data included
+)
+
+// job is one send: a journal entry, or a retry queue entry when mrf is set.
+type job struct {
+	e   Entry
+	key []byte // its meta key (journal or retry queue)
+	mrf *MRFEntry
+}
+
+// counts is a backlog tally.
+type counts struct{ n, bytes int64 }
+
+// target sends this site's changes to one peer.
+type target struct {
+	e    *Engine
+	site Site
+	peer Peer
+
+	seq     atomic.Uint64
+	wake    chan struct{}
+	online  atomic.Bool
+	latency atomic.Int64 // last probe round trip, ns
+
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+	queues []chan job
+	seed   maphash.Seed
+
+	mu        sync.Mutex
+	inflight  map[string]bool
+	cursor    uint64
+	rewind    bool
+	gapSince  time.Time
+	lastFull  time.Time
+	pending   counts // journal
+	retrying  counts // retry queue
+	perBucket map[string]*[2]counts
+}
+
+func newTarget(e *Engine, s Site, p Peer) (*target, error) {
+	t := &target{e: e, site: s, peer: p, wake: make(chan struct{}, 1), inflight: map[string]bool{},
+		perBucket: map[string]*[2]counts{}, seed: maphash.MakeSeed()}
+	if err := t.load(); err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+// load rebuilds the backlog tallies and the sequence from the journal and
+// the retry queue.
+func (t *target) load() error {
+	var maxSeq uint64
+	jp := journalPrefix(t.site.ID)
+	err := meta.Scan(t.e.cfg.Meta, jp, meta.PrefixEnd(jp), func(k, v []byte) (bool, error) {
+		var en Entry
+		if err := decode(v, &en); err != nil {
+			return false, err
+		}
+		maxSeq = max(maxSeq, seqOf(k))
+		t.tally(en, 0, 1)
+		return true, nil
+	})
+	if err != nil {
+		return err
+	}
+	mp := mrfPrefix(t.site.ID)
+	err = meta.Scan(t.e.cfg.Meta, mp, meta.PrefixEnd(mp), func(k, v []byte) (bool, error) {
+		var m MRFEntry
+		if err := decode(v, &m); err != nil {
+			return false, err
+		}
+		maxSeq = max(maxSeq, m.Seq)
+		t.tally(m.Entry, 1, 1)
+		return true, nil
+	})
+	t.seq.Store(maxSeq)
+	return err
+}
+
+// tally adds d entries to the journal (which 0) or retry queue (which 1)
+// counts.
+func (t *target) tally(en Entry, which int, d int64) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	c := &t.pending
+	if which == 1 {
+		c = &t.retrying
+	}
+	c.n += d
+	c.bytes += d * en.Size
+	pb := t.perBucket[en.Bucket]
+	if pb == nil {
+		pb = &[2]counts{}
+		t.perBucket[en.Bucket] = pb
+	}
+	pb[which].n += d
+	pb[which].bytes += d * en.Size
+	if pb[0].n == 0 && pb[1].n == 0 {
+		delete(t.perBucket, en.Bucket)
+	}
+}
+
+// journal adds en to b for this target.
+func (t *target) journal(b meta.Batch, en Entry) {
+	seq := t.seq.Add(1)
+	b.Set(journalKey(t.site.ID, seq), encode(en))
+	t.tally(en, 0, 1)
+}
+
+func (t *target) wakeUp() {
+	select {
+	case t.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (t *target) start() {
+	t.ctx, t.cancel = context.WithCancel(t.e.ctx)
+	n := t.e.cfg.Settings.Int(config.SubsysReplication, config.ReplicationWorkers)
+	t.queues = make([]chan job, max(n, 1))
+	for i := range t.queues {
+		t.queues[i] = make(chan job, queueDepth)
+		t.wg.Add(1)
+		go t.worker(t.queues[i])
+	}
+	t.wg.Add(2)
+	go t.pump()
+	go t.prober()
+}
+
+func (t *target) stop() {
+	if t.cancel == nil {
+		return
+	}
+	t.cancel()
+	t.wg.Wait()
+}
+
+// prober checks the link: often while it is down, less so while up.
+func (t *target) prober() {
+	defer t.wg.Done()
+	for {
+		start := time.Now()
+		ctx, cancel := context.WithTimeout(t.ctx, 2*time.Second)
+		err := t.peer.Health(ctx)
+		cancel()
+		if t.ctx.Err() != nil {
+			return
+		}
+		if err == nil {
+			t.latency.Store(int64(time.Since(start)))
+			t.e.m.linkLatency.WithLabelValues(t.site.Name).Observe(time.Since(start).Seconds())
+		}
+		t.setOnline(err == nil)
+		wait := t.e.cfg.HealthInterval
+		if err != nil {
+			wait = min(wait, 200*time.Millisecond)
+		}
+		select {
+		case <-t.ctx.Done():
+			return
+		case <-time.After(wait):
+		}
+	}
+}
+
+func (t *target) setOnline(up bool) {
+	if was := t.online.Swap(up); was != up {
+		if up {
+			t.e.log.Info("peer link up", "target", t.site.Name)
+			t.mu.Lock()
+			t.rewind = true
+			t.mu.Unlock()
+			t.wakeUp()
+		} else {
+			t.e.log.Warn("peer link down", "target", t.site.Name)
+		}
+		t.e.traceEvent("replication.Link", t.site.Name, "", "", map[bool]string{true: "link up", false: "link down"}[up], time.Now(), nil)
+	}
+}
+
+// pump reads due work from the journal and the retry queue and hands it to
+// the workers, key by key in order.
+func (t *target) pump() {
+	defer t.wg.Done()
+	defer func() {
+		for _, q := range t.queues {
+			close(q)
+		}
+	}()
+	for t.ctx.Err() == nil {
+		n := 0
+		if t.online.Load() {
+			n = t.dispatchJournal() + t.dispatchRetries()
+		}
+		if n > 0 {
+			continue
+		}
+		select {
+		case <-t.ctx.Done():
+			return
+		case <-t.wake:
+		case <-time.After(idleWait):
+		}
+	}
+}
+
+func (t *target) dispatch(j job) bool {
+	h := maphash.String(t.seed, j.e.Bucket+"\x00"+j.e.Key)
+	select {
+	case t.queues[h%uint64(len(t.queues))] <- j:
+		return true
+	case <-t.ctx.Done():
+		return false
+	}
+}
+
+// dispatchJournal sends the journal's next entries to the workers. Entries
+// commit out of sequence order when writers race, so a gap in the sequence
+// holds the cursor back for a moment; a full re-read every so often is the
+// safety net.
+func (t *target) dispatchJournal() int {
+	t.mu.Lock()
+	if t.rewind || time.Since(t.lastFull) > fullRescanTick {
+		t.cursor, t.rewind, t.lastFull = 0, false, time.Now()
+	}
+	from := t.cursor
+	t.mu.Unlock()
+
+	var jobs []job
+	gap, next := uint64(0), from
+	hi := meta.PrefixEnd(journalPrefix(t.site.ID))
+	err := meta.Scan(t.e.cfg.Meta, journalKey(t.site.ID, from), hi, func(k, v []byte) (bool, error) {
+		s := seqOf(k)
+		if s > next && gap == 0 && from != 0 {
+			gap = next
+		}
+		next = s + 1
+		t.mu.Lock()
+		busy := t.inflight[string(k)]
+		if !busy {
+			t.inflight[string(k)] = true
+		}
+		t.mu.Unlock()
+		if busy {
+			return true, nil
+		}
+		var en Entry
+		if err := decode(v, &en); err != nil {
+			return false, err
+		}
+		jobs = append(jobs, job{e: en, key: append([]byte(nil), k...)})
+		return len(jobs) < scanBatch, nil
+	})
+	if err != nil {
+		t.e.log.Error("read journal", "target", t.site.Name, "err", err)
+	}
+	t.mu.Lock()
+	switch {
+	case gap != 0 && t.gapSince.IsZero():
+		t.gapSince = time.Now()
+		t.cursor = gap
+	case gap != 0 && time.Since(t.gapSince) < gapGrace:
+		t.cursor = gap
+	default:
+		t.gapSince = time.Time{}
+		t.cursor = next
+	}
+	t.mu.Unlock()
+	for i, j := range jobs {
+		if !t.dispatch(j) {
+			t.release(jobs[i:]...)
+			return i
+		}
+	}
+	return len(jobs)
+}
+
+// dispatchRetries sends the retry queue entries that are due.
+func (t *target) dispatchRetries() int {
+	var jobs []job
+	lo := mrfPrefix(t.site.ID)
+	hi := mrfKey(t.site.ID, time.Now().UnixNano()+1, 0)
+	err := meta.Scan(t.e.cfg.Meta, lo, hi, func(k, v []byte) (bool, error) {
+		t.mu.Lock()
+		busy := t.inflight[string(k)]
+		if !busy {
+			t.inflight[string(k)] = true
+		}
+		t.mu.Unlock()
+		if busy {
+			return true, nil
+		}
+		m := &MRFEntry{}
+		if err := decode(v, m); err != nil {
+			return false, err
+		}
+		jobs = append(jobs, job{e: m.Entry, key: append([]byte(nil), k...), mrf: m})
+		return len(jobs) < scanBatch, nil
+	})
+	if err != nil {
+		t.e.log.Error("read retry queue", "target", t.site.Name, "err", err)
+	}
+	for i, j := range jobs {
+		if !t.dispatch(j) {
+			t.release(jobs[i:]...)
+			return i
+		}
+	}
+	return len(jobs)
+}
+
+// release forgets that jobs are in flight, leaving them where they are to
+// be read again.
+func (t *target) release(jobs ...job) {
+	t.mu.Lock()
+	for _, j := range jobs {
+		delete(t.inflight, string(j.key))
+	}
+	t.rewind = true
+	t.mu.Unlock()
+}
+
+func (t *target) worker(q chan job) {
+	defer t.wg.Done()
+	for j := range q {
+		if t.ctx.Err() != nil || !t.online.Load() {
+			t.release(j)
+			continue
+		}
+		t.run(j)
+	}
+}
+
+func (t *target) run(j job) {
+	start := time.Now()
+	ctx, cancel := context.WithTimeout(t.ctx, sendTimeout)
+	out, sent, err := t.send(ctx, j.e)
+	cancel()
+	switch {
+	case err == nil:
+		t.succeeded(j, out, sent, start)
+	case errors.Is(err, ErrLinkDown) || t.ctx.Err() != nil:
+		t.setOnline(false)
+		t.release(j)
+	default:
+		t.failed(j, err, start)
+	}
+}
+
+// send delivers one entry; sent is the data bytes sent.
+func (t *target) send(ctx context.Context, en Entry) (objects.ApplyOutcome, int64, error) {
+	ol := t.e.cfg.Objects
+	switch en.Op {
+	case OpVersion:
+		v, err := ol.Version(ctx, en.Bucket, en.Key, en.VersionID)
+		if errors.Is(err, objects.ErrVersionNotFound) || errors.Is(err, objects.ErrBucketNotFound) {
+			return objects.Duplicate, 0, nil // purged since: its purge follows
+		}
+		if err != nil {
+			return 0, 0, err
+		}
+		var body io.Reader = http0{}
+		var rc io.ReadCloser
+		if !v.DeleteMarker && v.Size > 0 {
+			if rc, err = ol.OpenRange(en.Bucket, en.Key, v, 0, v.Size); err != nil {
+				return 0, 0, err
+			}
+			defer rc.Close()
+			body = rc
+		}
+		out, err := t.peer.SendVersion(ctx, en.Bucket, en.Key, v, body, v.Size)
+		return out, v.Size, err
+	case OpPurge:
+		out, err := t.peer.SendPurge(ctx, en.Bucket, en.Key, en.VersionID)
+		return out, 0, err
+	case OpBucket:
+		b, err := ol.Bucket(ctx, en.Bucket)
+		if errors.Is(err, objects.ErrBucketNotFound) {
+			return objects.Duplicate, 0, nil // deleted since: its deletion follows
+		}
+		if err != nil {
+			return 0, 0, err
+		}
+		out, err := t.peer.SendBucket(ctx, b, false, 0)
+		return out, 0, err
+	case OpBucketDelete:
+		out, err := t.peer.SendBucket(ctx, objects.Bucket{Name: en.Bucket}, true, en.At)
+		return out, 0, err
+	}
+	return 0, 0, errors.New("replication: unknown journal operation " + en.Op)
+}
+
+// http0 is an empty body.
+type http0 struct{}
+
+func (http0) Read([]byte) (int, error) { return 0, io.EOF }
+
+func (t *target) succeeded(j job, out objects.ApplyOutcome, sent int64, start time.Time) {
+	b := t.e.cfg.Meta.NewBatch()
+	b.Delete(j.key)
+	if err := b.Commit(false); err != nil {
+		t.e.log.Error("complete journal entry", "err", err)
+	}
+	which := 0
+	if j.mrf != nil {
+		which = 1
+	}
+	t.tally(j.e, which, -1)
+	t.mu.Lock()
+	delete(t.inflight, string(j.key))
+	t.mu.Unlock()
+	if j.e.Op == OpVersion {
+		if err := t.e.cfg.Objects.SetTargetStatus(j.e.Bucket, j.e.Key, j.e.VersionID, t.site.ID, objects.StatusCompleted); err != nil &&
+			!errors.Is(err, objects.ErrVersionNotFound) {
+			t.e.log.Warn("record replication status", "err", err)
+		}
+	}
+	t.e.m.sentObjects.WithLabelValues(t.site.Name).Inc()
+	t.e.m.sentBytes.WithLabelValues(t.site.Name).Add(float64(sent))
+	t.e.traceEvent("replication.Send", t.site.Name, j.e.Bucket, j.e.Key, j.e.Op+" "+j.e.VersionID+": "+out.String(), start, nil)
+}
+
+// failed moves a journal entry to the retry queue, or reschedules a retry
+// with exponential backoff, or drops it after max_retries.
+func (t *target) failed(j job, cause error, start time.Time) {
+	s := t.e.cfg.Settings
+	maxRetries := s.Int(config.SubsysReplication, config.ReplicationMaxRetries)
+	now := time.Now()
+	m := j.mrf
+	which := 0
+	if m == nil {
+		m = &MRFEntry{Entry: j.e, Target: t.site.ID, Seq: seqOf(j.key)}
+	} else {
+		m.RetryCount++
+		which = 1
+	}
+	m.FailedAt, m.Err = now.UnixNano(), cause.Error()
+	b := t.e.cfg.Meta.NewBatch()
+	b.Delete(j.key)
+	dropped := j.mrf != nil && m.RetryCount >= maxRetries
+	if !dropped {
+		m.Due = now.Add(backoff(m.RetryCount, s.Duration(config.SubsysReplication, config.ReplicationRetryBaseDelay),
+			s.Duration(config.SubsysReplication, config.ReplicationRetryMaxDelay))).UnixNano()
+		b.Set(mrfKey(t.site.ID, m.Due, m.Seq), encode(m))
+	}
+	if err := b.Commit(false); err != nil {
+		t.e.log.Error("queue retry", "err", err)
+	}
+	t.tally(j.e, which, -1)
+	if !dropped {
+		t.tally(j.e, 1, 1)
+	}
+	t.mu.Lock()
+	delete(t.inflight, string(j.key))
+	t.mu.Unlock()
+	t.e.m.failedObjects.WithLabelValues(t.site.Name).Inc()
+	if j.e.Op == OpVersion {
+		if err := t.e.cfg.Objects.SetTargetStatus(j.e.Bucket, j.e.Key, j.e.VersionID, t.site.ID, objects.StatusFailed); err != nil &&
+			!errors.Is(err, objects.ErrVersionNotFound) {
+			t.e.log.Warn("record replication status", "err", err)
+		}
+	}
+	if dropped {
+		t.e.m.dropped.WithLabelValues(t.site.Name).Inc()
+		t.e.log.Error("replication dropped after max retries", "target", t.site.Name, "bucket", j.e.Bucket,
+			"key", j.e.Key, "versionID", j.e.VersionID, "op", j.e.Op, "retries", m.RetryCount, "err", cause)
+		t.e.traceEvent("replication.Drop", t.site.Name, j.e.Bucket, j.e.Key, "dropped after max retries", start, cause)
+		return
+	}
+	fn := "replication.Retry"
+	if j.mrf == nil {
+		fn = "replication.Fail"
+	}
+	t.e.traceEvent(fn, t.site.Name, j.e.Bucket, j.e.Key, j.e.Op+" "+j.e.VersionID+": queued for retry", start, cause)
+}
+
+// backoff is the wait before retry attempt n+1 after n failed retries: the
+// first retry is immediate, then base, 2×base, 4×base … capped at maxDelay.
+func backoff(n int, base, maxDelay time.Duration) time.Duration {
+	if n <= 0 {
+		return 0
+	}
+	d := base
+	for i := 1; i < n && d < maxDelay; i++ {
+		d *= 2
+	}
+	return min(d, maxDelay)
+}
+
+// oldestPending is the age of the oldest work waiting for this target.
+func (t *target) oldestPending() time.Duration {
+	oldest := int64(0)
+	jp := journalPrefix(t.site.ID)
+	_ = meta.Scan(t.e.cfg.Meta, jp, meta.PrefixEnd(jp), func(k, v []byte) (bool, error) {
+		var en Entry
+		if err := decode(v, &en); err == nil {
+			oldest = en.Queued
+		}
+		return false, nil
+	})
+	mp := mrfPrefix(t.site.ID)
+	_ = meta.Scan(t.e.cfg.Meta, mp, meta.PrefixEnd(mp), func(k, v []byte) (bool, error) {
+		var m MRFEntry
+		if err := decode(v, &m); err == nil && (oldest == 0 || m.Queued < oldest) {
+			oldest = m.Queued
+		}
+		return true, nil
+	})
+	if oldest == 0 {
+		return 0
+	}
+	return time.Since(time.Unix(0, oldest))
+}
+
+func (t *target) snapshot() (pending, retrying counts) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.pending, t.retrying
+}
+
+func (t *target) bucketSnapshot(bucket string) (pending, retrying counts) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if pb := t.perBucket[bucket]; pb != nil {
+		return pb[0], pb[1]
+	}
+	return counts{}, counts{}
+}
