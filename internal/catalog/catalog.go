@@ -49,6 +49,7 @@ type Objects interface {
 	UpdateBucket(ctx context.Context, name string, fn func(b *objects.Bucket) error) error
 	SetBucketEncryption(ctx context.Context, name, alg string) error
 	PutObject(ctx context.Context, bucket, key string, body io.Reader, opts objects.PutOptions) (*objects.Version, error)
+	HeadObject(ctx context.Context, bucket, key, versionID string) (*objects.Version, error)
 	GetObject(ctx context.Context, bucket, key, versionID string, off, length int64) (*objects.Version, io.ReadCloser, error)
 	ListObjects(ctx context.Context, bucket string, opts objects.ListOptions) (objects.ListResult, error)
 	DeleteObject(ctx context.Context, bucket, key, versionID string) (objects.DeleteResult, error)
@@ -186,20 +187,24 @@ func (c *Catalog) readFile(ctx context.Context, wh, location string) ([]byte, er
 	if err != nil {
 		return nil, err
 	}
-	_, rc, err := c.obj.GetObject(ctx, wh, key, "", 0, -1)
+	v, err := c.obj.HeadObject(ctx, wh, key, "")
 	if errors.Is(err, objects.ErrObjectNotFound) {
 		return nil, fmt.Errorf("%w: %s does not exist", ErrInvalidRequest, location)
 	}
 	if err != nil {
 		return nil, err
 	}
-	defer rc.Close()
-	data, err := io.ReadAll(io.LimitReader(rc, c.cfg.MaxMetadataBytes+1))
+	if v.Size > c.cfg.MaxMetadataBytes {
+		return nil, fmt.Errorf("%w: %s is larger than %d bytes", ErrInvalidRequest, location, c.cfg.MaxMetadataBytes)
+	}
+	_, rc, err := c.obj.GetObject(ctx, wh, key, v.VersionID, 0, v.Size)
 	if err != nil {
 		return nil, err
 	}
-	if int64(len(data)) > c.cfg.MaxMetadataBytes {
-		return nil, fmt.Errorf("%w: %s is larger than %d bytes", ErrInvalidRequest, location, c.cfg.MaxMetadataBytes)
+	defer rc.Close()
+	data, err := io.ReadAll(rc)
+	if err != nil {
+		return nil, err
 	}
 	return data, nil
 }

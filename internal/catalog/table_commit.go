@@ -174,7 +174,7 @@ func (c *Catalog) apply(wh string, p *pendingTable, tc TableCommit) error {
 		if p.existed && p.applied == 0 {
 			prevLoc = p.prev.MetadataLocation
 		}
-		md, err = table.UpdateTableMetadata(p.md, tc.Updates, prevLoc)
+		md, err = updateMetadata(p.md, tc.Updates, prevLoc)
 	}
 	if err != nil {
 		return fmt.Errorf("%w: %s: %v", ErrInvalidRequest, tc.Ident, err)
@@ -182,6 +182,27 @@ func (c *Catalog) apply(wh string, p *pendingTable, tc TableCommit) error {
 	p.md, p.changed = md, true
 	p.applied++
 	return nil
+}
+
+// updateMetadata applies updates to base and, as Iceberg writers do, keeps
+// at most write.metadata.previous-versions-max entries in the metadata log,
+// so that metadata does not grow with every commit.
+func updateMetadata(base table.Metadata, updates []table.Update, prevLoc string) (table.Metadata, error) {
+	b, err := table.MetadataBuilderFromBase(base, prevLoc)
+	if err != nil {
+		return nil, err
+	}
+	for _, u := range updates {
+		if err := u.Apply(b); err != nil {
+			return nil, err
+		}
+	}
+	keep := base.Properties().GetInt(table.MetadataPreviousVersionsMaxKey, table.MetadataPreviousVersionsMaxDefault)
+	if prevLoc != "" {
+		keep-- // Build appends the previous file after trimming
+	}
+	b.TrimMetadataLogs(max(keep, 0))
+	return b.Build()
 }
 
 // buildFresh builds the first metadata of a table created by a commit (a

@@ -8,20 +8,23 @@ import (
 	"github.com/twinlake/twinlake/internal/adminclient"
 )
 
-// addAdminCommands attaches the admin command tree (info, config, trace).
+// addAdminCommands attaches the admin command tree (info, config, trace,
+// replicate).
 func addAdminCommands(root *cobra.Command, opts *options) {
 	admin := &cobra.Command{
 		Use:   "admin",
-		Short: "Administer a site: server info, settings and live trace",
+		Short: "Administer a site: server info, settings, live trace and site replication",
 		Example: `  twinlake admin info site1
   twinlake admin config get site1 tables
   twinlake admin config set site1 tables replica_catalog=on
-  twinlake admin trace -v --call tables-scan site1`,
+  twinlake admin trace -v --call tables-scan site1
+  twinlake admin replicate add site1 site2`,
 	}
 	for _, newCmd := range []func(*options) *cobra.Command{
 		newAdminInfoCmd,
 		newAdminConfigCmd,
 		newAdminTraceCmd,
+		newAdminReplicateCmd,
 	} {
 		admin.AddCommand(newCmd(opts))
 	}

@@ -3,7 +3,9 @@ package cli
 import (
 	"fmt"
 	"maps"
+	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -17,8 +19,12 @@ func newStatCmd(opts *options) *cobra.Command {
 		Use:   "stat ALIAS/BUCKET[/KEY]",
 		Short: "Show an object's or a bucket's metadata",
 		Long: `Show an object's size, ETag, content type, last-modified time, version ID,
-user metadata and replication status (x-amz-replication-status, when the site
-reports one); or, for a bucket, its creation date and versioning state.`,
+user metadata and, on a site joined by site replication, the version's
+replication state: its status (x-amz-replication-status: PENDING, COMPLETED,
+FAILED, or REPLICA on a received copy), the status per peer (by deployment
+ID), the site that wrote it, its hybrid logical clock time, and when it was
+last replicated and last attempted. For a bucket: its creation date and
+versioning state.`,
 		Example: `  twinlake stat site1/photos/cat.jpg
   twinlake stat --version-id 3f1c... site1/photos/cat.jpg --json
   twinlake stat site1/photos`,
@@ -56,6 +62,16 @@ type objectStat struct {
 	VersionID         string            `json:"versionId,omitempty"`
 	Metadata          map[string]string `json:"metadata,omitempty"`
 	ReplicationStatus string            `json:"replicationStatus,omitempty"`
+	// ReplicationTargets is the per-peer status of this version, by the
+	// peer's deployment ID (X-Twinlake-Replication-Targets).
+	ReplicationTargets map[string]string `json:"replicationTargets,omitempty"`
+	// Origin is the deployment ID of the site that wrote the version.
+	Origin string `json:"origin,omitempty"`
+	// ModTime is the version's hybrid logical clock time, Unix nanoseconds:
+	// the order replication resolves conflicts by.
+	ModTime             int64     `json:"modTime,omitempty"`
+	ReplicaTimestamp    time.Time `json:"replicaTimestamp,omitzero"`
+	ReplicationActivity time.Time `json:"replicationActivity,omitzero"`
 }
 
 func (s objectStat) human() string {
@@ -68,9 +84,7 @@ func (s objectStat) human() string {
 	if s.VersionID != "" {
 		fmt.Fprintf(&b, "VersionID : %s\n", s.VersionID)
 	}
-	if s.ReplicationStatus != "" {
-		fmt.Fprintf(&b, "Replication Status : %s\n", s.ReplicationStatus)
-	}
+	s.writeReplication(&b)
 	if len(s.Metadata) > 0 {
 		b.WriteString("Metadata  :\n")
 		for _, k := range slices.Sorted(maps.Keys(s.Metadata)) {
@@ -78,6 +92,51 @@ func (s objectStat) human() string {
 		}
 	}
 	return strings.TrimSuffix(b.String(), "\n")
+}
+
+// writeReplication adds the site replication fields the server sent.
+func (s objectStat) writeReplication(b *strings.Builder) {
+	if s.ReplicationStatus != "" {
+		fmt.Fprintf(b, "Replication Status : %s\n", s.ReplicationStatus)
+	}
+	if len(s.ReplicationTargets) > 0 {
+		b.WriteString("Replication Targets :\n")
+		for _, id := range slices.Sorted(maps.Keys(s.ReplicationTargets)) {
+			fmt.Fprintf(b, "  %s: %s\n", id, s.ReplicationTargets[id])
+		}
+	}
+	if s.Origin != "" {
+		fmt.Fprintf(b, "Origin Site : %s\n", s.Origin)
+	}
+	if s.ModTime != 0 {
+		fmt.Fprintf(b, "HLC Mod Time : %d (%s)\n", s.ModTime, time.Unix(0, s.ModTime).UTC().Format(time.RFC3339Nano))
+	}
+	if !s.ReplicaTimestamp.IsZero() {
+		fmt.Fprintf(b, "Replica Timestamp : %s\n", s.ReplicaTimestamp.UTC().Format(time.RFC3339Nano))
+	}
+	if !s.ReplicationActivity.IsZero() {
+		fmt.Fprintf(b, "Replication Activity : %s\n", s.ReplicationActivity.UTC().Format(time.RFC3339Nano))
+	}
+}
+
+// readReplicationHeaders fills the site replication fields from a HEAD
+// response; a header that does not parse is left out.
+func (s *objectStat) readReplicationHeaders(h http.Header) {
+	if v := h.Get("X-Amz-Replication-Status"); v != "" {
+		s.ReplicationStatus = v
+	}
+	if v := h.Get("X-Twinlake-Replication-Targets"); v != "" {
+		s.ReplicationTargets = map[string]string{}
+		for part := range strings.SplitSeq(v, ",") {
+			if id, st, ok := strings.Cut(strings.TrimSpace(part), "="); ok {
+				s.ReplicationTargets[id] = st
+			}
+		}
+	}
+	s.Origin = h.Get("X-Twinlake-Origin")
+	s.ModTime, _ = strconv.ParseInt(h.Get("X-Twinlake-Mod-Time"), 10, 64)
+	s.ReplicaTimestamp, _ = time.Parse(time.RFC3339Nano, h.Get("X-Twinlake-Replica-Timestamp"))
+	s.ReplicationActivity, _ = time.Parse(time.RFC3339Nano, h.Get("X-Twinlake-Replication-Activity"))
 }
 
 func statObject(cmd *cobra.Command, opts *options, c *minio.Client, t target, versionID string) error {
@@ -88,9 +147,7 @@ func statObject(cmd *cobra.Command, opts *options, c *minio.Client, t target, ve
 	s := objectStat{Status: "success", Key: fmtTarget(t), Size: info.Size, ETag: strings.Trim(info.ETag, `"`),
 		ContentType: info.ContentType, LastModified: info.LastModified, VersionID: info.VersionID,
 		ReplicationStatus: info.ReplicationStatus}
-	if v := info.Headers.Get("X-Amz-Replication-Status"); v != "" {
-		s.ReplicationStatus = v
-	}
+	s.readReplicationHeaders(info.Headers)
 	if len(info.UserMetadata) > 0 {
 		s.Metadata = map[string]string(info.UserMetadata)
 	}

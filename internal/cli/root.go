@@ -35,9 +35,11 @@ func NewRoot() *cobra.Command {
 	root.PersistentFlags().StringVar(&opts.configDir, "config-dir", "", "client config directory (default $TWINLAKE_CONFIG_DIR or ~/.twinlake)")
 	for _, add := range []func(*cobra.Command, *options){
 		addServerCommands,
+		addDemoCommand,
 		addAliasCommands,
 		addObjectCommands,
 		addAdminCommands,
+		addReplicateCommands,
 		addTableCommands,
 		addBenchCommands,
 	} {

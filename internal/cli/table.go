@@ -136,8 +136,8 @@ func newTableWarehouseCmd(opts *options) *cobra.Command {
 		},
 	}
 	remove := &cobra.Command{
-		Use:   "remove ALIAS NAME",
-		Short: "Remove a warehouse's flag (it must hold no namespaces); the bucket and its objects stay",
+		Use:     "remove ALIAS NAME",
+		Short:   "Remove a warehouse's flag (it must hold no namespaces); the bucket and its objects stay",
 		Example: `  twinlake table warehouse remove --yes site1 lake`,
 		Args:    cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {

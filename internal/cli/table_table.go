@@ -27,7 +27,9 @@ func identArgs(opts *options, args []string) (*adminclient.CatalogClient, adminc
 	return c, adminclient.CatalogIdent{Namespace: levels, Name: args[3]}, err
 }
 
-func fmtIdent(id adminclient.CatalogIdent) string { return strings.Join(append(append([]string{}, id.Namespace...), id.Name), ".") }
+func fmtIdent(id adminclient.CatalogIdent) string {
+	return strings.Join(append(append([]string{}, id.Namespace...), id.Name), ".")
+}
 
 func newTableCreateCmd(opts *options) *cobra.Command {
 	var schema, partition, location string

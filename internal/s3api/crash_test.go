@@ -9,16 +9,13 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
-	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sort"
 	"strconv"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
@@ -26,6 +23,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
+
+	"github.com/twinlake/twinlake/internal/testsite"
 )
 
 // The crash test proves the durability contract end to end: a write the
@@ -52,10 +51,10 @@ func TestCrashKillNineKeepsAcknowledgedWrites(t *testing.T) {
 	t.Logf("seed %d (set TWINLAKE_CRASH_SEED to replay the load)", seed)
 	rng := rand.New(rand.NewPCG(seed, 0))
 
-	bin := buildTwinlake(t)
+	bin := testsite.BuildBinary(t)
 	dir := filepath.Join(t.TempDir(), "data")
-	addr := freeLoopbackAddr(t)
-	srv := startBinary(t, bin, dir, addr)
+	addr := testsite.FreeAddr(t)
+	srv := testsite.StartProcess(t, bin, dir, addr, "TWINLAKE_ROOT_USER="+crashUser, "TWINLAKE_ROOT_PASSWORD="+crashSecret)
 	c := crashClient("http://" + addr)
 	ctx := context.Background()
 	for _, b := range []string{crashPlain, crashVer} {
@@ -80,7 +79,7 @@ func TestCrashKillNineKeepsAcknowledgedWrites(t *testing.T) {
 		if t.Failed() {
 			return
 		}
-		srv = startBinary(t, bin, dir, addr)
+		srv = testsite.StartProcess(t, bin, dir, addr, "TWINLAKE_ROOT_USER="+crashUser, "TWINLAKE_ROOT_PASSWORD="+crashSecret)
 		start = time.Now()
 		inFlight, landed := 0, 0
 		for _, w := range workers {
@@ -94,13 +93,13 @@ func TestCrashKillNineKeepsAcknowledgedWrites(t *testing.T) {
 			return
 		}
 	}
-	srv.kill(t)
+	srv.Kill(t)
 }
 
 // runLoadUntilKilled runs every worker until threshold writes have been
 // acknowledged, SIGKILLs the server while they are mid-request and waits
 // for them to notice.
-func runLoadUntilKilled(t *testing.T, c *s3.Client, srv *binaryServer, workers []*crashWorker, threshold int64) int64 {
+func runLoadUntilKilled(t *testing.T, c *s3.Client, srv *testsite.Process, workers []*crashWorker, threshold int64) int64 {
 	var acks atomic.Int64
 	var killed atomic.Bool
 	reached := make(chan struct{})
@@ -128,7 +127,7 @@ func runLoadUntilKilled(t *testing.T, c *s3.Client, srv *binaryServer, workers [
 		t.Errorf("only %d of %d writes acknowledged in 45s", acks.Load(), threshold)
 	}
 	killed.Store(true)
-	srv.kill(t)
+	srv.Kill(t)
 	wg.Wait()
 	return acks.Load()
 }
@@ -511,118 +510,4 @@ func crashClient(url string) *s3.Client {
 		RequestChecksumCalculation: aws.RequestChecksumCalculationWhenRequired,
 		ResponseChecksumValidation: aws.ResponseChecksumValidationWhenRequired,
 	})
-}
-
-// buildTwinlake builds cmd/twinlake into a temporary directory.
-func buildTwinlake(t *testing.T) string {
-	t.Helper()
-	root := moduleRoot(t)
-	bin := filepath.Join(t.TempDir(), "twinlake")
-	cmd := exec.Command("go", "build", "-o", bin, "./cmd/twinlake")
-	cmd.Dir = root
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build ./cmd/twinlake: %v\n%s", err, out)
-	}
-	return bin
-}
-
-// moduleRoot walks up from the package directory to the go.mod.
-func moduleRoot(t *testing.T) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("go.mod not found above the test directory")
-		}
-		dir = parent
-	}
-}
-
-func freeLoopbackAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
-}
-
-// binaryServer is a twinlake process.
-type binaryServer struct {
-	cmd  *exec.Cmd
-	log  *lockedBuffer
-	done chan struct{}
-}
-
-// startBinary starts the server and waits until it answers its readiness
-// probe.
-func startBinary(t *testing.T, bin, dir, addr string) *binaryServer {
-	t.Helper()
-	cmd := exec.Command(bin, "server", "--address", addr, "--dir", dir, "--log-level", "warn")
-	cmd.Env = append(os.Environ(), "TWINLAKE_ROOT_USER="+crashUser, "TWINLAKE_ROOT_PASSWORD="+crashSecret)
-	s := &binaryServer{cmd: cmd, log: &lockedBuffer{}, done: make(chan struct{})}
-	cmd.Stdout, cmd.Stderr = s.log, s.log
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("start %s: %v", bin, err)
-	}
-	go func() { cmd.Wait(); close(s.done) }()
-	t.Cleanup(func() { s.kill(t) })
-	probe := &http.Client{Timeout: 2 * time.Second}
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		resp, err := probe.Get("http://" + addr + "/twinlake/health/ready")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return s
-			}
-		}
-		select {
-		case <-s.done:
-			t.Fatalf("server exited during startup: %v\n%s", cmd.ProcessState, s.log)
-		case <-time.After(20 * time.Millisecond):
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("server not ready after 20s: %v\n%s", err, s.log)
-		}
-	}
-}
-
-// kill sends SIGKILL and waits for the process to be gone.
-func (s *binaryServer) kill(t *testing.T) {
-	select {
-	case <-s.done:
-		return
-	default:
-	}
-	if err := s.cmd.Process.Signal(syscall.SIGKILL); err != nil && !errors.Is(err, os.ErrProcessDone) {
-		t.Errorf("kill: %v", err)
-	}
-	<-s.done
-}
-
-// lockedBuffer collects the server's output from both of its streams.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.String()
 }

@@ -13,6 +13,6 @@ func TestRESTCatalogConformance(t *testing.T) {
 	e := newEnv(t)
 	catalogtest.RunCatalogTests(t, catalogtest.Config{
 		SupportsNamespaceProperties: true,
-		NewCatalog: func(t *testing.T) icecatalog.Catalog { return e.catalog() },
+		NewCatalog:                  func(t *testing.T) icecatalog.Catalog { return e.catalog() },
 	})
 }

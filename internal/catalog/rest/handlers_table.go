@@ -185,4 +185,3 @@ func (s *Server) commitTransaction(w http.ResponseWriter, r *http.Request, c *ca
 	w.WriteHeader(http.StatusNoContent)
 	return nil
 }
-
