@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync"
 
 	"github.com/apache/iceberg-go/table"
 )
@@ -267,20 +268,19 @@ func (c *Catalog) writeCommits(ctx context.Context, wh string, ps []*pendingTabl
 	if len(ps) == 0 {
 		return nil
 	}
+	// The files and records are independent objects: write them at once so
+	// that their synced batches share WAL syncs.
+	var writes []func() error
 	for _, p := range ps {
-		if p.registered {
-			continue
+		if !p.registered {
+			writes = append(writes, func() error { return c.putFile(ctx, wh, p.e.MetadataLocation, p.data) })
 		}
-		if err := c.putFile(ctx, wh, p.e.MetadataLocation, p.data); err != nil {
-			return err
-		}
-	}
-	for _, p := range ps {
 		rec := tableKind.identity(p.id, p.e, false)
 		rec.Txn = txn
-		if err := c.putIdentity(ctx, wh, rec); err != nil {
-			return err
-		}
+		writes = append(writes, func() error { return c.putIdentity(ctx, wh, rec) })
+	}
+	if err := parallel(writes); err != nil {
+		return err
 	}
 	b := c.meta.NewBatch()
 	for _, p := range ps {
@@ -295,6 +295,24 @@ func (c *Catalog) writeCommits(ctx context.Context, wh string, ps []*pendingTabl
 		c.cache.put(p.e.ID, p.e.Version, p.md)
 	}
 	return nil
+}
+
+// parallel runs fns at once and returns their errors joined.
+func parallel(fns []func() error) error {
+	if len(fns) == 1 {
+		return fns[0]()
+	}
+	errs := make([]error, len(fns))
+	var wg sync.WaitGroup
+	for i, fn := range fns {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = fn()
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
 }
 
 // parsedTable returns an entry's parsed metadata, from the cache when it

@@ -85,10 +85,10 @@ func (c *Catalog) writeView(ctx context.Context, wh string, id Ident, e entry, m
 	}
 	e.UpdatedMS = c.nowMS()
 	e.MetadataLocation = metadataFileLocation(e.Location, e.Version)
-	if err := c.putFile(ctx, wh, e.MetadataLocation, data); err != nil {
-		return nil, err
-	}
-	if err := c.putIdentity(ctx, wh, viewKind.identity(id, e, false)); err != nil {
+	if err := parallel([]func() error{
+		func() error { return c.putFile(ctx, wh, e.MetadataLocation, data) },
+		func() error { return c.putIdentity(ctx, wh, viewKind.identity(id, e, false)) },
+	}); err != nil {
 		return nil, err
 	}
 	b := c.meta.NewBatch()

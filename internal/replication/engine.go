@@ -47,6 +47,9 @@ type Config struct {
 	// OnService installs the site-replication service credential (empty to
 	// remove it) in the site's identity store.
 	OnService func(accessKey, secretKey string)
+	// ReplicaCatalog reports whether this site is the Tables replica (for
+	// the peers' role checks); nil means never.
+	ReplicaCatalog func() bool
 	// HealthInterval is how often each link is probed. Default 1s.
 	HealthInterval time.Duration
 }

@@ -132,7 +132,9 @@ func (e *Engine) Remove(ctx context.Context, names []string, all bool) (State, e
 	if !all && len(names) == 0 {
 		return State{}, fmt.Errorf("%w: name the sites to remove, or --all", ErrInvalidRequest)
 	}
-	next := State{ServiceAccessKey: cur.ServiceAccessKey, ServiceSecretKey: cur.ServiceSecretKey, Updated: time.Now().UnixNano()}
+	// A new service credential: a removed site that cannot be told (it is
+	// down) can then no longer push changes into the remaining sites.
+	next := State{ServiceAccessKey: "site-replicator-" + randomHex(6), ServiceSecretKey: randomHex(20), Updated: time.Now().UnixNano()}
 	for _, n := range names {
 		if !slices.ContainsFunc(cur.Sites, func(s Site) bool { return s.Name == n || s.ID == n }) {
 			return State{}, fmt.Errorf("%w: no site %q in the configuration", ErrInvalidRequest, n)

@@ -27,6 +27,9 @@ type Peer interface {
 	Digests(ctx context.Context) (map[string]objects.Digest, error)
 	// SlotVersions lists the peer's versions in one digest slot of a bucket.
 	SlotVersions(ctx context.Context, bucket string, slot int) ([]objects.VersionRef, error)
+	// Resend asks the peer to send every version of bucket/key to site
+	// again; it answers how many versions it queued.
+	Resend(ctx context.Context, site, bucket, key string) (int, error)
 }
 
 // Credentials sign requests to a peer.
@@ -46,6 +49,8 @@ type PeerInfo struct {
 	Objects      int64    `json:"objects"`
 	// Replication is the peer's current configuration, if any.
 	Replication *State `json:"replication,omitempty"`
+	// ReplicaCatalog reports that the site is the Tables replica.
+	ReplicaCatalog bool `json:"replicaCatalog"`
 	// BucketConfig is a fingerprint of each bucket's replicated settings.
 	BucketConfig map[string]string `json:"bucketConfig,omitempty"`
 }

@@ -2,6 +2,7 @@ package replication
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"sort"
@@ -77,6 +78,9 @@ func (e *Engine) LocalInfo(ctx context.Context) PeerInfo {
 		info.BucketConfig[b.Name] = bucketFingerprint(b)
 	}
 	info.Objects = e.cfg.Objects.Usage().Objects
+	if e.cfg.ReplicaCatalog != nil {
+		info.ReplicaCatalog = e.cfg.ReplicaCatalog()
+	}
 	if st := e.state.Load(); st.Enabled() {
 		c := *st
 		c.ServiceSecretKey = ""
@@ -119,4 +123,72 @@ func (e *Engine) SlotVersions(ctx context.Context, bucket string, slot int) ([]o
 		return nil, fmt.Errorf("%w: slot %d", ErrInvalidRequest, slot)
 	}
 	return e.cfg.Objects.SlotVersions(ctx, bucket, slot)
+}
+
+// Resend queues every version of bucket/key for the peer site again, on
+// its request (a replica missing a file asks the primary this way).
+func (e *Engine) Resend(ctx context.Context, site, bucket, key string) (int, error) {
+	t := e.target(site)
+	if t == nil {
+		return 0, fmt.Errorf("%w: no peer %q in the configuration", ErrInvalidRequest, site)
+	}
+	var refs []objects.VersionRef
+	err := e.cfg.Objects.WalkVersions(ctx, bucket, key, "", func(r objects.VersionRef) bool {
+		if r.Key != key {
+			return false
+		}
+		refs = append(refs, r)
+		return true
+	})
+	if err != nil {
+		return 0, err
+	}
+	if len(refs) == 0 {
+		return 0, nil
+	}
+	batch := e.cfg.Meta.NewBatch()
+	now := time.Now().UnixNano()
+	for _, r := range refs {
+		t.journal(batch, Entry{Op: OpVersion, Bucket: bucket, Key: key, VersionID: r.VersionID, Size: r.Size, At: r.ModTime, Queued: now})
+	}
+	if err := batch.Commit(true); err != nil {
+		return 0, err
+	}
+	t.wakeUp()
+	e.traceEvent("replication.Resend", t.site.Name, bucket, key, fmt.Sprintf("peer asked for %d version(s) again", len(refs)), time.Now(), nil)
+	return len(refs), nil
+}
+
+// RequestResend asks every reachable peer to send bucket/key again; it
+// returns how many versions the peers queued in all.
+func (e *Engine) RequestResend(ctx context.Context, bucket, key string) (int, error) {
+	total := 0
+	var errs []error
+	for _, t := range *e.targets.Load() {
+		if !t.online.Load() {
+			continue
+		}
+		n, err := t.peer.Resend(ctx, e.cfg.SiteID, bucket, key)
+		total += n
+		if err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return total, errors.Join(errs...)
+}
+
+// Peers describes every peer as it describes itself (skipping unreachable
+// ones, which are returned by name in unreachable).
+func (e *Engine) Peers(ctx context.Context) (infos []PeerInfo, unreachable []string) {
+	for _, t := range *e.targets.Load() {
+		cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		info, err := t.peer.Info(cctx)
+		cancel()
+		if err != nil {
+			unreachable = append(unreachable, t.site.Name)
+			continue
+		}
+		infos = append(infos, info)
+	}
+	return infos, unreachable
 }

@@ -40,6 +40,10 @@ func (e *Engine) startResyncLocked(target string) (ResyncJob, error) {
 		select {
 		case <-r.done:
 		default:
+			if j, err := e.loadResync(target); err == nil && j.State != ResyncRunning {
+				<-r.done // finished; only its last bookkeeping is left
+				break
+			}
 			return ResyncJob{}, ErrResyncRunning
 		}
 	}
@@ -193,7 +197,11 @@ func (e *Engine) ResyncStatus(ctx context.Context, peer string) (ResyncJob, erro
 	if t == nil {
 		return ResyncJob{}, fmt.Errorf("%w: no peer %q in the configuration", ErrInvalidRequest, peer)
 	}
-	raw, err := e.cfg.Meta.Get(resyncKey(t.site.ID))
+	return e.loadResync(t.site.ID)
+}
+
+func (e *Engine) loadResync(target string) (ResyncJob, error) {
+	raw, err := e.cfg.Meta.Get(resyncKey(target))
 	if errors.Is(err, meta.ErrNotFound) {
 		return ResyncJob{}, ErrNoResync
 	}

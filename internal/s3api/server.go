@@ -40,6 +40,10 @@ type Config struct {
 	Region string
 	// Domain enables virtual-host style requests for BUCKET.Domain.
 	Domain string
+	// WriteGuard, when set, may refuse any client write (object or bucket
+	// setting) to a bucket; its error is answered AccessDenied with its
+	// text. The Tables replica refuses writes to warehouses this way.
+	WriteGuard func(ctx context.Context, bucket string) error
 }
 
 // Validate reports every missing collaborator at once.
@@ -125,7 +129,21 @@ func (s *Server) serve(req *request) error {
 		return errNotImplemented
 	}
 	req.api = rt.api
+	if s.cfg.WriteGuard != nil && req.bucket != "" && isWrite(rt) {
+		if err := s.cfg.WriteGuard(req.r.Context(), req.bucket); err != nil {
+			return apiErr("AccessDenied", http.StatusForbidden, err.Error())
+		}
+	}
 	return rt.handler(s, req)
+}
+
+// isWrite reports whether a route changes a bucket or its objects.
+func isWrite(rt *route) bool {
+	switch rt.method {
+	case http.MethodGet, http.MethodHead:
+		return false
+	}
+	return rt.api != "CreateBucket"
 }
 
 // splitPath extracts bucket and key from a path-style URL, or from the

@@ -40,6 +40,7 @@ const (
 	pathBucket  = Prefix + "bucket"
 	pathDigests = Prefix + "digests"
 	pathSlot    = Prefix + "slot"
+	pathResend  = Prefix + "resend"
 
 	headerVersion = "X-Twinlake-Version"
 	region        = "us-east-1"
@@ -294,4 +295,16 @@ func (c *Client) SlotVersions(ctx context.Context, bucket string, slot int) ([]o
 		return nil, fmt.Errorf("%w: decode slot: %v", replication.ErrLinkDown, err)
 	}
 	return out, nil
+}
+
+// resendBody answers a resend request.
+type resendBody struct {
+	Queued int `json:"queued"`
+}
+
+// Resend implements replication.Peer.
+func (c *Client) Resend(ctx context.Context, site, bucket, key string) (int, error) {
+	var out resendBody
+	err := c.callJSON(ctx, http.MethodPost, pathResend, url.Values{"site": {site}, "bucket": {bucket}, "key": {key}}, nil, &out)
+	return out.Queued, err
 }

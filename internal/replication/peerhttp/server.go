@@ -76,6 +76,7 @@ func NewServer(cfg Config) (*Server, error) {
 		{http.MethodPut, pathBucket, "peer.Bucket", trace.Peer, s.putBucket},
 		{http.MethodGet, pathDigests, "peer.Digests", trace.Peer, s.digests},
 		{http.MethodGet, pathSlot, "peer.SlotVersions", trace.Peer, s.slot},
+		{http.MethodPost, pathResend, "peer.Resend", trace.Peer, s.resend},
 	} {
 		s.mux.Handle(rt.method+" "+rt.path, s.wrap(rt.name, rt.typ, rt.h))
 	}
@@ -287,4 +288,14 @@ func (s *Server) slot(w http.ResponseWriter, r *http.Request, _ io.Reader, _ *st
 	}
 	w.Header().Set("Content-Type", "application/msgpack")
 	return msgpack.NewEncoder(w).Encode(refs)
+}
+
+func (s *Server) resend(w http.ResponseWriter, r *http.Request, _ io.Reader, msg *string) error {
+	q := r.URL.Query()
+	n, err := s.cfg.Engine.Resend(r.Context(), q.Get("site"), q.Get("bucket"), q.Get("key"))
+	if err != nil {
+		return err
+	}
+	*msg = strconv.Itoa(n) + " version(s) queued again"
+	return writeJSON(w, resendBody{Queued: n})
 }
