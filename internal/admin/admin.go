@@ -49,6 +49,9 @@ type Config struct {
 	// Replication runs site replication; nil answers its calls with
 	// NotImplemented.
 	Replication ReplicationAdmin
+	// TablesReplication runs the Tables replica (scanner, failover,
+	// resync, reset, backfill); nil answers its calls with NotImplemented.
+	TablesReplication TablesReplication
 
 	// TraceBuffer is how many events a slow trace client may lag behind
 	// before it loses events. Default 4096.
@@ -136,7 +139,10 @@ func New(cfg Config) (*Server, error) {
 	}
 	cfg.setDefaults()
 	s := &Server{cfg: cfg, log: cfg.Logger.With("component", "admin"), mux: http.NewServeMux()}
-	all := append(append(append([]route{}, routes...), tablesRoutes...), replicationRoutes...)
+	var all []route
+	for _, t := range [][]route{routes, tablesRoutes, tablesReplRoutes, replicationRoutes} {
+		all = append(all, t...)
+	}
 	for _, rt := range all {
 		s.mux.Handle(rt.method+" "+rt.pattern, s.wrap(rt.name, rt.h))
 	}

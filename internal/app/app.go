@@ -36,6 +36,7 @@ import (
 	"github.com/twinlake/twinlake/internal/replication/peerhttp"
 	"github.com/twinlake/twinlake/internal/s3api"
 	"github.com/twinlake/twinlake/internal/s3api/sigv4"
+	"github.com/twinlake/twinlake/internal/scanner"
 	"github.com/twinlake/twinlake/internal/trace"
 )
 
@@ -92,6 +93,7 @@ type Server struct {
 	metrics      *metrics.Registry
 	verifier     *sigv4.Verifier
 	repl         *replication.Engine
+	scanner      *scanner.Scanner
 	catalog      *catalog.Catalog
 	deploymentID string
 	started      time.Time
@@ -168,12 +170,22 @@ func (s *Server) build() error {
 		Dial: peerhttp.Dialer(cfg.PeerHTTPClient), SiteID: s.deploymentID, SiteName: s.cfg.SiteName,
 		Logger: s.log, Registerer: s.metrics.Registerer(),
 		OnService: func(ak, sk string) { s.iam.SetService(iam.Credential{AccessKey: ak, SecretKey: sk}) },
+		ReplicaCatalog: func() bool {
+			return s.settings.Bool(config.SubsysTables, config.TablesReplicaCatalog)
+		},
 	})
 	if err != nil {
 		return err
 	}
 	s.objects.SetReplicator(s.repl)
-	return s.buildCatalog()
+	if err := s.buildCatalog(); err != nil {
+		return err
+	}
+	s.scanner, err = scanner.New(scanner.Config{
+		Meta: s.meta, Objects: s.objects, Catalog: s.catalog, Settings: s.settings, Trace: s.trace,
+		Replication: s.repl, SiteID: s.deploymentID, Logger: s.log, Registerer: s.metrics.Registerer(),
+	})
+	return err
 }
 
 func (s *Server) keyring() (*sse.Keyring, error) {
@@ -221,6 +233,7 @@ func (s *Server) Start() error {
 		ln.Close()
 		return err
 	}
+	s.scanner.Start()
 	if s.cfg.TLS != nil {
 		ln = tls.NewListener(ln, s.cfg.TLS)
 	}
@@ -243,23 +256,25 @@ func (s *Server) handler() (http.Handler, error) {
 		return nil, err
 	}
 	s3, err := s3api.New(s3api.Config{
-		Objects:  s.objects,
-		Verifier: s.verifier,
-		Trace:    s.trace,
-		Metrics:  s3m,
-		Logger:   s.log,
-		Domain:   s.cfg.Domain,
+		Objects:    s.objects,
+		Verifier:   s.verifier,
+		Trace:      s.trace,
+		Metrics:    s3m,
+		Logger:     s.log,
+		Domain:     s.cfg.Domain,
+		WriteGuard: s.scanner.ClientWriteGuard,
 	})
 	if err != nil {
 		return nil, err
 	}
 	auth := sigv4Auth{v: s.verifier, iam: s.iam}
 	adm, err := admin.New(admin.Config{Auth: auth, Settings: s.settings, Trace: s.trace, Info: s, Logger: s.log, Replication: s.repl,
-		Tables: tablesAdmin{s.catalog}})
+		Tables: tablesAdmin{s.catalog, s.scanner}, TablesReplication: s.scanner})
 	if err != nil {
 		return nil, err
 	}
-	peer, err := peerhttp.NewServer(peerhttp.Config{Engine: s.repl, Auth: peerAuth{auth}, Trace: s.trace, Logger: s.log})
+	peer, err := peerhttp.NewServer(peerhttp.Config{Engine: s.repl, Auth: peerAuth{auth}, Trace: s.trace, Logger: s.log,
+		InboundGuard: s.scanner.InboundGuard, CatalogExport: s.scanner.ExportJSON})
 	if err != nil {
 		return nil, err
 	}
@@ -327,6 +342,9 @@ func (s *Server) Close(ctx context.Context) error {
 		err = s.http.Shutdown(ctx)
 		<-s.done
 	}
+	if s.scanner != nil {
+		s.scanner.Close()
+	}
 	if s.repl != nil {
 		s.repl.Close()
 	}
@@ -345,3 +363,6 @@ func (s *Server) Replication() *replication.Engine { return s.repl }
 
 // Settings returns the site's runtime settings.
 func (s *Server) Settings() *config.Store { return s.settings }
+
+// Scanner returns the site's Tables replica scanner.
+func (s *Server) Scanner() *scanner.Scanner { return s.scanner }

@@ -9,6 +9,7 @@ import (
 	"github.com/twinlake/twinlake/internal/catalog"
 	"github.com/twinlake/twinlake/internal/catalog/rest"
 	"github.com/twinlake/twinlake/internal/s3api/sigv4"
+	"github.com/twinlake/twinlake/internal/scanner"
 )
 
 // buildCatalog builds the Iceberg catalog over the meta store and objects.
@@ -22,7 +23,7 @@ func (s *Server) buildCatalog() error {
 func (s *Server) catalogHandler() (http.Handler, error) {
 	return rest.New(rest.Config{
 		Catalog: s.catalog, Auth: tablesAuth{v: s.verifier}, Trace: s.trace,
-		Registerer: s.metrics.Registerer(), Logger: s.log,
+		Registerer: s.metrics.Registerer(), Logger: s.log, WriteGuard: s.scanner.CatalogWriteGuard,
 	})
 }
 
@@ -41,14 +42,21 @@ func (a tablesAuth) Authenticate(r *http.Request) (string, error) {
 	return res.AccessKey, nil
 }
 
-// tablesAdmin implements admin.TablesAdmin over the catalog.
-type tablesAdmin struct{ c *catalog.Catalog }
+// tablesAdmin implements admin.TablesAdmin over the catalog; the replica
+// refuses warehouse changes.
+type tablesAdmin struct {
+	c  *catalog.Catalog
+	sc *scanner.Scanner
+}
 
 func wireWarehouse(w catalog.Warehouse) adminclient.Warehouse {
 	return adminclient.Warehouse{Name: w.Name, Created: w.Created, Encryption: w.Encryption}
 }
 
 func (t tablesAdmin) CreateWarehouse(ctx context.Context, name string, req adminclient.WarehouseCreateRequest) (adminclient.Warehouse, error) {
+	if err := t.sc.CatalogWriteGuard(ctx, name); err != nil {
+		return adminclient.Warehouse{}, fmt.Errorf("%w: %w", catalog.ErrInvalidRequest, err)
+	}
 	w, changed, err := t.c.CreateWarehouse(ctx, name, catalog.CreateWarehouseOptions{
 		IgnoreExisting: req.IgnoreExisting, UpgradeExisting: req.UpgradeExisting,
 	})
@@ -71,10 +79,16 @@ func (t tablesAdmin) Warehouse(ctx context.Context, name string) (adminclient.Wa
 }
 
 func (t tablesAdmin) RemoveWarehouse(ctx context.Context, name string) error {
+	if err := t.sc.CatalogWriteGuard(ctx, name); err != nil {
+		return fmt.Errorf("%w: %w", catalog.ErrInvalidRequest, err)
+	}
 	return t.c.RemoveWarehouse(ctx, name)
 }
 
 func (t tablesAdmin) SetWarehouseEncryption(ctx context.Context, name, alg string) (adminclient.Warehouse, error) {
+	if err := t.sc.CatalogWriteGuard(ctx, name); err != nil {
+		return adminclient.Warehouse{}, fmt.Errorf("%w: %w", catalog.ErrInvalidRequest, err)
+	}
 	w, err := t.c.SetWarehouseEncryption(ctx, name, alg)
 	return wireWarehouse(w), err
 }

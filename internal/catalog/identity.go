@@ -136,6 +136,17 @@ func (r Record) MarshalJSON() ([]byte, error) {
 	return nil, fmt.Errorf("%w: unknown kind %q", ErrInvalidRecord, r.Kind)
 }
 
+// UnmarshalJSON decodes a record in the shape MarshalJSON writes, checked
+// as ParseRecord checks it.
+func (r *Record) UnmarshalJSON(data []byte) error {
+	rec, err := ParseRecord(data)
+	if err != nil {
+		return err
+	}
+	*r = rec
+	return nil
+}
+
 // Key returns the object key the record is stored under.
 func (r Record) Key() (string, error) {
 	switch r.Kind {

@@ -50,4 +50,14 @@ const (
 
 	// Replica catalog scanner (internal/scanner): add its names here,
 	// prefixed twinlake_scanner_.
+
+	// Replica catalog scanner (internal/scanner).
+	ScannerCyclesTotal          = "twinlake_tables_scanner_cycles_total"                   // counter
+	ScannerCycleSeconds         = "twinlake_tables_scanner_cycle_seconds"                  // histogram
+	ScannerTablesBehind         = "twinlake_tables_scanner_tables_behind"                  // gauge: tables/views whose verified version trails the latest seen
+	ScannerMissingFiles         = "twinlake_tables_scanner_missing_files"                  // gauge
+	ScannerRetryRequestsTotal   = "twinlake_tables_scanner_retry_requests_total"           // counter: files asked again from the primary
+	ScannerHeldTransactions     = "twinlake_tables_scanner_held_tables"                    // gauge: tables held for a multi-table transaction
+	ScannerState                = "twinlake_tables_scanner_state"                          // gauge {state}: 1 for the current state
+	ScannerLastSuccessTimestamp = "twinlake_tables_scanner_last_success_timestamp_seconds" // gauge
 )

@@ -72,6 +72,7 @@ type Layer struct {
 	usage   usage
 	digests digests
 	repl    Replicator
+	arrived func(bucket, key string)
 }
 
 // New builds the layer over a metadata store and a blob store and loads the

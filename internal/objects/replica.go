@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sort"
 	"time"
 
 	"github.com/twinlake/twinlake/internal/meta"
@@ -33,6 +34,18 @@ type Replicator interface {
 
 // SetReplicator installs r (nil removes it). Call it before serving.
 func (l *Layer) SetReplicator(r Replicator) { l.repl = r }
+
+// SetArrivalObserver installs fn, called after a version received from a
+// peer is committed (ApplyReplica or ApplyPurge that applied something).
+// The Tables replica's scanner follows arrivals this way. Call it before
+// serving; fn must not block.
+func (l *Layer) SetArrivalObserver(fn func(bucket, key string)) { l.arrived = fn }
+
+func (l *Layer) notifyArrival(bucket, key string) {
+	if l.arrived != nil {
+		l.arrived(bucket, key)
+	}
+}
 
 func (l *Layer) replVersion(b meta.Batch, bucket, key string, v *Version) {
 	if l.repl != nil {
@@ -141,6 +154,7 @@ func (l *Layer) ApplyReplica(ctx context.Context, bucket, key string, in *Versio
 		l.discard(segs...)
 		return 0, err
 	}
+	l.notifyArrival(bucket, key)
 	return Applied, nil
 }
 
@@ -254,6 +268,7 @@ func (l *Layer) mergeReplicaMeta(bucket, key string, in *Version) (ApplyOutcome,
 	}
 	l.digests.remove(bucket, key, &old)
 	l.digests.add(bucket, key, cur)
+	l.notifyArrival(bucket, key)
 	return Applied, nil
 }
 
@@ -278,6 +293,7 @@ func (l *Layer) ApplyPurge(ctx context.Context, bucket, key, versionID string) (
 	if _, err := l.removeVersionLocked(bucket, key, versionID, false); err != nil {
 		return 0, err
 	}
+	l.notifyArrival(bucket, key)
 	return Applied, nil
 }
 
@@ -386,4 +402,24 @@ func (l *Layer) WalkVersions(ctx context.Context, bucket, afterKey, afterVersion
 func refOf(key string, v *Version) VersionRef {
 	return VersionRef{Key: key, VersionID: v.VersionID, ModTime: v.ModTime, MetaTime: v.MetaTime,
 		Origin: v.Origin, DeleteMarker: v.DeleteMarker, Size: v.Size}
+}
+
+// KeyVersions returns every version of one key (delete markers included),
+// newest first.
+func (l *Layer) KeyVersions(ctx context.Context, bucket, key string) ([]*Version, error) {
+	if _, err := l.Bucket(ctx, bucket); err != nil {
+		return nil, err
+	}
+	var out []*Version
+	p := versionsPrefix(bucket, key)
+	err := meta.Scan(l.meta, p, meta.PrefixEnd(p), func(k, raw []byte) (bool, error) {
+		v := &Version{}
+		if err := decode(raw, v); err != nil {
+			return false, err
+		}
+		out = append(out, v)
+		return true, nil
+	})
+	sort.Slice(out, func(i, j int) bool { return newer(out[i], out[j]) })
+	return out, err
 }

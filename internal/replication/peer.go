@@ -30,6 +30,11 @@ type Peer interface {
 	// Resend asks the peer to send every version of bucket/key to site
 	// again; it answers how many versions it queued.
 	Resend(ctx context.Context, site, bucket, key string) (int, error)
+	// ResyncTo returns the peer's latest resync job towards site
+	// (ErrNoResync wrapped in ErrRefused when it never ran one).
+	ResyncTo(ctx context.Context, site string) (ResyncJob, error)
+	// CatalogExport returns the peer's Tables catalog export (JSON).
+	CatalogExport(ctx context.Context) ([]byte, error)
 }
 
 // Credentials sign requests to a peer.

@@ -192,3 +192,21 @@ func (e *Engine) Peers(ctx context.Context) (infos []PeerInfo, unreachable []str
 	}
 	return infos, unreachable
 }
+
+// Peer returns the client of a peer (by name or deployment ID) and its
+// name, or nil when no such peer is configured.
+func (e *Engine) Peer(nameOrID string) (Peer, string) {
+	if t := e.target(nameOrID); t != nil {
+		return t.peer, t.site.Name
+	}
+	return nil, ""
+}
+
+// PeerNames returns the names of every configured peer.
+func (e *Engine) PeerNames() []string {
+	var out []string
+	for _, t := range *e.targets.Load() {
+		out = append(out, t.site.Name)
+	}
+	return out
+}

@@ -29,6 +29,15 @@ type Mesh struct {
 // delays). opts apply to every site; per-site options go in perSite.
 func StartMesh(t testing.TB, n int, settings map[string]string, perSite func(i int) []Option) *Mesh {
 	t.Helper()
+	m := StartSites(t, n, settings, perSite)
+	m.Join(t)
+	return m
+}
+
+// StartSites starts the sites of a mesh, each behind its proxy, without
+// joining them (see Join).
+func StartSites(t testing.TB, n int, settings map[string]string, perSite func(i int) []Option) *Mesh {
+	t.Helper()
 	m := &Mesh{}
 	for i := range n {
 		name := fmt.Sprintf("site%d", i+1)
@@ -49,6 +58,14 @@ func StartMesh(t testing.TB, n int, settings map[string]string, perSite func(i i
 		}
 		m.Sites = append(m.Sites, &Member{Site: s, Name: name, Proxy: p})
 	}
+	return m
+}
+
+// Join joins every site of the mesh with site replication, the first site
+// first, each reached through its proxy.
+func (m *Mesh) Join(t testing.TB) {
+	t.Helper()
+	n := len(m.Sites)
 	specs := make([]replication.SiteSpec, n)
 	for i, s := range m.Sites {
 		specs[i] = replication.SiteSpec{Name: s.Name, Endpoint: s.Proxy.URL(), AccessKey: s.AccessKey, SecretKey: s.SecretKey}
@@ -58,7 +75,6 @@ func StartMesh(t testing.TB, n int, settings map[string]string, perSite func(i i
 	if _, err := m.Sites[0].Server().Replication().Add(ctx, specs); err != nil {
 		t.Fatalf("testsite: join sites: %v", err)
 	}
-	return m
 }
 
 // Eventually polls cond until it returns nil or the deadline passes, then

@@ -20,6 +20,9 @@ var (
 	errBadRequest = errors.New("bad request")
 	// errNoRoute is answered (404 NotFoundException) for an unknown path.
 	errNoRoute = errors.New("no such Iceberg REST endpoint")
+	// errReadOnly is answered (403 ForbiddenException) for a catalog change
+	// the site refuses (the Tables replica).
+	errReadOnly = errors.New("catalog changes are refused here")
 	// errMethod is answered (405) for a known path with another method.
 	errMethod = errors.New("method not allowed on this endpoint")
 )
@@ -49,6 +52,7 @@ var errorTable = []struct {
 }{
 	{ErrUnauthenticated, typeNotAuthorized, http.StatusUnauthorized},
 	{ErrForbidden, typeForbidden, http.StatusForbidden},
+	{errReadOnly, typeForbidden, http.StatusForbidden},
 	{errBadRequest, typeBadRequest, http.StatusBadRequest},
 	{errNoRoute, typeNotFound, http.StatusNotFound},
 	{errMethod, typeMethodNotAllowed, http.StatusMethodNotAllowed},

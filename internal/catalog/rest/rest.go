@@ -7,6 +7,7 @@
 package rest
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -53,6 +54,10 @@ type Config struct {
 	MaxBodyBytes int64
 	// Region is advertised to engines as s3.region. Default us-east-1.
 	Region string
+	// WriteGuard, when set, may refuse every catalog change in a warehouse
+	// (the Tables replica refuses them); its error is answered 403
+	// ForbiddenException with its text.
+	WriteGuard func(ctx context.Context, warehouse string) error
 }
 
 // Validate reports every missing collaborator at once.
@@ -234,6 +239,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if err == nil {
 		err = s.authenticate(r)
 	}
+	if err == nil && s.cfg.WriteGuard != nil && isChange(rt) {
+		if gerr := s.cfg.WriteGuard(r.Context(), c.params["prefix"]); gerr != nil {
+			err = fmt.Errorf("%w: %v", errReadOnly, gerr)
+		}
+	}
 	if err == nil {
 		err = rt.h(s, rec, r, c)
 	}
@@ -253,6 +263,15 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		s.cfg.Trace.Publish(ev)
 	}
+}
+
+// isChange reports whether a route changes the catalog.
+func isChange(rt *route) bool {
+	switch rt.method {
+	case http.MethodGet, http.MethodHead:
+		return false
+	}
+	return rt.name != "tables.ReportMetrics"
 }
 
 func (s *Server) authenticate(r *http.Request) error {

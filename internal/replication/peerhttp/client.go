@@ -41,6 +41,8 @@ const (
 	pathDigests = Prefix + "digests"
 	pathSlot    = Prefix + "slot"
 	pathResend  = Prefix + "resend"
+	pathResync  = Prefix + "resync"
+	pathCatalog = Prefix + "catalog"
 
 	headerVersion = "X-Twinlake-Version"
 	region        = "us-east-1"
@@ -307,4 +309,25 @@ func (c *Client) Resend(ctx context.Context, site, bucket, key string) (int, err
 	var out resendBody
 	err := c.callJSON(ctx, http.MethodPost, pathResend, url.Values{"site": {site}, "bucket": {bucket}, "key": {key}}, nil, &out)
 	return out.Queued, err
+}
+
+// ResyncTo implements replication.Peer.
+func (c *Client) ResyncTo(ctx context.Context, site string) (replication.ResyncJob, error) {
+	var job replication.ResyncJob
+	err := c.callJSON(ctx, http.MethodGet, pathResync, url.Values{"site": {site}}, nil, &job)
+	return job, err
+}
+
+// CatalogExport implements replication.Peer.
+func (c *Client) CatalogExport(ctx context.Context) ([]byte, error) {
+	resp, err := c.do(ctx, http.MethodGet, pathCatalog, nil, nil, nil, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(resp.Body, 1<<30))
+	if err != nil {
+		return nil, fmt.Errorf("%w: read catalog export: %v", replication.ErrLinkDown, err)
+	}
+	return data, nil
 }

@@ -37,6 +37,9 @@ type Config struct {
 	// Tables roles refuse warehouse replication on a non-replica): its error
 	// is answered 403.
 	InboundGuard func(ctx context.Context, bucket string) error
+	// CatalogExport, when set, answers the Tables catalog export a
+	// rebuilding replica asks for.
+	CatalogExport func(ctx context.Context) ([]byte, error)
 	// MaxMetaBytes bounds the non-data bodies. Default 1 MiB.
 	MaxMetaBytes int64
 }
@@ -77,6 +80,8 @@ func NewServer(cfg Config) (*Server, error) {
 		{http.MethodGet, pathDigests, "peer.Digests", trace.Peer, s.digests},
 		{http.MethodGet, pathSlot, "peer.SlotVersions", trace.Peer, s.slot},
 		{http.MethodPost, pathResend, "peer.Resend", trace.Peer, s.resend},
+		{http.MethodGet, pathResync, "peer.ResyncStatus", trace.Peer, s.resyncTo},
+		{http.MethodGet, pathCatalog, "peer.CatalogExport", trace.Peer, s.catalogExport},
 	} {
 		s.mux.Handle(rt.method+" "+rt.path, s.wrap(rt.name, rt.typ, rt.h))
 	}
@@ -158,6 +163,8 @@ func writeError(w http.ResponseWriter, err error) {
 		code, status = "BucketNotEmpty", http.StatusConflict
 	case errors.Is(err, objects.ErrBadDigest), errors.Is(err, objects.ErrIncompleteBody):
 		code, status = "BadDigest", http.StatusBadRequest
+	case errors.Is(err, replication.ErrNoResync):
+		code, status = "NoSuchResync", http.StatusNotFound
 	case errors.Is(err, replication.ErrPeerHasData):
 		code, status = "SiteHasData", http.StatusConflict
 	case errors.Is(err, errBadRequest), errors.Is(err, replication.ErrInvalidRequest),
@@ -298,4 +305,25 @@ func (s *Server) resend(w http.ResponseWriter, r *http.Request, _ io.Reader, msg
 	}
 	*msg = strconv.Itoa(n) + " version(s) queued again"
 	return writeJSON(w, resendBody{Queued: n})
+}
+
+func (s *Server) resyncTo(w http.ResponseWriter, r *http.Request, _ io.Reader, _ *string) error {
+	job, err := s.cfg.Engine.ResyncStatus(r.Context(), r.URL.Query().Get("site"))
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, job)
+}
+
+func (s *Server) catalogExport(w http.ResponseWriter, r *http.Request, _ io.Reader, _ *string) error {
+	if s.cfg.CatalogExport == nil {
+		return errNoRoute
+	}
+	data, err := s.cfg.CatalogExport(r.Context())
+	if err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_, err = w.Write(data)
+	return err
 }

@@ -1,0 +1,316 @@
+// Package scanner owns the Tables replica: the replica catalog scanner that
+// rebuilds the Iceberg catalog from replicated warehouse data, the roles
+// (which site accepts inbound warehouse replication and which accepts client
+// writes), failover, the catalog resync (open, rebuild), catalog reset and
+// the identity-record backfill.
+//
+// The scanner follows arrivals: the object layer reports every version it
+// receives from a peer, and a cycle evaluates only the identity records that
+// arrived, the tables waiting on a file that arrived, and the tables whose
+// retry or transaction timer is due. A full pass over every identity record
+// runs once when the scanner starts (or after a reset). Its state is held in
+// memory and starts empty, as on a new leader; a single-node site is always
+// its own leader.
+package scanner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/twinlake/twinlake/internal/catalog"
+	"github.com/twinlake/twinlake/internal/config"
+	"github.com/twinlake/twinlake/internal/meta"
+	"github.com/twinlake/twinlake/internal/objects"
+	"github.com/twinlake/twinlake/internal/replication"
+	"github.com/twinlake/twinlake/internal/trace"
+)
+
+// Scanner states, as table replicate status reports them.
+const (
+	StateDisabled   = "disabled"   // replica_catalog is off
+	StateWaiting    = "waiting"    // on, but no cycle has completed yet
+	StateActive     = "active"     // on, strict consistency
+	StateTracking   = "tracking"   // on, eventual consistency
+	StateRebuilding = "rebuilding" // a catalog resync window is open
+)
+
+// Rebuild states.
+const (
+	RebuildPending      = "Pending"
+	RebuildInProgress   = "InProgress"
+	RebuildFailureRetry = "FailureRetry"
+	RebuildFailed       = "Failed"
+	RebuildCompleted    = "Completed"
+)
+
+// Errors.
+var (
+	ErrNotReplica       = errors.New("this site is not the Tables replica")
+	ErrReplicaReadOnly  = errors.New("this site is the Tables replica: warehouses accept no client writes")
+	ErrRoleConflict     = errors.New("tables replica role refused")
+	ErrNoResyncWindow   = errors.New("no catalog resync window is open (run 'table replicate resync open' first)")
+	ErrPeerResyncActive = errors.New("the primary still reports an object resync in progress")
+	ErrBackfillRunning  = errors.New("a backfill is already running")
+	ErrNoBackfill       = errors.New("no backfill has run")
+	ErrNotConfirmed     = errors.New("confirmation required")
+)
+
+// Config holds a Scanner's collaborators.
+type Config struct {
+	Meta        meta.Store          // required
+	Objects     *objects.Layer      // required
+	Catalog     *catalog.Catalog    // required
+	Settings    *config.Store       // required
+	Trace       *trace.Bus          // required
+	Replication *replication.Engine // required
+	SiteID      string              // required
+	Logger      *slog.Logger
+	Registerer  prometheus.Registerer
+	Now         func() time.Time
+}
+
+// Scanner is a site's Tables replica machinery. It is safe for concurrent use.
+type Scanner struct {
+	cfg Config
+	log *slog.Logger
+	m   *scanMetrics
+
+	wake   chan struct{}
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+
+	dirtyMu sync.Mutex
+	dirty   map[string]map[string]bool // warehouse -> keys arrived since the last cycle
+
+	mu       sync.Mutex // guards the fields below and every entity
+	state    string
+	needFull bool
+	ents     map[string]*entity         // entity key (warehouse/record key) -> entity
+	waitIdx  map[string]map[string]bool // bucket/file key -> entities missing it
+	timers   map[string]time.Time       // entity key -> when its retry or hold is due
+	txns     map[string]*txnHold        // txn ID -> hold
+	lastOK   time.Time
+	lastDur  time.Duration
+	cycles   int64
+	failover atomic.Bool
+	persist  persisted
+
+	backfill *backfillRun
+}
+
+// New builds the scanner; Start runs it.
+func New(cfg Config) (*Scanner, error) {
+	if cfg.Meta == nil || cfg.Objects == nil || cfg.Catalog == nil || cfg.Settings == nil || cfg.Trace == nil ||
+		cfg.Replication == nil || cfg.SiteID == "" {
+		return nil, errors.New("scanner: Meta, Objects, Catalog, Settings, Trace, Replication and SiteID are required")
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	s := &Scanner{cfg: cfg, log: cfg.Logger.With("component", "scanner"), wake: make(chan struct{}, 1),
+		dirty: map[string]map[string]bool{}, state: StateDisabled}
+	s.resetMemory()
+	var err error
+	if s.persist, err = loadPersisted(cfg.Meta); err != nil {
+		return nil, err
+	}
+	if s.m, err = newScanMetrics(s, cfg.Registerer); err != nil {
+		return nil, err
+	}
+	s.ctx, s.cancel = context.WithCancel(context.Background())
+	cfg.Settings.AddGuard(s.roleGuard)
+	cfg.Settings.Subscribe(func(subsys string) {
+		if subsys == config.SubsysTables {
+			s.Wake()
+		}
+	})
+	cfg.Objects.SetArrivalObserver(s.arrived)
+	return s, nil
+}
+
+func (s *Scanner) resetMemory() {
+	s.ents = map[string]*entity{}
+	s.waitIdx = map[string]map[string]bool{}
+	s.timers = map[string]time.Time{}
+	s.txns = map[string]*txnHold{}
+	s.needFull = true
+}
+
+// Start runs the scanner loop.
+func (s *Scanner) Start() {
+	s.wg.Add(1)
+	go s.loop()
+}
+
+// Close stops the loop and any backfill.
+func (s *Scanner) Close() {
+	s.cancel()
+	s.wg.Wait()
+}
+
+// Wake asks for a cycle now.
+func (s *Scanner) Wake() {
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+}
+
+// arrived is the object layer's arrival observer.
+func (s *Scanner) arrived(bucket, key string) {
+	b, err := s.cfg.Objects.Bucket(context.Background(), bucket)
+	if err != nil || !b.Warehouse {
+		return
+	}
+	s.dirtyMu.Lock()
+	if s.dirty[bucket] == nil {
+		s.dirty[bucket] = map[string]bool{}
+	}
+	s.dirty[bucket][key] = true
+	s.dirtyMu.Unlock()
+	s.Wake()
+}
+
+func (s *Scanner) takeDirty() map[string]map[string]bool {
+	s.dirtyMu.Lock()
+	defer s.dirtyMu.Unlock()
+	d := s.dirty
+	s.dirty = map[string]map[string]bool{}
+	return d
+}
+
+// Role reports whether replica_catalog is on.
+func (s *Scanner) Role() bool {
+	return s.cfg.Settings.Bool(config.SubsysTables, config.TablesReplicaCatalog)
+}
+
+func (s *Scanner) consistency() string {
+	return s.cfg.Settings.String(config.SubsysTables, config.TablesReplicaCatalogConsistency)
+}
+
+// State returns the scanner state.
+func (s *Scanner) State() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.state
+}
+
+func (s *Scanner) setState(st string) {
+	s.mu.Lock()
+	s.state = st
+	s.mu.Unlock()
+}
+
+// loop runs cycles: on a wake-up (arrivals, settings, commands) after a
+// short debounce, or every scan interval.
+func (s *Scanner) loop() {
+	defer s.wg.Done()
+	for {
+		interval := s.cfg.Settings.Duration(config.SubsysTables, config.TablesReplicaCatalogScanInterval)
+		select {
+		case <-s.ctx.Done():
+			return
+		case <-s.wake:
+			select { // let a burst of arrivals gather
+			case <-s.ctx.Done():
+				return
+			case <-time.After(20 * time.Millisecond):
+			}
+		case <-time.After(interval):
+		}
+		s.runOnce(s.ctx)
+	}
+}
+
+// runOnce decides what this cycle is: a rebuild, a scan, or nothing.
+func (s *Scanner) runOnce(ctx context.Context) {
+	p := s.persisted()
+	switch {
+	case p.Window && p.Rebuild.State == RebuildInProgress || p.Window && p.Rebuild.State == RebuildFailureRetry:
+		s.setState(StateRebuilding)
+		s.rebuildCycle(ctx)
+		return
+	case p.Window:
+		s.setState(StateRebuilding)
+		s.takeDirty()
+		return
+	case !s.Role():
+		s.mu.Lock()
+		if s.state != StateDisabled {
+			s.state = StateDisabled
+			s.resetMemory()
+		}
+		s.mu.Unlock()
+		s.takeDirty()
+		return
+	}
+	s.mu.Lock()
+	if s.state == StateDisabled || s.state == StateRebuilding {
+		s.state = StateWaiting
+	}
+	s.mu.Unlock()
+	final := s.failover.Load()
+	if err := s.cycle(ctx, final); err != nil {
+		s.log.Warn("scanner cycle", "err", err)
+		return
+	}
+	if final {
+		s.completeFailover(ctx)
+		return
+	}
+	st := StateActive
+	if s.consistency() == config.ConsistencyEventual {
+		st = StateTracking
+	}
+	s.setState(st)
+}
+
+func (s *Scanner) traceEvent(fn, path, msg string, start time.Time, err error) {
+	if !s.cfg.Trace.Enabled(trace.TablesScan) {
+		return
+	}
+	ev := trace.Event{Type: trace.TablesScan, Time: start, FuncName: fn, Path: path, Duration: time.Since(start), Msg: msg}
+	if err != nil {
+		ev.Error = err.Error()
+	}
+	s.cfg.Trace.Publish(ev)
+}
+
+// warehouses returns the names of the warehouse buckets.
+func (s *Scanner) warehouses(ctx context.Context) []string {
+	var out []string
+	for _, b := range s.cfg.Objects.ListBuckets(ctx) {
+		if b.Warehouse {
+			out = append(out, b.Name)
+		}
+	}
+	return out
+}
+
+// splitLocation splits s3://bucket/key (also s3a://, s3n://).
+func splitLocation(loc string) (bucket, key string, err error) {
+	rest := ""
+	for _, p := range []string{"s3://", "s3a://", "s3n://"} {
+		if strings.HasPrefix(loc, p) {
+			rest = loc[len(p):]
+			break
+		}
+	}
+	bucket, key, ok := strings.Cut(rest, "/")
+	if rest == "" || !ok || bucket == "" || key == "" {
+		return "", "", fmt.Errorf("not an s3:// location: %q", loc)
+	}
+	return bucket, key, nil
+}

@@ -1,0 +1,88 @@
+package scanner
+
+import (
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/twinlake/twinlake/internal/catalog"
+)
+
+// EntryStatus is one table or view as the replica sees it.
+type EntryStatus struct {
+	Warehouse string   `json:"warehouse"`
+	Namespace []string `json:"namespace"`
+	Name      string   `json:"name"`
+	Kind      string   `json:"kind"`
+	// Status is OK, "N versions behind", Held (multi-table transaction) or
+	// Deleted.
+	Status string `json:"status"`
+	// Verified is the version the local catalog serves (-1 while held).
+	Verified int64 `json:"verified"`
+	// Latest is the newest version seen in the replicated identity records.
+	Latest       int64    `json:"latest"`
+	Behind       int64    `json:"behind"`
+	MissingFiles []string `json:"missingFiles,omitempty"`
+	Transaction  string   `json:"transaction,omitempty"`
+}
+
+// Status is the scanner's report.
+type Status struct {
+	State       string        `json:"state"`
+	Consistency string        `json:"consistency"`
+	Leader      bool          `json:"leader"`
+	Promoting   bool          `json:"promoting,omitempty"`
+	Cycles      int64         `json:"cycles"`
+	LastCycle   time.Time     `json:"lastCycle,omitzero"`
+	CycleTime   time.Duration `json:"cycleTime"`
+	Window      bool          `json:"resyncWindow,omitempty"`
+	Rebuild     RebuildStatus `json:"rebuild,omitzero"`
+	Total       int           `json:"total"`
+	Offset      int           `json:"offset"`
+	Entries     []EntryStatus `json:"entries"`
+}
+
+// Status reports the scanner state and, from offset, at most limit tables
+// and views (0: all) ordered by warehouse, namespace and name.
+func (s *Scanner) Status(offset, limit int) Status {
+	p := s.persisted()
+	s.mu.Lock()
+	out := Status{State: s.state, Consistency: s.consistency(), Leader: true, Promoting: s.failover.Load(),
+		Cycles: s.cycles, LastCycle: s.lastOK, CycleTime: s.lastDur, Window: p.Window, Rebuild: p.Rebuild,
+		Entries: []EntryStatus{}}
+	all := make([]EntryStatus, 0, len(s.ents))
+	for _, e := range s.ents {
+		if e.kind == catalog.KindNamespace || e.status == "" {
+			continue
+		}
+		es := EntryStatus{Warehouse: e.wh, Namespace: e.ns, Name: e.name, Kind: e.kind, Status: e.status,
+			Verified: e.verified, Latest: e.latest, MissingFiles: append([]string(nil), e.missing...), Transaction: e.txnID}
+		if !e.deleted && !e.held && e.latest > e.verified {
+			es.Behind = e.latest - max(e.verified, 0)
+		}
+		all = append(all, es)
+	}
+	s.mu.Unlock()
+	sort.Slice(all, func(i, j int) bool {
+		a, b := all[i], all[j]
+		if a.Warehouse != b.Warehouse {
+			return a.Warehouse < b.Warehouse
+		}
+		if an, bn := strings.Join(a.Namespace, "\x1f"), strings.Join(b.Namespace, "\x1f"); an != bn {
+			return an < bn
+		}
+		if a.Name != b.Name {
+			return a.Name < b.Name
+		}
+		return a.Kind < b.Kind
+	})
+	out.Total, out.Offset = len(all), offset
+	if offset < len(all) {
+		all = all[max(offset, 0):]
+		if limit > 0 && limit < len(all) {
+			all = all[:limit]
+		}
+		out.Entries = all
+	}
+	return out
+}
