@@ -26,7 +26,7 @@ flagged as warehouse; namespaces nest (write levels separated by '.').`,
 	}
 	for _, newCmd := range []func(*options) *cobra.Command{
 		newTableWarehouseCmd, newTableNamespaceCmd, newTableCreateCmd, newTableListCmd, newTableShowCmd,
-		newTableRenameCmd, newTableRemoveCmd, newTableViewCmd, newTableEncryptCmd,
+		newTableRenameCmd, newTableRemoveCmd, newTableViewCmd, newTableEncryptCmd, newTableReplicateCmd,
 	} {
 		table.AddCommand(newCmd(opts))
 	}

@@ -298,3 +298,406 @@ func must(tbl *table.Table, err error) *table.Table {
 	}
 	return tbl
 }
+
+// bigRows is an Arrow table whose parquet file is large and incompressible.
+func bigAppend(t *testing.T, tbl *table.Table, from, n int64) *table.Table {
+	t.Helper()
+	data := icetest.RandomRows(from, n, 2048)
+	defer data.Release()
+	out, err := tbl.AppendTable(context.Background(), data, 1<<20, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// TestConsistencyModesWithDelayedFiles: a data file held back by a slow
+// link keeps a strict replica on the previous version (and names the file
+// as missing) while an eventual replica accepts the new version at once.
+func TestConsistencyModesWithDelayedFiles(t *testing.T) {
+	for _, mode := range []string{"strict", "eventual"} {
+		t.Run(mode, func(t *testing.T) {
+			settings := map[string]string{"replica_catalog_consistency": mode}
+			for k, v := range tablesSettings {
+				settings[k] = v
+			}
+			p := newDRPair(t, settings)
+			ctx := context.Background()
+			cat := p.catalog(p.primary)
+			id := table.Identifier{"ns", "events"}
+			if err := cat.CreateNamespace(ctx, id[:1], nil); err != nil {
+				t.Fatal(err)
+			}
+			tbl, err := cat.CreateTable(ctx, id, icetest.Schema)
+			if err != nil {
+				t.Fatal(err)
+			}
+			waitVerified(t, p.replica, "ns", "events", metadataVersion(tbl), 20*time.Second)
+			// ~1 MB of data through a 100 kB/s link: about 10 s.
+			p.replica.Proxy.SetBandwidth(100 << 10)
+			tbl = bigAppend(t, tbl, 0, 500)
+			v := metadataVersion(tbl)
+			switch mode {
+			case "strict":
+				testsite.Eventually(t, 8*time.Second, func() error {
+					e, _ := entry(p.replica, "ns", "events")
+					if e.Latest != v || len(e.MissingFiles) == 0 {
+						return fmt.Errorf("entry %+v", e)
+					}
+					if e.Verified >= v || e.Status == "OK" {
+						t.Fatalf("strict replica verified version %d before its data file arrived: %+v", v, e)
+					}
+					if !strings.Contains(strings.Join(e.MissingFiles, " "), ".parquet") {
+						return fmt.Errorf("missing files %v", e.MissingFiles)
+					}
+					return nil
+				})
+			case "eventual":
+				testsite.Eventually(t, 8*time.Second, func() error {
+					e, _ := entry(p.replica, "ns", "events")
+					if e.Verified != v {
+						return fmt.Errorf("entry %+v", e)
+					}
+					return nil
+				})
+				if st := p.replica.Server().Scanner().Status(0, 0); st.State != scanner.StateTracking {
+					t.Fatalf("eventual scanner state %q", st.State)
+				}
+			}
+			p.replica.Proxy.SetBandwidth(0)
+			waitVerified(t, p.replica, "ns", "events", v, 30*time.Second)
+			// Eventual may verify before the data arrives; reads succeed
+			// once it has.
+			catB := p.catalog(p.replica)
+			testsite.Eventually(t, 30*time.Second, func() error {
+				tbl, err := catB.LoadTable(ctx, id)
+				if err != nil {
+					return err
+				}
+				ids, err := icetest.ScanIDs(ctx, tbl)
+				if err != nil {
+					return err
+				}
+				if len(ids) != 500 {
+					return fmt.Errorf("%d rows", len(ids))
+				}
+				return nil
+			})
+		})
+	}
+}
+
+// TestTransactionMembersHeld: members of a multi-table transaction are
+// held (Verified -1) until every member arrives, or let through once the
+// stale timeout passes.
+func TestTransactionMembersHeld(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		stale string
+	}{{"within-timeout", "60s"}, {"past-timeout", "1s"}} {
+		t.Run(c.name, func(t *testing.T) {
+			settings := map[string]string{"replica_catalog_txn_stale_timeout": c.stale}
+			for k, v := range tablesSettings {
+				if _, ok := settings[k]; !ok {
+					settings[k] = v
+				}
+			}
+			p := newDRPair(t, settings)
+			ctx := context.Background()
+			cat := p.catalog(p.primary)
+			if err := cat.CreateNamespace(ctx, table.Identifier{"ns"}, nil); err != nil {
+				t.Fatal(err)
+			}
+			a, b := table.Identifier{"ns", "a"}, table.Identifier{"ns", "b"}
+			ta, err := cat.CreateTable(ctx, a, icetest.Schema)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tb, err := cat.CreateTable(ctx, b, icetest.Schema)
+			if err != nil {
+				t.Fatal(err)
+			}
+			waitVerified(t, p.replica, "ns", "a", metadataVersion(ta), 20*time.Second)
+			waitVerified(t, p.replica, "ns", "b", metadataVersion(tb), 20*time.Second)
+			// b's new metadata file is large, so it arrives seconds after a's.
+			p.replica.Proxy.SetBandwidth(100 << 10)
+			big := strings.Repeat("x", 600<<10)
+			err = cat.CommitTransaction(ctx, []table.TableCommit{
+				{Identifier: a, Requirements: []table.Requirement{table.AssertTableUUID(ta.Metadata().TableUUID())},
+					Updates: []table.Update{table.NewSetPropertiesUpdate(iceberg.Properties{"k": "1"})}},
+				{Identifier: b, Requirements: []table.Requirement{table.AssertTableUUID(tb.Metadata().TableUUID())},
+					Updates: []table.Update{table.NewSetPropertiesUpdate(iceberg.Properties{"blob": big})}},
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			na := metadataVersion(must(cat.LoadTable(ctx, a)))
+			nb := metadataVersion(must(cat.LoadTable(ctx, b)))
+			if c.name == "within-timeout" {
+				testsite.Eventually(t, 5*time.Second, func() error {
+					e, _ := entry(p.replica, "ns", "a")
+					if e.Verified != -1 || e.Status != "Held" || e.Transaction == "" {
+						return fmt.Errorf("a: %+v", e)
+					}
+					return nil
+				})
+				p.replica.Proxy.SetBandwidth(0)
+				waitVerified(t, p.replica, "ns", "b", nb, 30*time.Second)
+				waitVerified(t, p.replica, "ns", "a", na, 10*time.Second)
+				return
+			}
+			// Past the timeout: a is let through while b is still arriving.
+			testsite.Eventually(t, 8*time.Second, func() error {
+				ea, _ := entry(p.replica, "ns", "a")
+				eb, _ := entry(p.replica, "ns", "b")
+				if ea.Verified != na {
+					return fmt.Errorf("a: %+v", ea)
+				}
+				if eb.Verified >= nb {
+					t.Fatalf("b arrived before the stale timeout could show: %+v", eb)
+				}
+				return nil
+			})
+			p.replica.Proxy.SetBandwidth(0)
+			waitVerified(t, p.replica, "ns", "b", nb, 30*time.Second)
+		})
+	}
+}
+
+// TestWrongOrderThenResync: site replication configured before the DR site
+// is made the replica: its warehouse replication is refused (403, traced
+// as s3.ReplicationRequest); after setting the role, an object resync
+// delivers what was missed and the catalog fills in.
+func TestWrongOrderThenResync(t *testing.T) {
+	m := testsite.StartMesh(t, 2, replSettings, nil)
+	p := &drPair{t: t, m: m, primary: m.Sites[0], replica: m.Sites[1], warehous: "lake"}
+	for _, s := range m.Sites {
+		if err := set(t, s, "tables", tablesSettings); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	stream, err := p.admin(p.replica).Trace(ctx, adminclient.TraceOptions{FuncName: "s3.ReplicationRequest", StatusCode: 403})
+	if err != nil {
+		t.Fatal(err)
+	}
+	refused := make(chan string, 1)
+	go func() {
+		for stream.Next() {
+			select {
+			case refused <- stream.Event().Path:
+			default:
+			}
+		}
+	}()
+	if _, err := p.admin(p.primary).CreateWarehouse(ctx, p.warehous, adminclient.WarehouseCreateRequest{}); err != nil {
+		t.Fatal(err)
+	}
+	cat := p.catalog(p.primary)
+	id := table.Identifier{"ns", "t"}
+	if err := cat.CreateNamespace(ctx, id[:1], nil); err != nil {
+		t.Fatal(err)
+	}
+	tbl, err := cat.CreateTable(ctx, id, icetest.Schema)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := icetest.Rows(0, 10)
+	tbl, err = tbl.AppendTable(ctx, data, 1024, nil)
+	data.Release()
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case path := <-refused:
+		t.Logf("refused: %s", path)
+	case <-time.After(10 * time.Second):
+		t.Fatal("no s3.ReplicationRequest 403 traced on the DR site")
+	}
+	if _, ok := entry(p.replica, "ns", "t"); ok {
+		t.Fatal("a table reached a site that is not the replica")
+	}
+	// Set the role, then resync: the warehouse data arrives.
+	if err := set(t, p.replica, "tables", map[string]string{"replica_catalog": "on"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.primary.Server().Replication().ResyncStart(ctx, "site2"); err != nil {
+		t.Fatal(err)
+	}
+	waitVerified(t, p.replica, "ns", "t", metadataVersion(tbl), 30*time.Second)
+	if got := scan(t, p.catalog(p.replica), id); !slices.Equal(got, icetest.Seq(0, 10)) {
+		t.Fatalf("replica scan = %v", got)
+	}
+}
+
+// TestAddRefusesPeerWithWarehouse: tables data flows only from primary to
+// replica, so a peer holding a warehouse cannot join.
+func TestAddRefusesPeerWithWarehouse(t *testing.T) {
+	m := testsite.StartSites(t, 2, nil, nil)
+	p := &drPair{t: t, m: m, primary: m.Sites[0], replica: m.Sites[1]}
+	if _, err := p.admin(p.replica).CreateWarehouse(context.Background(), "dr-lake", adminclient.WarehouseCreateRequest{}); err != nil {
+		t.Fatal(err)
+	}
+	_, err := p.admin(p.primary).ReplicateAdd(context.Background(), []adminclient.ReplicationSite{
+		{Name: "site1", Endpoint: p.primary.Proxy.URL(), AccessKey: p.primary.AccessKey, SecretKey: p.primary.SecretKey},
+		{Name: "site2", Endpoint: p.replica.Proxy.URL(), AccessKey: p.replica.AccessKey, SecretKey: p.replica.SecretKey},
+	})
+	var ae *adminclient.Error
+	if !errors.As(err, &ae) || ae.Code != adminclient.CodeSiteHasData || !strings.Contains(ae.Message, "warehouses") {
+		t.Fatalf("add with a peer holding a warehouse: %v", err)
+	}
+}
+
+// TestBackfillThenReplicate: a warehouse whose identity records are gone
+// (as one created before Tables replication) is backfilled on the primary
+// (metadata only, idempotent), then joined with a replica that rebuilds the
+// catalog from the backfilled records.
+func TestBackfillThenReplicate(t *testing.T) {
+	m := testsite.StartSites(t, 2, replSettings, nil)
+	p := &drPair{t: t, m: m, primary: m.Sites[0], replica: m.Sites[1], warehous: "old"}
+	ctx := context.Background()
+	for _, s := range m.Sites {
+		if err := set(t, s, "tables", tablesSettings); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := p.admin(p.primary).CreateWarehouse(ctx, p.warehous, adminclient.WarehouseCreateRequest{}); err != nil {
+		t.Fatal(err)
+	}
+	cat := p.catalog(p.primary)
+	id := table.Identifier{"legacy", "t"}
+	if err := cat.CreateNamespace(ctx, id[:1], iceberg.Properties{"team": "a"}); err != nil {
+		t.Fatal(err)
+	}
+	tbl, err := cat.CreateTable(ctx, id, icetest.Schema)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := icetest.Rows(0, 7)
+	tbl, err = tbl.AppendTable(ctx, data, 1024, nil)
+	data.Release()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Remove every identity record version, as if the warehouse predated them.
+	c := p.s3(p.primary)
+	for o := range c.ListObjects(ctx, p.warehous, minio.ListObjectsOptions{Prefix: ".twinlake/", Recursive: true, WithVersions: true}) {
+		if err := c.RemoveObject(ctx, p.warehous, o.Key, minio.RemoveObjectOptions{VersionID: o.VersionID}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	before := objectVersions(t, c, p.warehous)
+	sc := p.primary.Server().Scanner()
+	if _, err := sc.BackfillStatus(ctx); !errors.Is(err, scanner.ErrNoBackfill) {
+		t.Fatalf("status before any backfill: %v", err)
+	}
+	runBackfill := func() scanner.BackfillJob {
+		if _, err := sc.BackfillStart(ctx); err != nil {
+			t.Fatal(err)
+		}
+		var job scanner.BackfillJob
+		testsite.Eventually(t, 10*time.Second, func() error {
+			job, err = sc.BackfillStatus(ctx)
+			if err != nil || job.State != scanner.BackfillCompleted {
+				return fmt.Errorf("%+v %v", job, err)
+			}
+			return nil
+		})
+		return job
+	}
+	job := runBackfill()
+	if job.Tables != 1 || job.Namespaces != 1 || job.Written != 2 {
+		t.Fatalf("first backfill %+v", job)
+	}
+	if again := runBackfill(); again.Written != 0 || again.Unchanged != 2 {
+		t.Fatalf("second backfill is not idempotent: %+v", again)
+	}
+	// Object versions and ETags outside the identity records are unchanged.
+	if after := objectVersions(t, c, p.warehous); after != before {
+		t.Fatalf("backfill changed objects:\nbefore %s\nafter  %s", before, after)
+	}
+	// Now the replica, in the right order.
+	if err := set(t, p.replica, "tables", map[string]string{"replica_catalog": "on"}); err != nil {
+		t.Fatal(err)
+	}
+	m.Join(t)
+	waitVerified(t, p.replica, "legacy", "t", metadataVersion(tbl), 30*time.Second)
+	props, err := p.catalog(p.replica).LoadNamespaceProperties(ctx, id[:1])
+	if err != nil || props["team"] != "a" {
+		t.Fatalf("replica namespace %v %v", props, err)
+	}
+}
+
+// objectVersions lists every version of the bucket outside .twinlake/.
+func objectVersions(t *testing.T, c *minio.Client, bucket string) string {
+	var out []string
+	for o := range c.ListObjects(context.Background(), bucket, minio.ListObjectsOptions{Recursive: true, WithVersions: true}) {
+		if o.Err != nil {
+			t.Fatal(o.Err)
+		}
+		if !strings.HasPrefix(o.Key, ".twinlake/") {
+			out = append(out, o.Key+" "+o.VersionID+" "+o.ETag)
+		}
+	}
+	slices.Sort(out)
+	return strings.Join(out, "\n")
+}
+
+// TestResetAndRetryRequest: a replica whose copy of a data file is lost
+// resets its catalog; the rebuild finds the file missing and, after the
+// retry interval, asks the primary to send it again.
+func TestResetAndRetryRequest(t *testing.T) {
+	p := newDRPair(t, tablesSettings)
+	ctx := context.Background()
+	cat := p.catalog(p.primary)
+	id := table.Identifier{"ns", "t"}
+	if err := cat.CreateNamespace(ctx, id[:1], nil); err != nil {
+		t.Fatal(err)
+	}
+	tbl, err := cat.CreateTable(ctx, id, icetest.Schema)
+	if err != nil {
+		t.Fatal(err)
+	}
+	created := metadataVersion(tbl)
+	data := icetest.Rows(0, 5)
+	tbl, err = tbl.AppendTable(ctx, data, 1024, nil)
+	data.Release()
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := metadataVersion(tbl)
+	waitVerified(t, p.replica, "ns", "t", v, 20*time.Second)
+	// Lose the replica's data file behind replication's back.
+	var lost string
+	for o := range p.s3(p.replica).ListObjects(ctx, p.warehous, minio.ListObjectsOptions{Prefix: "ns/t/data/", Recursive: true, WithVersions: true}) {
+		lost = o.Key
+		if _, err := p.replica.Server().Replication().ReceivePurge(ctx, p.warehous, o.Key, o.VersionID); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if lost == "" {
+		t.Fatal("no data file found")
+	}
+	sc := p.replica.Server().Scanner()
+	if _, err := sc.CatalogReset(ctx, false); !errors.Is(err, scanner.ErrNotConfirmed) {
+		t.Fatalf("unconfirmed reset: %v", err)
+	}
+	label, err := sc.CatalogReset(ctx, true)
+	if err != nil || label == "" {
+		t.Fatalf("reset: %q %v", label, err)
+	}
+	// Rebuilt: the table is back at the version its files allow.
+	testsite.Eventually(t, 10*time.Second, func() error {
+		e, ok := entry(p.replica, "ns", "t")
+		if !ok || e.Verified != created || len(e.MissingFiles) == 0 {
+			return fmt.Errorf("%+v", e)
+		}
+		return nil
+	})
+	// After the retry interval the primary re-sends the file.
+	waitVerified(t, p.replica, "ns", "t", v, 20*time.Second)
+	if _, err := p.s3(p.replica).StatObject(ctx, p.warehous, lost, minio.StatObjectOptions{}); err != nil {
+		t.Fatalf("lost file not re-sent: %v", err)
+	}
+}

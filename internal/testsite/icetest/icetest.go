@@ -5,6 +5,8 @@ package icetest
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"slices"
@@ -112,4 +114,24 @@ func AppendRetry(ctx context.Context, cat *icerest.Catalog, id table.Identifier,
 		}
 		retries++
 	}
+}
+
+// RandomRows builds n rows with ids from..from+n-1 whose names are size
+// random bytes (hex), so their parquet file does not compress.
+func RandomRows(from, n int64, size int) arrow.Table {
+	sc := arrow.NewSchema([]arrow.Field{
+		{Name: "id", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
+		{Name: "name", Type: arrow.BinaryTypes.String, Nullable: true},
+	}, nil)
+	b := array.NewRecordBuilder(memory.DefaultAllocator, sc)
+	defer b.Release()
+	buf := make([]byte, size/2)
+	for i := from; i < from+n; i++ {
+		rand.Read(buf)
+		b.Field(0).(*array.Int64Builder).Append(i)
+		b.Field(1).(*array.StringBuilder).Append(hex.EncodeToString(buf))
+	}
+	rec := b.NewRecordBatch()
+	defer rec.Release()
+	return array.NewTableFromRecords(sc, []arrow.RecordBatch{rec})
 }

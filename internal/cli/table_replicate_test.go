@@ -1,0 +1,309 @@
+package cli
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/twinlake/twinlake/internal/adminclient"
+)
+
+// tablesStatus reads table replicate status --json.
+func (e replEnv) tablesStatus(t *testing.T, alias string, args ...string) adminclient.TablesReplicationStatus {
+	t.Helper()
+	return decode[adminclient.TablesReplicationStatus](t, e, append([]string{"table", "replicate", "status", alias}, args...)...)
+}
+
+// waitScanner polls status until the scanner reports state.
+func (e replEnv) waitScanner(t *testing.T, alias, state string) {
+	t.Helper()
+	eventually(t, func() error {
+		st := e.tablesStatus(t, alias)
+		if st.State != state {
+			return fmt.Errorf("scanner %s, want %s", st.State, state)
+		}
+		return nil
+	})
+}
+
+// waitBackfill starts a backfill (retrying while the previous one is still
+// winding down) and polls until it completes.
+func (e replEnv) waitBackfill(t *testing.T, alias string) adminclient.BackfillJob {
+	t.Helper()
+	var started adminclient.BackfillJob
+	eventually(t, func() error {
+		out, err := e.run("table", "replicate", "backfill", "start", alias, "--json")
+		if adminErrorCode(err) == adminclient.CodeBackfillRunning {
+			return err
+		}
+		if err != nil {
+			t.Fatalf("backfill start: %v", err)
+		}
+		started = decodeString[adminclient.BackfillJob](t, out)
+		return nil
+	})
+	if started.ID == "" || started.Started.IsZero() {
+		t.Fatalf("backfill start = %+v", started)
+	}
+	var job adminclient.BackfillJob
+	eventually(t, func() error {
+		job = decode[adminclient.BackfillJob](t, e, "table", "replicate", "backfill", "status", alias)
+		if job.ID != started.ID || job.State != "completed" {
+			return fmt.Errorf("backfill = %+v, want %s completed", job, started.ID)
+		}
+		return nil
+	})
+	return job
+}
+
+func decodeString[T any](t *testing.T, out string) T {
+	t.Helper()
+	var v T
+	if err := json.Unmarshal([]byte(out), &v); err != nil {
+		t.Fatalf("decode %q: %v", out, err)
+	}
+	return v
+}
+
+func TestTableReplicatePrimary(t *testing.T) {
+	e := newReplEnv(t, 1)
+	trs := func(args ...string) []string { return append([]string{"table", "replicate"}, args...) }
+
+	e.contains(t, trs("status", "site1"), "Scanner: disabled", "No tables or views tracked")
+	if st := e.tablesStatus(t, "site1"); st.State != "disabled" || st.Total != 0 || st.Entries == nil {
+		t.Errorf("status --json = %+v", st)
+	}
+	e.fails(t, trs("failover", "site1"), "table replicate failover site1", "NotTablesReplica",
+		"site1 has tables replica_catalog=off")
+	e.fails(t, trs("catalog", "reset", "--yes", "site1"), "NotTablesReplica")
+	e.fails(t, trs("resync", "rebuild", "--yes", "site1"), "NoCatalogResyncWindow", "twinlake table replicate resync open site1")
+	e.fails(t, trs("resync", "rebuild", "site1"), "pass --yes to confirm") // empty stdin: no one to answer
+	e.fails(t, trs("backfill", "status"), "accepts 1 arg")
+	e.fails(t, trs("backfill", "bogus", "site1"), "unknown command")
+
+	e.contains(t, trs("backfill", "status", "site1"), "No backfill has run")
+	if none := decode[adminclient.BackfillJob](t, e, trs("backfill", "status", "site1")...); none.State != "none" {
+		t.Errorf("backfill status --json with none = %+v", none)
+	}
+	e.contains(t, trs("backfill", "cancel", "site1"), "nothing to cancel")
+
+	e.must("table", "warehouse", "create", "site1", "lake")
+	e.must("table", "namespace", "create", "site1", "lake", "sales")
+	e.must("table", "create", "site1", "lake", "sales", "orders", "--schema", "id:long")
+	e.must("table", "view", "create", "site1", "lake", "sales", "recent", "--schema", "id:long", "--sql", "SELECT id FROM orders")
+
+	first := e.waitBackfill(t, "site1")
+	if first.Warehouses < 1 || first.Namespaces < 1 || first.Tables < 1 || first.Views < 1 ||
+		first.Written+first.Unchanged < 3 || first.Error != "" || first.Finished.IsZero() {
+		t.Errorf("first backfill = %+v", first)
+	}
+	e.contains(t, trs("backfill", "status", "site1"), "Backfill of site1:", "State:", "completed", "Tables:", "Records written:", "Unchanged:")
+
+	// Idempotent: a second run finds every record in place.
+	second := e.waitBackfill(t, "site1")
+	if second.ID == first.ID || second.Written != 0 || second.Unchanged != first.Written+first.Unchanged {
+		t.Errorf("second backfill = %+v after %+v", second, first)
+	}
+	e.contains(t, trs("backfill", "cancel", "site1"), "was not running (completed): nothing to cancel")
+}
+
+func TestTableReplicateReplicaLifecycle(t *testing.T) {
+	e := newReplEnv(t, 1)
+	trs := func(args ...string) []string { return append([]string{"table", "replicate"}, args...) }
+	e.must("alias", "set", "dead", "http://127.0.0.1:1", "AKIAEXAMPLE", "secret-secret-secret")
+
+	e.must("admin", "config", "set", "site1", "tables", "replica_catalog=on", "replica_catalog_scan_interval=200ms")
+	e.waitScanner(t, "site1", "active")
+	st := e.tablesStatus(t, "site1")
+	if st.Consistency != "strict" || st.Cycles < 1 || st.LastCycle.IsZero() || !st.Leader {
+		t.Errorf("status = %+v", st)
+	}
+	e.contains(t, trs("status", "site1"), "Scanner: active", "Consistency:", "strict", "Cycles:", "Last cycle:", "No tables or views tracked yet.")
+
+	e.must("admin", "config", "set", "site1", "tables", "replica_catalog_consistency=eventual")
+	e.waitScanner(t, "site1", "tracking")
+
+	// Destructive commands ask first; a no, or no answer, stops before any
+	// call (the dead alias would fail to connect).
+	for _, alias := range []string{"site1", "dead"} {
+		_, errOut, err := e.runIn("n\n", trs("catalog", "reset", alias)...)
+		if !errors.Is(err, errTablesAborted) {
+			t.Errorf("catalog reset %s answered n: %v", alias, err)
+		}
+		if want := "This backs up and deletes the local catalog of " + alias; !strings.Contains(errOut, want) || !strings.Contains(errOut, "Continue? [y/N]") {
+			t.Errorf("prompt = %q", errOut)
+		}
+		_, _, err = e.runIn("n\n", trs("resync", "rebuild", alias)...)
+		if !errors.Is(err, errTablesAborted) {
+			t.Errorf("resync rebuild %s answered n: %v", alias, err)
+		}
+	}
+	e.fails(t, trs("catalog", "reset", "site1"), "pass --yes to confirm")
+
+	out, _, err := e.runIn("yes\n", trs("catalog", "reset", "site1")...)
+	if err != nil || !strings.Contains(out, "Catalog of site1 backed up to reset-") || !strings.Contains(out, "rebuilds it on its next cycle") {
+		t.Fatalf("catalog reset answered yes = %q, %v", out, err)
+	}
+	if res := decode[adminclient.CatalogResetResult](t, e, trs("catalog", "reset", "--yes", "site1")...); !strings.HasPrefix(res.Backup, "reset-") {
+		t.Errorf("catalog reset --json = %+v", res)
+	}
+	e.waitScanner(t, "site1", "tracking")
+
+	e.fails(t, trs("resync", "open", "site1"), "TablesRoleConflict", "catalog reset site1")
+	e.fails(t, trs("backfill", "start", "site1"), "TablesReplicaReadOnly", "run this against the primary")
+
+	// Failover: returns at once, completes on the next cycle.
+	e.contains(t, trs("failover", "site1"), "Promotion of site1 requested", "completes asynchronously",
+		"monitor with twinlake table replicate status site1")
+	e.waitScanner(t, "site1", "disabled")
+	e.contains(t, []string{"admin", "config", "get", "site1", "tables"}, "replica_catalog=off")
+	e.fails(t, trs("failover", "site1"), "NotTablesReplica")
+
+	// Demotion, phase 1: the window opens; with no peer there is nothing
+	// to rebuild from.
+	e.contains(t, trs("resync", "open", "site1"), "Catalog resync window open on site1", "State:", "Pending")
+	e.contains(t, trs("status", "site1"), "Scanner: rebuilding", "Resync window: open", "Rebuild:", "Pending")
+	e.fails(t, trs("resync", "rebuild", "--yes", "site1"), "NoCatalogResyncWindow", "no site replication peer")
+}
+
+func TestTableReplicateTwoSites(t *testing.T) {
+	e := newReplEnv(t, 2)
+	trs := func(args ...string) []string { return append([]string{"table", "replicate"}, args...) }
+
+	e.must("admin", "config", "set", "site2", "tables", "replica_catalog=on", "replica_catalog_scan_interval=200ms")
+	e.must("admin", "replicate", "add", "site1", "site2")
+	e.fails(t, []string{"admin", "config", "set", "site1", "tables", "replica_catalog=on"}, "already the replica")
+	e.contains(t, []string{"admin", "config", "get", "site1", "tables"}, "replica_catalog=off")
+
+	e.must("table", "warehouse", "create", "site1", "lake")
+	e.must("table", "namespace", "create", "site1", "lake", "sales")
+	e.must("table", "create", "site1", "lake", "sales", "orders", "--schema", "id:long")
+	e.must("table", "create", "site1", "lake", "sales", "returns", "--schema", "id:long")
+	eventually(t, func() error {
+		st := e.tablesStatus(t, "site2")
+		if st.State != "active" || st.Total != 2 {
+			return fmt.Errorf("replica status = %+v", st)
+		}
+		for _, en := range st.Entries {
+			if en.Warehouse != "lake" || strings.Join(en.Namespace, ".") != "sales" || en.Kind != "table" ||
+				en.Status != "OK" || en.Verified != en.Latest || en.Behind != 0 || len(en.MissingFiles) != 0 {
+				return fmt.Errorf("entry = %+v", en)
+			}
+		}
+		return nil
+	})
+	out := e.contains(t, trs("status", "site2"), "Scanner: active", "Warehouse: lake", "  Namespace: sales",
+		"    Table: orders", "    Table: returns", "Verified:", "Latest:")
+	if strings.Count(out, "Warehouse: lake") != 1 || strings.Count(out, "Namespace: sales") != 1 || strings.Contains(out, "Showing") {
+		t.Errorf("status is not grouped once per warehouse and namespace:\n%s", out)
+	}
+	e.contains(t, trs("status", "site2", "--limit", "1"), "Table: orders", "Showing 1-1 of 2. Next: --offset 1")
+	out = e.contains(t, trs("status", "site2", "--offset", "1"), "Table: returns", "Showing 2-2 of 2.")
+	if strings.Contains(out, "orders") || strings.Contains(out, "Next:") {
+		t.Errorf("--offset 1:\n%s", out)
+	}
+	if st := e.tablesStatus(t, "site2", "--offset", "1", "--limit", "5"); st.Total != 2 || st.Offset != 1 || len(st.Entries) != 1 {
+		t.Errorf("--offset 1 --limit 5 --json = %+v", st)
+	}
+	e.fails(t, trs("status", "site2", "--limit", "-1"), "must not be negative")
+	e.contains(t, trs("status", "site1"), "Scanner: disabled")
+}
+
+func TestTableReplicateStatusRendering(t *testing.T) {
+	at := time.Date(2025, 3, 4, 5, 6, 7, 0, time.UTC)
+	tests := []struct {
+		name    string
+		st      adminclient.TablesReplicationStatus
+		want    []string
+		notWant []string
+	}{
+		{
+			name:    "disabled",
+			st:      adminclient.TablesReplicationStatus{State: "disabled", Consistency: "strict", Leader: true},
+			want:    []string{"Scanner: disabled\n", "scanner runs only on the replica"},
+			notWant: []string{"Consistency", "Cycles", "Rebuild"},
+		},
+		{
+			name: "entries",
+			st: adminclient.TablesReplicationStatus{State: "active", Consistency: "strict", Leader: true, Cycles: 7,
+				LastCycle: at, CycleTime: 1500 * time.Microsecond, Total: 5, Offset: 0, Entries: []adminclient.TablesEntryStatus{
+					{Warehouse: "lake", Namespace: []string{"sales", "eu"}, Name: "orders", Kind: "table", Status: "OK", Verified: 4, Latest: 4},
+					{Warehouse: "lake", Namespace: []string{"sales", "eu"}, Name: "recent", Kind: "view", Status: "2 versions behind", Verified: 1, Latest: 3, Behind: 2,
+						MissingFiles: []string{"lake/sales/eu/orders/data/a.parquet", "lake/sales/eu/orders/data/b.parquet"}},
+					{Warehouse: "lake", Namespace: []string{"ops"}, Name: "ledger", Kind: "table", Status: "Held", Verified: -1, Latest: 9, Transaction: "tx-42"},
+					{Warehouse: "wh2", Namespace: []string{"ops"}, Name: "gone", Kind: "table", Status: "Deleted", Verified: 3, Latest: 3},
+				}},
+			want: []string{"Scanner: active\n", "  Cycles:      7\n", "  Last cycle:  2025-03-04 05:06:07 UTC, took 1.5ms\n",
+				"Warehouse: lake\n  Namespace: sales.eu\n    Table: orders\n      Status:   OK\n      Verified: 4\n      Latest:   4\n    View: recent\n",
+				"      Status:   2 versions behind\n", "      Missing Files: 2\n        lake/sales/eu/orders/data/a.parquet\n        lake/sales/eu/orders/data/b.parquet\n",
+				"  Namespace: ops\n    Table: ledger\n      Status:   Held\n      Verified: -1 (held for multi-table transaction tx-42)\n",
+				"\nWarehouse: wh2\n  Namespace: ops\n    Table: gone\n      Status:   Deleted\n",
+				"Showing 1-4 of 5. Next: --offset 4"},
+			notWant: []string{"Promotion", "Resync window", "Rebuild"},
+		},
+		{
+			name: "promoting and rebuilding",
+			st: adminclient.TablesReplicationStatus{State: "rebuilding", Consistency: "strict", Leader: true, Promoting: true, Window: true, Total: 3, Offset: 3,
+				Rebuild: adminclient.TablesRebuildStatus{State: "FailureRetry", Attempts: 2, LastError: "primary site1: link down",
+					Started: at, BackupAt: "rebuild-20250304T050607.000Z", Discarded: 4}},
+			want: []string{"  Promotion:     in progress\n", "  Resync window: open\n", "  Rebuild:\n    State:      FailureRetry\n    Attempts:   2\n",
+				"    Last error: primary site1: link down\n", "    Backup:     rebuild-20250304T050607.000Z\n", "    Discarded:  4 local-only record versions\n",
+				"No tables or views from offset 3 (3 in all)."},
+			notWant: []string{"Finished"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := tablesStatusHuman(tt.st)
+			for _, w := range tt.want {
+				if !strings.Contains(got, w) {
+					t.Errorf("lacks %q:\n%s", w, got)
+				}
+			}
+			for _, w := range tt.notWant {
+				if strings.Contains(got, w) {
+					t.Errorf("has %q:\n%s", w, got)
+				}
+			}
+		})
+	}
+}
+
+func TestTableReplicateErrorHints(t *testing.T) {
+	tests := []struct {
+		code string
+		want string
+	}{
+		{adminclient.CodeNotReplica, "site9 has tables replica_catalog=off"},
+		{adminclient.CodeReplicaReadOnly, "run this against the primary"},
+		{adminclient.CodeRoleConflict, "twinlake table replicate catalog reset site9"},
+		{adminclient.CodeNoResyncWindow, "twinlake table replicate resync open site9"},
+		{adminclient.CodePeerResyncActive, "twinlake admin replicate resync status NEW_PRIMARY site9"},
+		{adminclient.CodeBackfillRunning, "twinlake table replicate backfill status site9"},
+		{adminclient.CodeNotConfirmed, "pass --yes"},
+		{"SomethingElse", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.code, func(t *testing.T) {
+			cause := &adminclient.Error{Code: tt.code, Message: "refused:\n  because", StatusCode: 409}
+			err := tablesReplErr("table replicate x site9", "site9", cause)
+			msg := err.Error()
+			if !strings.HasPrefix(msg, "table replicate x site9: refused: because ("+tt.code+", HTTP 409)") || strings.Contains(msg, "\n") {
+				t.Errorf("error = %q", msg)
+			}
+			hint, _ := strings.CutPrefix(msg, "table replicate x site9: refused: because ("+tt.code+", HTTP 409)")
+			if tt.want == "" && hint != "" || tt.want != "" && !strings.HasPrefix(hint, ": ") || !strings.Contains(hint, tt.want) {
+				t.Errorf("error = %q, want hint %q", msg, tt.want)
+			}
+			if adminErrorCode(err) != tt.code {
+				t.Errorf("code lost in wrapping: %v", err)
+			}
+		})
+	}
+	if tablesReplErr("x", "a", nil) != nil {
+		t.Error("nil error wrapped")
+	}
+}
