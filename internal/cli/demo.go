@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/twinlake/twinlake/internal/app"
+	"github.com/twinlake/twinlake/internal/config"
 	"github.com/twinlake/twinlake/internal/replication"
 )
 
@@ -119,6 +120,11 @@ func runDemo(ctx context.Context, out io.Writer, opts *options, dir string, port
 	}
 	primary := servers[0].Replication()
 	if st := primary.State(); !st.Enabled() {
+		// The spec's order: make the DR site the Tables replica first, so
+		// warehouse data is accepted from the start.
+		if err := servers[1].Settings().Set(ctx, config.SubsysTables, map[string]string{config.TablesReplicaCatalog: "on"}); err != nil {
+			return fmt.Errorf("make dr the Tables replica: %w", err)
+		}
 		jctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 		_, err := primary.Add(jctx, specs)
 		cancel()
@@ -131,15 +137,22 @@ func runDemo(ctx context.Context, out io.Writer, opts *options, dir string, port
   dr       %s   (alias "dr")
   credentials: %s / %s
 
-The two sites are joined by site replication. Try:
+The two sites are joined by site replication, and dr is the Tables replica
+(tables replica_catalog=on). Try:
   twinlake mb primary/photos
   twinlake cp ./README.md primary/photos/
   twinlake ls dr/photos
   twinlake admin replicate status primary
-  twinlake admin trace --call replication primary
+  twinlake table warehouse create primary lake
+  twinlake table namespace create primary lake sales
+  twinlake table create primary lake sales orders --schema 'id:long,name:string'
+  twinlake table replicate status dr
+  twinlake table replicate failover dr      # the DR runbook: docs/operator-guide.md
+  twinlake admin trace -v --call tables-scan dr
+Iceberg engines: REST catalog %s/_iceberg, warehouse "lake", SigV4 (s3tables).
 
 Press Ctrl-C to stop.
-`, dir, specs[0].Endpoint, specs[1].Endpoint, user, password)
+`, dir, specs[0].Endpoint, specs[1].Endpoint, user, password, specs[0].Endpoint)
 	<-ctx.Done()
 	return nil
 }

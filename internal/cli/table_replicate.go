@@ -49,7 +49,6 @@ against the replica.`,
 // sent to.
 var tablesReplHints = map[string]string{
 	adminclient.CodeNotReplica:       "ALIAS has tables replica_catalog=off (check with 'twinlake admin config get ALIAS tables')",
-	adminclient.CodeReplicaReadOnly:  "ALIAS is the Tables replica; run this against the primary",
 	adminclient.CodeRoleConflict:     "resync open demotes a former primary after a failover; to rebuild a replica's catalog use 'twinlake table replicate catalog reset ALIAS'",
 	adminclient.CodeNoResyncWindow:   "a rebuild needs an open window ('twinlake table replicate resync open ALIAS') and a site replication peer to rebuild from",
 	adminclient.CodePeerResyncActive: "wait until 'twinlake admin replicate resync status NEW_PRIMARY ALIAS' reports completed, then run the rebuild again",

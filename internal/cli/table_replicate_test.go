@@ -153,7 +153,7 @@ func TestTableReplicateReplicaLifecycle(t *testing.T) {
 	e.waitScanner(t, "site1", "tracking")
 
 	e.fails(t, trs("resync", "open", "site1"), "TablesRoleConflict", "catalog reset site1")
-	e.fails(t, trs("backfill", "start", "site1"), "TablesReplicaReadOnly", "run this against the primary")
+	e.fails(t, trs("backfill", "start", "site1"), "TablesReplicaReadOnly", "run the backfill on the primary")
 
 	// Failover: returns at once, completes on the next cycle.
 	e.contains(t, trs("failover", "site1"), "Promotion of site1 requested", "completes asynchronously",
@@ -210,6 +210,53 @@ func TestTableReplicateTwoSites(t *testing.T) {
 	}
 	e.fails(t, trs("status", "site2", "--limit", "-1"), "must not be negative")
 	e.contains(t, trs("status", "site1"), "Scanner: disabled")
+}
+
+// TestTableReplicateFailoverAndDemote runs the recovery runbook: fail over
+// to the replica, write there, then demote the old primary with resync
+// open, an object resync from the new primary and resync rebuild.
+func TestTableReplicateFailoverAndDemote(t *testing.T) {
+	e := newReplEnv(t, 2)
+	trs := func(args ...string) []string { return append([]string{"table", "replicate"}, args...) }
+	e.must("admin", "config", "set", "site2", "tables", "replica_catalog=on", "replica_catalog_scan_interval=200ms")
+	e.must("admin", "replicate", "add", "site1", "site2")
+	e.must("table", "warehouse", "create", "site1", "lake")
+	e.must("table", "namespace", "create", "site1", "lake", "sales")
+	e.must("table", "create", "site1", "lake", "sales", "orders", "--schema", "id:long")
+	eventually(t, func() error {
+		if st := e.tablesStatus(t, "site2"); st.State != "active" || st.Total != 1 {
+			return fmt.Errorf("replica status = %+v", st)
+		}
+		return nil
+	})
+
+	e.contains(t, trs("failover", "site2"), "Promotion of site2 requested")
+	e.waitScanner(t, "site2", "disabled")
+	e.must("table", "create", "site2", "lake", "sales", "after_failover", "--schema", "id:long")
+
+	e.contains(t, trs("resync", "open", "site1"), "Catalog resync window open on site1", "Pending")
+	e.must("admin", "replicate", "resync", "start", "site2", "site1")
+	eventually(t, func() error {
+		job := decode[adminclient.ResyncStatus](t, e, "admin", "replicate", "resync", "status", "site2", "site1")
+		if job.State != "completed" {
+			return fmt.Errorf("resync = %+v", job)
+		}
+		return nil
+	})
+	out, _, err := e.runIn("y\n", trs("resync", "rebuild", "site1")...)
+	if err != nil || !strings.Contains(out, "Catalog rebuild of site1 started") || !strings.Contains(out, "Backup:") {
+		t.Fatalf("resync rebuild answered y = %q, %v", out, err)
+	}
+	eventually(t, func() error {
+		st := e.tablesStatus(t, "site1")
+		if st.State != "active" || st.Window || st.Rebuild.State != "Completed" || st.Total != 2 {
+			return fmt.Errorf("demoted site status = %+v", st)
+		}
+		return nil
+	})
+	e.contains(t, trs("status", "site1"), "Scanner: active", "Rebuild:", "Completed", "Backup:", "rebuild-", "Table: after_failover", "Table: orders")
+	e.contains(t, []string{"admin", "config", "get", "site1", "tables"}, "replica_catalog=on")
+	e.contains(t, []string{"admin", "config", "get", "site2", "tables"}, "replica_catalog=off")
 }
 
 func TestTableReplicateStatusRendering(t *testing.T) {
@@ -278,7 +325,7 @@ func TestTableReplicateErrorHints(t *testing.T) {
 		want string
 	}{
 		{adminclient.CodeNotReplica, "site9 has tables replica_catalog=off"},
-		{adminclient.CodeReplicaReadOnly, "run this against the primary"},
+		{adminclient.CodeReplicaReadOnly, ""},
 		{adminclient.CodeRoleConflict, "twinlake table replicate catalog reset site9"},
 		{adminclient.CodeNoResyncWindow, "twinlake table replicate resync open site9"},
 		{adminclient.CodePeerResyncActive, "twinlake admin replicate resync status NEW_PRIMARY site9"},
