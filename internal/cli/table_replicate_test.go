@@ -4,9 +4,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/spf13/cobra"
 
 	"github.com/twinlake/twinlake/internal/adminclient"
 )
@@ -29,8 +34,12 @@ func (e replEnv) waitScanner(t *testing.T, alias, state string) {
 	})
 }
 
-// waitBackfill starts a backfill (retrying while the previous one is still
-// winding down) and polls until it completes.
+// trs is the command line table replicate ARGS...
+func trs(args ...string) []string { return append([]string{"table", "replicate"}, args...) }
+
+// waitBackfill starts a backfill and polls until it completes. A start is
+// retried while refused as running: the server reports the previous run
+// completed a moment before it lets a new one start.
 func (e replEnv) waitBackfill(t *testing.T, alias string) adminclient.BackfillJob {
 	t.Helper()
 	var started adminclient.BackfillJob
@@ -59,6 +68,7 @@ func (e replEnv) waitBackfill(t *testing.T, alias string) adminclient.BackfillJo
 	return job
 }
 
+// decodeString decodes a --json command's output.
 func decodeString[T any](t *testing.T, out string) T {
 	t.Helper()
 	var v T
@@ -70,7 +80,6 @@ func decodeString[T any](t *testing.T, out string) T {
 
 func TestTableReplicatePrimary(t *testing.T) {
 	e := newReplEnv(t, 1)
-	trs := func(args ...string) []string { return append([]string{"table", "replicate"}, args...) }
 
 	e.contains(t, trs("status", "site1"), "Scanner: disabled", "No tables or views tracked")
 	if st := e.tablesStatus(t, "site1"); st.State != "disabled" || st.Total != 0 || st.Entries == nil {
@@ -112,7 +121,6 @@ func TestTableReplicatePrimary(t *testing.T) {
 
 func TestTableReplicateReplicaLifecycle(t *testing.T) {
 	e := newReplEnv(t, 1)
-	trs := func(args ...string) []string { return append([]string{"table", "replicate"}, args...) }
 	e.must("alias", "set", "dead", "http://127.0.0.1:1", "AKIAEXAMPLE", "secret-secret-secret")
 
 	e.must("admin", "config", "set", "site1", "tables", "replica_catalog=on", "replica_catalog_scan_interval=200ms")
@@ -171,7 +179,6 @@ func TestTableReplicateReplicaLifecycle(t *testing.T) {
 
 func TestTableReplicateTwoSites(t *testing.T) {
 	e := newReplEnv(t, 2)
-	trs := func(args ...string) []string { return append([]string{"table", "replicate"}, args...) }
 
 	e.must("admin", "config", "set", "site2", "tables", "replica_catalog=on", "replica_catalog_scan_interval=200ms")
 	e.must("admin", "replicate", "add", "site1", "site2")
@@ -217,7 +224,6 @@ func TestTableReplicateTwoSites(t *testing.T) {
 // open, an object resync from the new primary and resync rebuild.
 func TestTableReplicateFailoverAndDemote(t *testing.T) {
 	e := newReplEnv(t, 2)
-	trs := func(args ...string) []string { return append([]string{"table", "replicate"}, args...) }
 	e.must("admin", "config", "set", "site2", "tables", "replica_catalog=on", "replica_catalog_scan_interval=200ms")
 	e.must("admin", "replicate", "add", "site1", "site2")
 	e.must("table", "warehouse", "create", "site1", "lake")
@@ -352,5 +358,46 @@ func TestTableReplicateErrorHints(t *testing.T) {
 	}
 	if tablesReplErr("x", "a", nil) != nil {
 		t.Error("nil error wrapped")
+	}
+}
+
+func TestTableReplicateConfirm(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "answers")
+	writeFile(t, file, "y\n")
+	tests := []struct {
+		name    string
+		in      func(t *testing.T) io.Reader
+		yes     bool
+		wantErr string // "" means confirmed
+	}{
+		{"yes flag", func(*testing.T) io.Reader { return strings.NewReader("") }, true, ""},
+		{"answer y", func(*testing.T) io.Reader { return strings.NewReader("y\n") }, false, ""},
+		{"answer YES unterminated", func(*testing.T) io.Reader { return strings.NewReader(" YES") }, false, ""},
+		{"answer n", func(*testing.T) io.Reader { return strings.NewReader("n\n") }, false, errTablesAborted.Error()},
+		{"answer blank", func(*testing.T) io.Reader { return strings.NewReader("\n") }, false, errTablesAborted.Error()},
+		{"no answer", func(*testing.T) io.Reader { return strings.NewReader("") }, false, "no answer on stdin: pass --yes to confirm"},
+		{"not a terminal", func(t *testing.T) io.Reader {
+			f, err := os.Open(file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { f.Close() })
+			return f
+		}, false, "stdin is not a terminal, so the prompt cannot be answered: pass --yes to confirm"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cmd := &cobra.Command{}
+			var errOut strings.Builder
+			cmd.SetIn(tt.in(t))
+			cmd.SetErr(&errOut)
+			err := tablesConfirm(cmd, tt.yes, "table replicate x a", "Go?")
+			switch {
+			case tt.wantErr == "" && err != nil:
+				t.Fatalf("err = %v", err)
+			case tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr) || !strings.HasPrefix(err.Error(), "table replicate x a: ")):
+				t.Fatalf("err = %v, want %q", err, tt.wantErr)
+			}
+		})
 	}
 }

@@ -3,6 +3,7 @@ package objects
 import (
 	"context"
 	"fmt"
+	"maps"
 	"net"
 	"sort"
 	"strings"
@@ -163,10 +164,19 @@ func (l *Layer) UpdateBucket(ctx context.Context, name string, fn func(b *Bucket
 		return ErrBucketNotFound
 	}
 	b := *cur
+	b.FieldTimes = maps.Clone(cur.FieldTimes)
 	if err := fn(&b); err != nil {
 		return err
 	}
 	b.ModTime = l.cfg.Clock.Now()
+	for _, f := range bucketFields {
+		if !f.equal(&b, cur) {
+			if b.FieldTimes == nil {
+				b.FieldTimes = map[string]int64{}
+			}
+			b.FieldTimes[f.name] = b.ModTime
+		}
+	}
 	return l.putBucketLocked(&b, l.replBucket)
 }
 

@@ -1,8 +1,10 @@
 package objects
 
 import (
+	"bytes"
 	"crypto/rand"
 	"encoding/hex"
+	"maps"
 	"time"
 
 	"github.com/vmihailenco/msgpack/v5"
@@ -33,6 +35,41 @@ type Bucket struct {
 	// Warehouse marks a bucket that also holds Iceberg tables served by the
 	// built-in catalog.
 	Warehouse bool `msgpack:"w,omitempty"`
+	// FieldTimes is the HLC time each setting last changed at (keys
+	// FieldVersioning ...), so that replication merges concurrent changes
+	// of different settings per field.
+	FieldTimes map[string]int64 `msgpack:"ft,omitempty"`
+}
+
+// Bucket settings that replicate, as FieldTimes names them.
+const (
+	FieldVersioning = "versioning"
+	FieldTags       = "tags"
+	FieldPolicy     = "policy"
+	FieldEncryption = "encryption"
+	FieldWarehouse  = "warehouse"
+)
+
+// bucketFields reads and writes each replicated setting of a bucket.
+var bucketFields = []struct {
+	name  string
+	equal func(a, b *Bucket) bool
+	copy  func(dst, src *Bucket)
+}{
+	{FieldVersioning, func(a, b *Bucket) bool { return a.Versioning == b.Versioning }, func(d, s *Bucket) { d.Versioning = s.Versioning }},
+	{FieldTags, func(a, b *Bucket) bool { return maps.Equal(a.Tags, b.Tags) }, func(d, s *Bucket) { d.Tags = maps.Clone(s.Tags) }},
+	{FieldPolicy, func(a, b *Bucket) bool { return bytes.Equal(a.Policy, b.Policy) }, func(d, s *Bucket) { d.Policy = bytes.Clone(s.Policy) }},
+	{FieldEncryption, func(a, b *Bucket) bool { return a.Encryption == b.Encryption }, func(d, s *Bucket) { d.Encryption = s.Encryption }},
+	{FieldWarehouse, func(a, b *Bucket) bool { return a.Warehouse == b.Warehouse }, func(d, s *Bucket) { d.Warehouse = s.Warehouse }},
+}
+
+// fieldTime is when a setting last changed (the bucket's creation for one
+// never changed).
+func (b *Bucket) fieldTime(f string) int64 {
+	if t, ok := b.FieldTimes[f]; ok {
+		return t
+	}
+	return 0
 }
 
 // Segment is one stored piece of an object's data: a blob file or inline

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"sort"
 	"time"
 
@@ -320,17 +321,52 @@ func (l *Layer) ApplyBucket(ctx context.Context, in Bucket, deleted bool, at int
 		}
 		return Applied, nil
 	}
-	if ok && cur.ModTime >= in.ModTime {
-		if cur.ModTime == in.ModTime {
-			return Duplicate, nil
+	if !ok {
+		b := in
+		if err := l.putBucketLocked(&b, nil); err != nil {
+			return 0, err
 		}
-		return Stale, nil
+		return Applied, nil
 	}
-	b := in
-	if err := l.putBucketLocked(&b, nil); err != nil {
+	merged, out := mergeBucket(cur, &in)
+	if out != Applied {
+		return out, nil
+	}
+	if err := l.putBucketLocked(merged, nil); err != nil {
 		return 0, err
 	}
 	return Applied, nil
+}
+
+// mergeBucket merges a peer's bucket record into the local one per
+// setting: each setting takes the side that changed it last (ties to the
+// incoming record only when equal, so merging is idempotent).
+func mergeBucket(cur, in *Bucket) (*Bucket, ApplyOutcome) {
+	b := *cur
+	b.FieldTimes = maps.Clone(cur.FieldTimes)
+	newer, older := false, false
+	for _, f := range bucketFields {
+		ct, it := cur.fieldTime(f.name), in.fieldTime(f.name)
+		switch {
+		case it > ct:
+			f.copy(&b, in)
+			if b.FieldTimes == nil {
+				b.FieldTimes = map[string]int64{}
+			}
+			b.FieldTimes[f.name] = it
+			newer = true
+		case it < ct && !f.equal(cur, in):
+			older = true
+		}
+	}
+	b.ModTime = max(cur.ModTime, in.ModTime)
+	switch {
+	case newer:
+		return &b, Applied
+	case older:
+		return nil, Stale
+	}
+	return nil, Duplicate
 }
 
 // SetTargetStatus records the outcome of a send of one version to one

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"net/url"
 	"sort"
 	"strings"
@@ -14,8 +15,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
 	"github.com/minio/minio-go/v7"
 	"github.com/minio/minio-go/v7/pkg/credentials"
+	"github.com/minio/minio-go/v7/pkg/sse"
+	"github.com/minio/minio-go/v7/pkg/tags"
 
 	"github.com/twinlake/twinlake/internal/objects"
 	"github.com/twinlake/twinlake/internal/testsite"
@@ -354,3 +359,165 @@ func TestMismatchDetectionHealsDroppedWork(t *testing.T) {
 }
 
 func bucketRecord(name string) objects.Bucket { return objects.Bucket{Name: name} }
+
+// TestBucketSettingsMultipartAndTagsReplicate: bucket tags, policy and
+// default encryption set on any site reach every site; a multipart object
+// keeps its part layout and ETag on the peer; a tag change of a version
+// merges into the peer's copy; a bucket deletion replicates.
+func TestBucketSettingsMultipartAndTagsReplicate(t *testing.T) {
+	m := testsite.StartMesh(t, 2, fastRetries, nil)
+	cs := clients(t, m)
+	ctx := context.Background()
+	if err := cs[0].MakeBucket(ctx, "settings", minio.MakeBucketOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	testsite.Eventually(t, 10*time.Second, func() error { _, err := cs[1].GetBucketVersioning(ctx, "settings"); return err })
+	// Settings from site2 reach site1, and the other way.
+	if err := cs[1].SetBucketTagging(ctx, "settings", mustTags(t, map[string]string{"team": "data"})); err != nil {
+		t.Fatal(err)
+	}
+	policy := `{"Version":"2012-10-17","Statement":[]}`
+	if err := cs[0].SetBucketPolicy(ctx, "settings", policy); err != nil {
+		t.Fatal(err)
+	}
+	if err := cs[0].SetBucketEncryption(ctx, "settings", sseS3Config()); err != nil {
+		t.Fatal(err)
+	}
+	testsite.Eventually(t, 10*time.Second, func() error {
+		for i, c := range cs {
+			tags, err := c.GetBucketTagging(ctx, "settings")
+			if err != nil || tags.ToMap()["team"] != "data" {
+				return fmt.Errorf("site%d tags %v %v", i+1, tags, err)
+			}
+			if p, err := c.GetBucketPolicy(ctx, "settings"); err != nil || p != policy {
+				return fmt.Errorf("site%d policy %q %v", i+1, p, err)
+			}
+			if _, err := c.GetBucketEncryption(ctx, "settings"); err != nil {
+				return fmt.Errorf("site%d encryption: %v", i+1, err)
+			}
+		}
+		return nil
+	})
+	// Multipart: 2 parts of 5 MiB + 1 byte.
+	body := bytes.Repeat([]byte("0123456789abcdef"), (10<<20)/16+1)
+	info, err := cs[0].PutObject(ctx, "settings", "big", bytes.NewReader(body), int64(len(body)),
+		minio.PutObjectOptions{PartSize: 5 << 20, ContentType: "application/x-test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasSuffix(info.ETag, "-3") {
+		t.Fatalf("multipart ETag %q", info.ETag)
+	}
+	if err := cs[0].PutObjectTagging(ctx, "settings", "big", mustTags(t, map[string]string{"stage": "raw"}), minio.PutObjectTaggingOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	testsite.Eventually(t, 20*time.Second, func() error {
+		st, err := cs[1].StatObject(ctx, "settings", "big", minio.StatObjectOptions{})
+		if err != nil {
+			return err
+		}
+		if st.ETag != info.ETag || st.VersionID != info.VersionID || st.ContentType != "application/x-test" {
+			return fmt.Errorf("peer copy %s %s %s", st.ETag, st.VersionID, st.ContentType)
+		}
+		tags, err := cs[1].GetObjectTagging(ctx, "settings", "big", minio.GetObjectTaggingOptions{})
+		if err != nil || tags.ToMap()["stage"] != "raw" {
+			return fmt.Errorf("peer tags %v %v", tags, err)
+		}
+		return nil
+	})
+	if got := readOrMissing(ctx, cs[1], "settings", "big"); got != string(body) {
+		t.Fatalf("peer data differs (%d bytes)", len(got))
+	}
+	// Permanent deletes replicate, and then the bucket deletion.
+	for o := range cs[0].ListObjects(ctx, "settings", minio.ListObjectsOptions{WithVersions: true, Recursive: true}) {
+		if err := cs[0].RemoveObject(ctx, "settings", o.Key, minio.RemoveObjectOptions{VersionID: o.VersionID}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := cs[0].RemoveBucket(ctx, "settings"); err != nil {
+		t.Fatal(err)
+	}
+	testsite.Eventually(t, 20*time.Second, func() error {
+		ok, err := cs[1].BucketExists(ctx, "settings")
+		if err != nil || ok {
+			return fmt.Errorf("bucket still on site2 (%v)", err)
+		}
+		return nil
+	})
+}
+
+// TestReplicationMetrics: the replication metrics are exposed.
+func TestReplicationMetrics(t *testing.T) {
+	m := testsite.StartMesh(t, 2, fastRetries, nil)
+	cs := clients(t, m)
+	ctx := context.Background()
+	if err := cs[0].MakeBucket(ctx, "metrics", minio.MakeBucketOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cs[0].PutObject(ctx, "metrics", "k", strings.NewReader("v"), 1, minio.PutObjectOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	testsite.Eventually(t, 10*time.Second, func() error { return converged(ctx, cs, "metrics") })
+	s := m.Sites[0]
+	testsite.Eventually(t, 10*time.Second, func() error {
+		body, err := scrape(s.Site)
+		if err != nil {
+			return err
+		}
+		for _, name := range []string{
+			`twinlake_replication_sent_objects_total{target="site2"}`,
+			`twinlake_replication_link_up{target="site2"} 1`,
+			`twinlake_replication_backlog_objects{target="site2"} 0`,
+			`twinlake_replication_oldest_pending_age_seconds{target="site2"}`,
+			`twinlake_replication_retry_queue_entries{target="site2"} 0`,
+			`twinlake_replication_link_latency_seconds_bucket`,
+		} {
+			if !strings.Contains(body, name) {
+				return fmt.Errorf("metrics lack %s", name)
+			}
+		}
+		return nil
+	})
+	body, err := scrape(m.Sites[1].Site)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(body, "twinlake_replication_received_objects_total") {
+		t.Fatal("receiver metrics missing")
+	}
+}
+
+// scrape reads a site's metrics, signed with SigV4 by its root user.
+func scrape(s *testsite.Site) (string, error) {
+	req, err := http.NewRequest(http.MethodGet, s.URL+"/twinlake/metrics", nil)
+	if err != nil {
+		return "", err
+	}
+	const emptySHA = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+	req.Header.Set("X-Amz-Content-Sha256", emptySHA)
+	creds := aws.Credentials{AccessKeyID: s.AccessKey, SecretAccessKey: s.SecretKey}
+	if err := v4.NewSigner().SignHTTP(context.Background(), creds, req, emptySHA, "s3", "us-east-1", time.Now()); err != nil {
+		return "", err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK {
+		return "", fmt.Errorf("metrics: HTTP %d: %s", resp.StatusCode, body)
+	}
+	return string(body), err
+}
+
+func mustTags(t *testing.T, m map[string]string) *tags.Tags {
+	t.Helper()
+	tg, err := tags.NewTags(m, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tg
+}
+
+func sseS3Config() *sse.Configuration { return sse.NewConfigurationSSES3() }
