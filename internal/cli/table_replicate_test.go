@@ -34,8 +34,8 @@ func (e replEnv) waitScanner(t *testing.T, alias, state string) {
 	})
 }
 
-// trs is the command line table replicate ARGS...
-func trs(args ...string) []string { return append([]string{"table", "replicate"}, args...) }
+// tableReplArgs is the command line table replicate ARGS...
+func tableReplArgs(args ...string) []string { return append([]string{"table", "replicate"}, args...) }
 
 // waitBackfill starts a backfill and polls until it completes. A start is
 // retried while refused as running: the server reports the previous run
@@ -81,23 +81,23 @@ func decodeString[T any](t *testing.T, out string) T {
 func TestTableReplicatePrimary(t *testing.T) {
 	e := newReplEnv(t, 1)
 
-	e.contains(t, trs("status", "site1"), "Scanner: disabled", "No tables or views tracked")
+	e.contains(t, tableReplArgs("status", "site1"), "Scanner: disabled", "No tables or views tracked")
 	if st := e.tablesStatus(t, "site1"); st.State != "disabled" || st.Total != 0 || st.Entries == nil {
 		t.Errorf("status --json = %+v", st)
 	}
-	e.fails(t, trs("failover", "site1"), "table replicate failover site1", "NotTablesReplica",
+	e.fails(t, tableReplArgs("failover", "site1"), "table replicate failover site1", "NotTablesReplica",
 		"site1 has tables replica_catalog=off")
-	e.fails(t, trs("catalog", "reset", "--yes", "site1"), "NotTablesReplica")
-	e.fails(t, trs("resync", "rebuild", "--yes", "site1"), "NoCatalogResyncWindow", "twinlake table replicate resync open site1")
-	e.fails(t, trs("resync", "rebuild", "site1"), "pass --yes to confirm") // empty stdin: no one to answer
-	e.fails(t, trs("backfill", "status"), "accepts 1 arg")
-	e.fails(t, trs("backfill", "bogus", "site1"), "unknown command")
+	e.fails(t, tableReplArgs("catalog", "reset", "--yes", "site1"), "NotTablesReplica")
+	e.fails(t, tableReplArgs("resync", "rebuild", "--yes", "site1"), "NoCatalogResyncWindow", "twinlake table replicate resync open site1")
+	e.fails(t, tableReplArgs("resync", "rebuild", "site1"), "pass --yes to confirm") // empty stdin: no one to answer
+	e.fails(t, tableReplArgs("backfill", "status"), "accepts 1 arg")
+	e.fails(t, tableReplArgs("backfill", "bogus", "site1"), "unknown command")
 
-	e.contains(t, trs("backfill", "status", "site1"), "No backfill has run")
-	if none := decode[adminclient.BackfillJob](t, e, trs("backfill", "status", "site1")...); none.State != "none" {
+	e.contains(t, tableReplArgs("backfill", "status", "site1"), "No backfill has run")
+	if none := decode[adminclient.BackfillJob](t, e, tableReplArgs("backfill", "status", "site1")...); none.State != "none" {
 		t.Errorf("backfill status --json with none = %+v", none)
 	}
-	e.contains(t, trs("backfill", "cancel", "site1"), "nothing to cancel")
+	e.contains(t, tableReplArgs("backfill", "cancel", "site1"), "nothing to cancel")
 
 	e.must("table", "warehouse", "create", "site1", "lake")
 	e.must("table", "namespace", "create", "site1", "lake", "sales")
@@ -109,14 +109,14 @@ func TestTableReplicatePrimary(t *testing.T) {
 		first.Written+first.Unchanged < 3 || first.Error != "" || first.Finished.IsZero() {
 		t.Errorf("first backfill = %+v", first)
 	}
-	e.contains(t, trs("backfill", "status", "site1"), "Backfill of site1:", "State:", "completed", "Tables:", "Records written:", "Unchanged:")
+	e.contains(t, tableReplArgs("backfill", "status", "site1"), "Backfill of site1:", "State:", "completed", "Tables:", "Records written:", "Unchanged:")
 
 	// Idempotent: a second run finds every record in place.
 	second := e.waitBackfill(t, "site1")
 	if second.ID == first.ID || second.Written != 0 || second.Unchanged != first.Written+first.Unchanged {
 		t.Errorf("second backfill = %+v after %+v", second, first)
 	}
-	e.contains(t, trs("backfill", "cancel", "site1"), "was not running (completed): nothing to cancel")
+	e.contains(t, tableReplArgs("backfill", "cancel", "site1"), "was not running (completed): nothing to cancel")
 }
 
 func TestTableReplicateReplicaLifecycle(t *testing.T) {
@@ -129,7 +129,7 @@ func TestTableReplicateReplicaLifecycle(t *testing.T) {
 	if st.Consistency != "strict" || st.Cycles < 1 || st.LastCycle.IsZero() || !st.Leader {
 		t.Errorf("status = %+v", st)
 	}
-	e.contains(t, trs("status", "site1"), "Scanner: active", "Consistency:", "strict", "Cycles:", "Last cycle:", "No tables or views tracked yet.")
+	e.contains(t, tableReplArgs("status", "site1"), "Scanner: active", "Consistency:", "strict", "Cycles:", "Last cycle:", "No tables or views tracked yet.")
 
 	e.must("admin", "config", "set", "site1", "tables", "replica_catalog_consistency=eventual")
 	e.waitScanner(t, "site1", "tracking")
@@ -137,44 +137,44 @@ func TestTableReplicateReplicaLifecycle(t *testing.T) {
 	// Destructive commands ask first; a no, or no answer, stops before any
 	// call (the dead alias would fail to connect).
 	for _, alias := range []string{"site1", "dead"} {
-		_, errOut, err := e.runIn("n\n", trs("catalog", "reset", alias)...)
+		_, errOut, err := e.runIn("n\n", tableReplArgs("catalog", "reset", alias)...)
 		if !errors.Is(err, errTablesAborted) {
 			t.Errorf("catalog reset %s answered n: %v", alias, err)
 		}
 		if want := "This backs up and deletes the local catalog of " + alias; !strings.Contains(errOut, want) || !strings.Contains(errOut, "Continue? [y/N]") {
 			t.Errorf("prompt = %q", errOut)
 		}
-		_, _, err = e.runIn("n\n", trs("resync", "rebuild", alias)...)
+		_, _, err = e.runIn("n\n", tableReplArgs("resync", "rebuild", alias)...)
 		if !errors.Is(err, errTablesAborted) {
 			t.Errorf("resync rebuild %s answered n: %v", alias, err)
 		}
 	}
-	e.fails(t, trs("catalog", "reset", "site1"), "pass --yes to confirm")
+	e.fails(t, tableReplArgs("catalog", "reset", "site1"), "pass --yes to confirm")
 
-	out, _, err := e.runIn("yes\n", trs("catalog", "reset", "site1")...)
+	out, _, err := e.runIn("yes\n", tableReplArgs("catalog", "reset", "site1")...)
 	if err != nil || !strings.Contains(out, "Catalog of site1 backed up to reset-") || !strings.Contains(out, "rebuilds it on its next cycle") {
 		t.Fatalf("catalog reset answered yes = %q, %v", out, err)
 	}
-	if res := decode[adminclient.CatalogResetResult](t, e, trs("catalog", "reset", "--yes", "site1")...); !strings.HasPrefix(res.Backup, "reset-") {
+	if res := decode[adminclient.CatalogResetResult](t, e, tableReplArgs("catalog", "reset", "--yes", "site1")...); !strings.HasPrefix(res.Backup, "reset-") {
 		t.Errorf("catalog reset --json = %+v", res)
 	}
 	e.waitScanner(t, "site1", "tracking")
 
-	e.fails(t, trs("resync", "open", "site1"), "TablesRoleConflict", "catalog reset site1")
-	e.fails(t, trs("backfill", "start", "site1"), "TablesReplicaReadOnly", "run the backfill on the primary")
+	e.fails(t, tableReplArgs("resync", "open", "site1"), "TablesRoleConflict", "catalog reset site1")
+	e.fails(t, tableReplArgs("backfill", "start", "site1"), "TablesReplicaReadOnly", "run the backfill on the primary")
 
 	// Failover: returns at once, completes on the next cycle.
-	e.contains(t, trs("failover", "site1"), "Promotion of site1 requested", "completes asynchronously",
+	e.contains(t, tableReplArgs("failover", "site1"), "Promotion of site1 requested", "completes asynchronously",
 		"monitor with twinlake table replicate status site1")
 	e.waitScanner(t, "site1", "disabled")
 	e.contains(t, []string{"admin", "config", "get", "site1", "tables"}, "replica_catalog=off")
-	e.fails(t, trs("failover", "site1"), "NotTablesReplica")
+	e.fails(t, tableReplArgs("failover", "site1"), "NotTablesReplica")
 
 	// Demotion, phase 1: the window opens; with no peer there is nothing
 	// to rebuild from.
-	e.contains(t, trs("resync", "open", "site1"), "Catalog resync window open on site1", "State:", "Pending")
-	e.contains(t, trs("status", "site1"), "Scanner: rebuilding", "Resync window: open", "Rebuild:", "Pending")
-	e.fails(t, trs("resync", "rebuild", "--yes", "site1"), "NoCatalogResyncWindow", "no site replication peer")
+	e.contains(t, tableReplArgs("resync", "open", "site1"), "Catalog resync window open on site1", "State:", "Pending")
+	e.contains(t, tableReplArgs("status", "site1"), "Scanner: rebuilding", "Resync window: open", "Rebuild:", "Pending")
+	e.fails(t, tableReplArgs("resync", "rebuild", "--yes", "site1"), "NoCatalogResyncWindow", "no site replication peer")
 }
 
 func TestTableReplicateTwoSites(t *testing.T) {
@@ -202,21 +202,21 @@ func TestTableReplicateTwoSites(t *testing.T) {
 		}
 		return nil
 	})
-	out := e.contains(t, trs("status", "site2"), "Scanner: active", "Warehouse: lake", "  Namespace: sales",
+	out := e.contains(t, tableReplArgs("status", "site2"), "Scanner: active", "Warehouse: lake", "  Namespace: sales",
 		"    Table: orders", "    Table: returns", "Verified:", "Latest:")
 	if strings.Count(out, "Warehouse: lake") != 1 || strings.Count(out, "Namespace: sales") != 1 || strings.Contains(out, "Showing") {
 		t.Errorf("status is not grouped once per warehouse and namespace:\n%s", out)
 	}
-	e.contains(t, trs("status", "site2", "--limit", "1"), "Table: orders", "Showing 1-1 of 2. Next: --offset 1")
-	out = e.contains(t, trs("status", "site2", "--offset", "1"), "Table: returns", "Showing 2-2 of 2.")
+	e.contains(t, tableReplArgs("status", "site2", "--limit", "1"), "Table: orders", "Showing 1-1 of 2. Next: --offset 1")
+	out = e.contains(t, tableReplArgs("status", "site2", "--offset", "1"), "Table: returns", "Showing 2-2 of 2.")
 	if strings.Contains(out, "orders") || strings.Contains(out, "Next:") {
 		t.Errorf("--offset 1:\n%s", out)
 	}
 	if st := e.tablesStatus(t, "site2", "--offset", "1", "--limit", "5"); st.Total != 2 || st.Offset != 1 || len(st.Entries) != 1 {
 		t.Errorf("--offset 1 --limit 5 --json = %+v", st)
 	}
-	e.fails(t, trs("status", "site2", "--limit", "-1"), "must not be negative")
-	e.contains(t, trs("status", "site1"), "Scanner: disabled")
+	e.fails(t, tableReplArgs("status", "site2", "--limit", "-1"), "must not be negative")
+	e.contains(t, tableReplArgs("status", "site1"), "Scanner: disabled")
 }
 
 // TestTableReplicateFailoverAndDemote runs the recovery runbook: fail over
@@ -236,11 +236,11 @@ func TestTableReplicateFailoverAndDemote(t *testing.T) {
 		return nil
 	})
 
-	e.contains(t, trs("failover", "site2"), "Promotion of site2 requested")
+	e.contains(t, tableReplArgs("failover", "site2"), "Promotion of site2 requested")
 	e.waitScanner(t, "site2", "disabled")
 	e.must("table", "create", "site2", "lake", "sales", "after_failover", "--schema", "id:long")
 
-	e.contains(t, trs("resync", "open", "site1"), "Catalog resync window open on site1", "Pending")
+	e.contains(t, tableReplArgs("resync", "open", "site1"), "Catalog resync window open on site1", "Pending")
 	e.must("admin", "replicate", "resync", "start", "site2", "site1")
 	eventually(t, func() error {
 		job := decode[adminclient.ResyncStatus](t, e, "admin", "replicate", "resync", "status", "site2", "site1")
@@ -249,7 +249,7 @@ func TestTableReplicateFailoverAndDemote(t *testing.T) {
 		}
 		return nil
 	})
-	out, _, err := e.runIn("y\n", trs("resync", "rebuild", "site1")...)
+	out, _, err := e.runIn("y\n", tableReplArgs("resync", "rebuild", "site1")...)
 	if err != nil || !strings.Contains(out, "Catalog rebuild of site1 started") || !strings.Contains(out, "Backup:") {
 		t.Fatalf("resync rebuild answered y = %q, %v", out, err)
 	}
@@ -260,7 +260,7 @@ func TestTableReplicateFailoverAndDemote(t *testing.T) {
 		}
 		return nil
 	})
-	e.contains(t, trs("status", "site1"), "Scanner: active", "Rebuild:", "Completed", "Backup:", "rebuild-", "Table: after_failover", "Table: orders")
+	e.contains(t, tableReplArgs("status", "site1"), "Scanner: active", "Rebuild:", "Completed", "Backup:", "rebuild-", "Table: after_failover", "Table: orders")
 	e.contains(t, []string{"admin", "config", "get", "site1", "tables"}, "replica_catalog=on")
 	e.contains(t, []string{"admin", "config", "get", "site2", "tables"}, "replica_catalog=off")
 }
