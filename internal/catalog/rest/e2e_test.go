@@ -1,93 +1,30 @@
 package rest_test
 
 import (
-	"context"
 	"errors"
-	"fmt"
 	"slices"
 	"sync"
 	"testing"
 
-	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/iceberg-go"
 	icecatalog "github.com/apache/iceberg-go/catalog"
-	icerest "github.com/apache/iceberg-go/catalog/rest"
 	"github.com/apache/iceberg-go/table"
 	"github.com/apache/iceberg-go/view"
 
 	"github.com/twinlake/twinlake/internal/catalog"
+	"github.com/twinlake/twinlake/internal/testsite/icetest"
 )
 
-var testSchema = iceberg.NewSchema(0,
-	iceberg.NestedField{ID: 1, Name: "id", Type: iceberg.PrimitiveTypes.Int64},
-	iceberg.NestedField{ID: 2, Name: "name", Type: iceberg.PrimitiveTypes.String},
-)
-
-// rows builds an Arrow table of (id, name) rows with ids from..to-1.
-func rows(t *testing.T, from, to int64) arrow.Table {
-	t.Helper()
-	sc := arrow.NewSchema([]arrow.Field{
-		{Name: "id", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
-		{Name: "name", Type: arrow.BinaryTypes.String, Nullable: true},
-	}, nil)
-	b := array.NewRecordBuilder(memory.DefaultAllocator, sc)
-	defer b.Release()
-	for i := from; i < to; i++ {
-		b.Field(0).(*array.Int64Builder).Append(i)
-		b.Field(1).(*array.StringBuilder).Append(fmt.Sprintf("row-%d", i))
-	}
-	rec := b.NewRecordBatch()
-	defer rec.Release()
-	return array.NewTableFromRecords(sc, []arrow.RecordBatch{rec})
-}
+var testSchema = icetest.Schema
 
 // scanIDs reads every id of the table back through the S3 API.
 func scanIDs(t *testing.T, tbl *table.Table) []int64 {
 	t.Helper()
-	at, err := tbl.Scan().ToArrowTable(t.Context())
+	ids, err := icetest.ScanIDs(t.Context(), tbl)
 	if err != nil {
-		t.Fatalf("scan: %v", err)
+		t.Fatal(err)
 	}
-	defer at.Release()
-	var ids []int64
-	col := at.Column(0)
-	for _, chunk := range col.Data().Chunks() {
-		a := chunk.(*array.Int64)
-		for i := 0; i < a.Len(); i++ {
-			ids = append(ids, a.Value(i))
-		}
-	}
-	slices.Sort(ids)
 	return ids
-}
-
-func seq(from, to int64) []int64 {
-	var out []int64
-	for i := from; i < to; i++ {
-		out = append(out, i)
-	}
-	return out
-}
-
-// appendRetry appends rows, reloading and retrying when a concurrent commit
-// wins (409 CommitFailed).
-func appendRetry(ctx context.Context, cat *icerest.Catalog, id table.Identifier, data arrow.Table) (retries int, err error) {
-	for {
-		tbl, err := cat.LoadTable(ctx, id)
-		if err != nil {
-			return retries, err
-		}
-		_, err = tbl.AppendTable(ctx, data, 1024, nil)
-		if err == nil {
-			return retries, nil
-		}
-		if !errors.Is(err, table.ErrCommitFailed) || retries > 50 {
-			return retries, err
-		}
-		retries++
-	}
 }
 
 func TestEndToEndAppendAndScan(t *testing.T) {
@@ -110,7 +47,7 @@ func TestEndToEndAppendAndScan(t *testing.T) {
 		t.Errorf("location = %s, want %s", got, want)
 	}
 	for i := int64(0); i < 3; i++ {
-		data := rows(t, i*10, i*10+10)
+		data := icetest.Rows(i*10, i*10+10)
 		tbl, err = tbl.AppendTable(ctx, data, 1024, nil)
 		data.Release()
 		if err != nil {
@@ -124,7 +61,7 @@ func TestEndToEndAppendAndScan(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := scanIDs(t, reloaded); !slices.Equal(got, seq(0, 30)) {
+	if got := scanIDs(t, reloaded); !slices.Equal(got, icetest.Seq(0, 30)) {
 		t.Errorf("scanned ids = %v, want 0..29", got)
 	}
 	// The metadata file the catalog names is a real object in the warehouse.
@@ -178,9 +115,7 @@ func TestConcurrentAppendsNeverLoseAnUpdate(t *testing.T) {
 			defer wg.Done()
 			for i := 0; i < each; i++ {
 				base := int64(w*100 + i*10)
-				data := rows(t, base, base+10)
-				n, err := appendRetry(ctx, cat, id, data)
-				data.Release()
+				n, err := icetest.AppendRetry(ctx, cat, id, base, base+10)
 				if err != nil {
 					errs <- err
 					return
@@ -319,7 +254,7 @@ func TestRenameDropAndPurge(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	data := rows(t, 0, 5)
+	data := icetest.Rows(0, 5)
 	defer data.Release()
 	if tbl, err = tbl.AppendTable(ctx, data, 1024, nil); err != nil {
 		t.Fatal(err)

@@ -2,7 +2,6 @@ package rest_test
 
 import (
 	"bytes"
-	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"io"
@@ -11,19 +10,17 @@ import (
 	"testing"
 	"time"
 
-	"github.com/apache/iceberg-go"
 	icecatalog "github.com/apache/iceberg-go/catalog"
 	icerest "github.com/apache/iceberg-go/catalog/rest"
-	iceio "github.com/apache/iceberg-go/io"
 	_ "github.com/apache/iceberg-go/io/gocloud/s3" // registers the s3:// file IO
 	"github.com/aws/aws-sdk-go-v2/aws"
 	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
-	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/minio/minio-go/v7"
 	miniocreds "github.com/minio/minio-go/v7/pkg/credentials"
 
 	"github.com/twinlake/twinlake/internal/adminclient"
 	"github.com/twinlake/twinlake/internal/testsite"
+	"github.com/twinlake/twinlake/internal/testsite/icetest"
 )
 
 // env is a running site with a warehouse and clients for it.
@@ -52,25 +49,10 @@ func newEnv(t *testing.T) *env {
 	return e
 }
 
-// catalog opens an iceberg-go REST catalog on the warehouse, signing with
-// SigV4 for s3tables and reaching files through the site's S3 API.
+// catalog opens an iceberg-go REST catalog on the warehouse.
 func (e *env) catalog() *icerest.Catalog {
 	e.t.Helper()
-	cat, err := icerest.NewCatalog(context.Background(), "twinlake", e.site.URL+"/_iceberg",
-		icerest.WithWarehouseLocation(e.wh),
-		icerest.WithSigV4RegionSvc("us-east-1", "s3tables"),
-		icerest.WithAwsConfig(aws.Config{Region: "us-east-1",
-			Credentials: credentials.NewStaticCredentialsProvider(e.site.AccessKey, e.site.SecretKey, "")}),
-		icerest.WithAdditionalProps(iceberg.Properties{
-			iceio.S3AccessKeyID: e.site.AccessKey, iceio.S3SecretAccessKey: e.site.SecretKey,
-			iceio.S3Region: "us-east-1",
-		}),
-	)
-	if err != nil {
-		e.t.Fatalf("open REST catalog: %v", err)
-	}
-	e.t.Cleanup(func() { _ = cat.Close() })
-	return cat
+	return icetest.Catalog(e.t, e.site.URL, e.site.AccessKey, e.site.SecretKey, e.wh)
 }
 
 var _ icecatalog.Catalog = (*icerest.Catalog)(nil)
