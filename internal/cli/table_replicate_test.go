@@ -174,7 +174,7 @@ func TestTableReplicateReplicaLifecycle(t *testing.T) {
 	// to rebuild from.
 	e.contains(t, tableReplArgs("resync", "open", "site1"), "Catalog resync window open on site1", "State:", "Pending")
 	e.contains(t, tableReplArgs("status", "site1"), "Scanner: rebuilding", "Resync window: open", "Rebuild:", "Pending")
-	e.fails(t, tableReplArgs("resync", "rebuild", "--yes", "site1"), "NoCatalogResyncWindow", "no site replication peer")
+	e.fails(t, tableReplArgs("resync", "rebuild", "--yes", "site1"), "ReplicationNotConfigured", "no site replication peer")
 }
 
 func TestTableReplicateTwoSites(t *testing.T) {

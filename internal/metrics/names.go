@@ -49,7 +49,7 @@ const (
 	CatalogViews                  = "twinlake_catalog_views"                    // gauge
 
 	// Replica catalog scanner (internal/scanner): add its names here,
-	// prefixed twinlake_scanner_.
+	// prefixed twinlake_tables_scanner_.
 
 	// Replica catalog scanner (internal/scanner).
 	ScannerCyclesTotal          = "twinlake_tables_scanner_cycles_total"                   // counter

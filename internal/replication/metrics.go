@@ -14,7 +14,7 @@ type engineMetrics struct {
 
 // collector reports the per-target gauges, read when scraped.
 type collector struct {
-	e                                        *Engine
+	e                                       *Engine
 	backlog, backlogBytes, lag, retries, up *prometheus.Desc
 }
 
@@ -43,11 +43,11 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 func newEngineMetrics(e *Engine, reg prometheus.Registerer) (*engineMetrics, error) {
 	lbl := []string{metrics.LabelTarget}
 	m := &engineMetrics{
-		sentObjects:   prometheus.NewCounterVec(prometheus.CounterOpts{Name: metrics.ReplicationSentObjectsTotal, Help: "Changes (versions, deletes, bucket settings) delivered to a peer."}, lbl),
-		sentBytes:     prometheus.NewCounterVec(prometheus.CounterOpts{Name: metrics.ReplicationSentBytesTotal, Help: "Object data bytes delivered to a peer."}, lbl),
-		failedObjects: prometheus.NewCounterVec(prometheus.CounterOpts{Name: metrics.ReplicationFailedObjectsTotal, Help: "Sends that failed and went to the retry queue."}, lbl),
-		dropped:       prometheus.NewCounterVec(prometheus.CounterOpts{Name: metrics.ReplicationDroppedObjectsTotal, Help: "Retry queue entries dropped after max_retries."}, lbl),
-		mismatches:    prometheus.NewCounterVec(prometheus.CounterOpts{Name: metrics.ReplicationMismatchesTotal, Help: "Versions found missing or stale on a peer by mismatch detection."}, lbl),
+		sentObjects:     prometheus.NewCounterVec(prometheus.CounterOpts{Name: metrics.ReplicationSentObjectsTotal, Help: "Changes (versions, deletes, bucket settings) delivered to a peer."}, lbl),
+		sentBytes:       prometheus.NewCounterVec(prometheus.CounterOpts{Name: metrics.ReplicationSentBytesTotal, Help: "Object data bytes delivered to a peer."}, lbl),
+		failedObjects:   prometheus.NewCounterVec(prometheus.CounterOpts{Name: metrics.ReplicationFailedObjectsTotal, Help: "Sends that failed and went to the retry queue."}, lbl),
+		dropped:         prometheus.NewCounterVec(prometheus.CounterOpts{Name: metrics.ReplicationDroppedObjectsTotal, Help: "Retry queue entries dropped after max_retries."}, lbl),
+		mismatches:      prometheus.NewCounterVec(prometheus.CounterOpts{Name: metrics.ReplicationMismatchesTotal, Help: "Versions found missing or stale on a peer by mismatch detection."}, lbl),
 		receivedObjects: prometheus.NewCounter(prometheus.CounterOpts{Name: metrics.ReplicationReceivedObjectsTotal, Help: "Changes received from peers and applied."}),
 		receivedBytes:   prometheus.NewCounter(prometheus.CounterOpts{Name: metrics.ReplicationReceivedBytesTotal, Help: "Object data bytes received from peers."}),
 		rejected:        prometheus.NewCounter(prometheus.CounterOpts{Name: metrics.ReplicationRejectedTotal, Help: "Received changes rejected as stale."}),

@@ -11,8 +11,8 @@ import (
 )
 
 const (
-	resyncBatch      = 256    // versions journalled (and the cursor saved) per batch
-	resyncHighWater  = 20000  // pause while the target's backlog is deeper than this
+	resyncBatch      = 256   // versions journalled (and the cursor saved) per batch
+	resyncHighWater  = 20000 // pause while the target's backlog is deeper than this
 	resyncPollOnFull = 100 * time.Millisecond
 )
 

@@ -56,6 +56,10 @@ func (s *Scanner) BackfillStart(ctx context.Context) (BackfillJob, error) {
 		select {
 		case <-r.done:
 		default:
+			if j, err := s.BackfillStatus(ctx); err == nil && j.State != BackfillRunning {
+				<-r.done // finished; only its bookkeeping is left
+				break
+			}
 			return BackfillJob{}, ErrBackfillRunning
 		}
 	}
@@ -67,7 +71,7 @@ func (s *Scanner) BackfillStart(ctx context.Context) (BackfillJob, error) {
 	r := &backfillRun{cancel: cancel, done: make(chan struct{})}
 	s.backfill = r
 	s.wg.Add(1)
-	go func() {
+	go func(job BackfillJob) {
 		defer s.wg.Done()
 		defer close(r.done)
 		err := s.runBackfill(bctx, &job)
@@ -83,7 +87,7 @@ func (s *Scanner) BackfillStart(ctx context.Context) (BackfillJob, error) {
 		if err := s.saveBackfill(job); err != nil {
 			s.log.Error("save backfill", "err", err)
 		}
-	}()
+	}(job)
 	return job, nil
 }
 
@@ -105,11 +109,10 @@ func (s *Scanner) BackfillCancel(ctx context.Context) (BackfillJob, error) {
 	s.mu.Lock()
 	r := s.backfill
 	s.mu.Unlock()
-	if r == nil {
-		return BackfillJob{}, ErrNoBackfill
+	if r != nil {
+		r.cancel()
+		<-r.done
 	}
-	r.cancel()
-	<-r.done
 	return s.BackfillStatus(ctx)
 }
 
@@ -133,6 +136,9 @@ func (s *Scanner) runBackfill(ctx context.Context, job *BackfillJob) error {
 			return err
 		}
 		job.Warehouses++
+		if err := s.saveBackfill(*job); err != nil { // progress, for status
+			return err
+		}
 		ex, err := s.cfg.Catalog.ExportWarehouse(ctx, b.Name)
 		if err != nil {
 			return err

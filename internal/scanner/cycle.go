@@ -388,7 +388,10 @@ func behindStatus(e *entity) string {
 	case e.verified >= e.latest:
 		return "OK"
 	}
-	return fmt.Sprintf("%d versions behind", e.latest-max(e.verified, 0))
+	if n := e.latest - max(e.verified, 0); n != 1 {
+		return fmt.Sprintf("%d versions behind", n)
+	}
+	return "1 version behind"
 }
 
 // membersArrivedLocked reports whether every member of a transaction has a

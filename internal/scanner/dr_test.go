@@ -333,8 +333,9 @@ func TestConsistencyModesWithDelayedFiles(t *testing.T) {
 				t.Fatal(err)
 			}
 			waitVerified(t, p.replica, "ns", "events", metadataVersion(tbl), 20*time.Second)
-			// ~1 MB of data through a 100 kB/s link: about 10 s.
-			p.replica.Proxy.SetBandwidth(100 << 10)
+			// ~0.5-1 MB of parquet through a 20 kB/s link: far longer than
+			// the small metadata files that follow it.
+			p.replica.Proxy.SetBandwidth(20 << 10)
 			tbl = bigAppend(t, tbl, 0, 500)
 			v := metadataVersion(tbl)
 			switch mode {

@@ -80,7 +80,7 @@ func (s *Scanner) ResyncRebuild(ctx context.Context, confirmed bool) (RebuildSta
 	}
 	names := s.cfg.Replication.PeerNames()
 	if len(names) == 0 {
-		return RebuildStatus{}, fmt.Errorf("%w: no site replication peer to rebuild from", ErrNoResyncWindow)
+		return RebuildStatus{}, fmt.Errorf("%w: no site replication peer to rebuild from", replication.ErrNotConfigured)
 	}
 	for _, n := range names {
 		p, _ := s.cfg.Replication.Peer(n)

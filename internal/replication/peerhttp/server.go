@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -123,12 +124,12 @@ func (s *Server) wrap(name string, typ trace.Type, h func(http.ResponseWriter, *
 		err := func() error {
 			key, body, err := s.cfg.Auth.Verify(r)
 			if err != nil {
-				return errors.Join(errUnauthenticated, err)
+				return fmt.Errorf("%w: %w", errUnauthenticated, err)
 			}
 			defer body.Close()
 			st := s.cfg.Engine.State()
 			if !s.cfg.Auth.IsAdmin(key) && (st.ServiceAccessKey == "" || key != st.ServiceAccessKey) {
-				return errors.Join(errForbidden, errors.New(key+" may not call the peer API"))
+				return fmt.Errorf("%w: %w", errForbidden, errors.New(key+" may not call the peer API"))
 			}
 			return h(sw, r, body, &msg)
 		}()
@@ -200,7 +201,7 @@ func (s *Server) info(w http.ResponseWriter, r *http.Request, _ io.Reader, _ *st
 func (s *Server) join(w http.ResponseWriter, r *http.Request, body io.Reader, msg *string) error {
 	var st replication.State
 	if err := json.NewDecoder(io.LimitReader(body, s.cfg.MaxMetaBytes)).Decode(&st); err != nil {
-		return errors.Join(errBadRequest, err)
+		return fmt.Errorf("%w: %w", errBadRequest, err)
 	}
 	if err := s.cfg.Engine.Join(r.Context(), st); err != nil {
 		return err
@@ -214,7 +215,7 @@ func (s *Server) guard(ctx context.Context, bucket string) error {
 		return nil
 	}
 	if err := s.cfg.InboundGuard(ctx, bucket); err != nil {
-		return errors.Join(errForbidden, err)
+		return fmt.Errorf("%w: %w", errForbidden, err)
 	}
 	return nil
 }
@@ -227,21 +228,21 @@ func (s *Server) putVersion(w http.ResponseWriter, r *http.Request, body io.Read
 	}
 	raw, err := base64.StdEncoding.DecodeString(r.Header.Get(headerVersion))
 	if err != nil || len(raw) == 0 {
-		return errors.Join(errBadRequest, errors.New("missing or bad "+headerVersion))
+		return fmt.Errorf("%w: %w", errBadRequest, errors.New("missing or bad "+headerVersion))
 	}
 	v := &objects.Version{}
 	if err := msgpack.Unmarshal(raw, v); err != nil {
-		return errors.Join(errBadRequest, err)
+		return fmt.Errorf("%w: %w", errBadRequest, err)
 	}
 	var total int64
 	for _, sg := range v.Segments {
 		if sg.Size < 0 {
-			return errors.Join(errBadRequest, errors.New("negative segment size"))
+			return fmt.Errorf("%w: %w", errBadRequest, errors.New("negative segment size"))
 		}
 		total += sg.Size
 	}
 	if !v.DeleteMarker && total != r.ContentLength {
-		return errors.Join(errBadRequest, errors.New("body length does not match the version's segments"))
+		return fmt.Errorf("%w: %w", errBadRequest, errors.New("body length does not match the version's segments"))
 	}
 	out, err := s.cfg.Engine.ReceiveVersion(r.Context(), bucket, key, v, body)
 	if err != nil {
@@ -265,7 +266,7 @@ func (s *Server) deleteVersion(w http.ResponseWriter, r *http.Request, _ io.Read
 func (s *Server) putBucket(w http.ResponseWriter, r *http.Request, body io.Reader, msg *string) error {
 	var bb bucketBody
 	if err := msgpack.NewDecoder(io.LimitReader(body, s.cfg.MaxMetaBytes)).Decode(&bb); err != nil {
-		return errors.Join(errBadRequest, err)
+		return fmt.Errorf("%w: %w", errBadRequest, err)
 	}
 	out, err := s.cfg.Engine.ReceiveBucket(r.Context(), bb.Bucket, bb.Deleted, bb.At)
 	if err != nil {
@@ -287,7 +288,7 @@ func (s *Server) slot(w http.ResponseWriter, r *http.Request, _ io.Reader, _ *st
 	q := r.URL.Query()
 	slot, err := strconv.Atoi(q.Get("slot"))
 	if err != nil {
-		return errors.Join(errBadRequest, err)
+		return fmt.Errorf("%w: %w", errBadRequest, err)
 	}
 	refs, err := s.cfg.Engine.SlotVersions(r.Context(), q.Get("bucket"), slot)
 	if err != nil {
