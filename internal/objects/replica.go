@@ -373,9 +373,21 @@ func mergeBucket(cur, in *Bucket) (*Bucket, ApplyOutcome) {
 // peer. It is not synced: a status lost in a crash is rewritten when the
 // journal entry, which is still there, is sent again.
 func (l *Layer) SetTargetStatus(bucket, key, versionID, target, status string) error {
+	return l.SetTargetStatusWith(bucket, key, versionID, target, status, nil)
+}
+
+// SetTargetStatusWith is SetTargetStatus with extra writes (the caller's
+// journal bookkeeping) in the same batch; extra is applied even when the
+// version is gone.
+func (l *Layer) SetTargetStatusWith(bucket, key, versionID, target, status string, extra func(meta.Batch)) error {
 	unlock := l.lockKey(bucket, key)
 	defer unlock()
 	v, err := l.getVersion(bucket, key, versionID)
+	if errors.Is(err, ErrVersionNotFound) && extra != nil {
+		batch := l.meta.NewBatch()
+		extra(batch)
+		return batch.Commit(false)
+	}
 	if err != nil {
 		return err
 	}
@@ -390,6 +402,9 @@ func (l *Layer) SetTargetStatus(bucket, key, versionID, target, status string) e
 	}
 	batch := l.meta.NewBatch()
 	batch.Set(versionKey(bucket, key, versionID), encode(v))
+	if extra != nil {
+		extra(batch)
+	}
 	return batch.Commit(false)
 }
 

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/twinlake/twinlake/internal/objects"
+	"github.com/twinlake/twinlake/internal/trace"
 )
 
 // countingReader counts the bytes read through it.
@@ -30,7 +31,9 @@ func (e *Engine) ReceiveVersion(ctx context.Context, bucket, key string, v *obje
 	cr := &countingReader{r: body}
 	out, err := e.cfg.Objects.ApplyReplica(ctx, bucket, key, v, cr)
 	e.received(out, cr.n, err)
-	e.traceEvent("replication.Receive", v.Origin, bucket, key, fmt.Sprintf("version %s from %s: %s", v.VersionID, v.Origin, out), start, err)
+	if e.cfg.Trace.Enabled(trace.Replication) {
+		e.traceEvent("replication.Receive", v.Origin, bucket, key, fmt.Sprintf("version %s from %s: %s", v.VersionID, v.Origin, out), start, err)
+	}
 	return out, err
 }
 

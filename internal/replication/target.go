@@ -12,6 +12,7 @@ import (
 	"github.com/twinlake/twinlake/internal/config"
 	"github.com/twinlake/twinlake/internal/meta"
 	"github.com/twinlake/twinlake/internal/objects"
+	"github.com/twinlake/twinlake/internal/trace"
 )
 
 const (
@@ -421,9 +422,17 @@ type http0 struct{}
 func (http0) Read([]byte) (int, error) { return 0, io.EOF }
 
 func (t *target) succeeded(j job, out objects.ApplyOutcome, sent int64, start time.Time) {
-	b := t.e.cfg.Meta.NewBatch()
-	b.Delete(j.key)
-	if err := b.Commit(false); err != nil {
+	drop := func(b meta.Batch) { b.Delete(j.key) }
+	var err error
+	if j.e.Op == OpVersion {
+		// The status and the journal entry's removal commit together.
+		err = t.e.cfg.Objects.SetTargetStatusWith(j.e.Bucket, j.e.Key, j.e.VersionID, t.site.ID, objects.StatusCompleted, drop)
+	} else {
+		b := t.e.cfg.Meta.NewBatch()
+		drop(b)
+		err = b.Commit(false)
+	}
+	if err != nil && !errors.Is(err, objects.ErrBucketNotFound) {
 		t.e.log.Error("complete journal entry", "err", err)
 	}
 	which := 0
@@ -434,15 +443,11 @@ func (t *target) succeeded(j job, out objects.ApplyOutcome, sent int64, start ti
 	t.mu.Lock()
 	delete(t.inflight, string(j.key))
 	t.mu.Unlock()
-	if j.e.Op == OpVersion {
-		if err := t.e.cfg.Objects.SetTargetStatus(j.e.Bucket, j.e.Key, j.e.VersionID, t.site.ID, objects.StatusCompleted); err != nil &&
-			!errors.Is(err, objects.ErrVersionNotFound) {
-			t.e.log.Warn("record replication status", "err", err)
-		}
-	}
 	t.e.m.sentObjects.WithLabelValues(t.site.Name).Inc()
 	t.e.m.sentBytes.WithLabelValues(t.site.Name).Add(float64(sent))
-	t.e.traceEvent("replication.Send", t.site.Name, j.e.Bucket, j.e.Key, j.e.Op+" "+j.e.VersionID+": "+out.String(), start, nil)
+	if t.e.cfg.Trace.Enabled(trace.Replication) {
+		t.e.traceEvent("replication.Send", t.site.Name, j.e.Bucket, j.e.Key, j.e.Op+" "+j.e.VersionID+": "+out.String(), start, nil)
+	}
 }
 
 // failed moves a journal entry to the retry queue, or reschedules a retry
