@@ -6,6 +6,7 @@ import (
 	"log/slog"
 
 	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/bloom"
 )
 
 // PebbleStore is the production Store, backed by a Pebble database in one
@@ -19,9 +20,20 @@ var _ Store = (*PebbleStore)(nil)
 
 // OpenPebble opens (creating if needed) the Pebble database in dir.
 func OpenPebble(dir string, log *slog.Logger) (*PebbleStore, error) {
+	cache := pebble.NewCache(256 << 20)
+	defer cache.Unref()
 	opts := &pebble.Options{
 		Logger:             pebbleLogger{log},
 		FormatMajorVersion: pebble.FormatNewest,
+		// Point lookups of keys that do not exist (a new version, a
+		// journal check) are common: bloom filters on every level keep
+		// them from reading data blocks, and a block cache keeps hot
+		// metadata in memory.
+		Cache:        cache,
+		MemTableSize: 64 << 20,
+	}
+	for i := range opts.Levels {
+		opts.Levels[i].FilterPolicy = bloom.FilterPolicy(10)
 	}
 	db, err := pebble.Open(dir, opts)
 	if err != nil {
