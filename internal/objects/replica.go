@@ -106,6 +106,14 @@ func (o ApplyOutcome) String() string {
 // newest by (ModTime, origin, version ID), whatever the arrival order. The
 // stored copy is marked REPLICA and is never reported to the Replicator.
 func (l *Layer) ApplyReplica(ctx context.Context, bucket, key string, in *Version, body io.Reader) (ApplyOutcome, error) {
+	return l.ApplyReplicaSync(ctx, bucket, key, in, body, true)
+}
+
+// ApplyReplicaSync is ApplyReplica; with sync false the metadata commit is
+// not synced, for a caller applying several versions that syncs the last
+// one (Pebble's log is sequential, so that makes every earlier one durable)
+// before acknowledging any.
+func (l *Layer) ApplyReplicaSync(ctx context.Context, bucket, key string, in *Version, body io.Reader, sync bool) (ApplyOutcome, error) {
 	if err := ValidateKey(key); err != nil {
 		return 0, err
 	}
@@ -151,7 +159,7 @@ func (l *Layer) ApplyReplica(ctx context.Context, bucket, key string, in *Versio
 			return out, nil
 		}
 	}
-	if err := l.putReplicaLocked(bucket, key, v, cur); err != nil {
+	if err := l.putReplicaLocked(bucket, key, v, cur, sync); err != nil {
 		l.discard(segs...)
 		return 0, err
 	}
@@ -221,7 +229,7 @@ func (l *Layer) storeReplicaData(bucket, key string, in *Version, body io.Reader
 
 // putReplicaLocked commits a received version (replacing cur, the old copy
 // of the same version, if any) and moves the latest pointer if it is newer.
-func (l *Layer) putReplicaLocked(bucket, key string, v, cur *Version) error {
+func (l *Layer) putReplicaLocked(bucket, key string, v, cur *Version, sync bool) error {
 	lat, err := l.latest(bucket, key)
 	if err != nil && !errors.Is(err, ErrObjectNotFound) {
 		return err
@@ -234,7 +242,7 @@ func (l *Layer) putReplicaLocked(bucket, key string, v, cur *Version) error {
 	if newLatest {
 		batch.Set(latestKey(bucket, key), encode(sum))
 	}
-	if err := batch.Commit(true); err != nil {
+	if err := batch.Commit(sync); err != nil {
 		return err
 	}
 	if newLatest {

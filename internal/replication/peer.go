@@ -13,6 +13,9 @@ import (
 type Peer interface {
 	// SendVersion delivers a version and its plaintext data (size bytes).
 	SendVersion(ctx context.Context, bucket, key string, v *objects.Version, body io.Reader, size int64) (objects.ApplyOutcome, error)
+	// SendVersions delivers several small versions, with their data, in
+	// one call, applied in order; it returns one result per item.
+	SendVersions(ctx context.Context, items []VersionItem) ([]ItemResult, error)
 	// SendPurge removes a version permanently on the peer.
 	SendPurge(ctx context.Context, bucket, key, versionID string) (objects.ApplyOutcome, error)
 	// SendBucket delivers a bucket record, or its deletion at time at.
@@ -35,6 +38,22 @@ type Peer interface {
 	ResyncTo(ctx context.Context, site string) (ResyncJob, error)
 	// CatalogExport returns the peer's Tables catalog export (JSON).
 	CatalogExport(ctx context.Context) ([]byte, error)
+}
+
+// VersionItem is one version sent in a batch.
+type VersionItem struct {
+	Bucket  string           `msgpack:"b"`
+	Key     string           `msgpack:"k"`
+	Version *objects.Version `msgpack:"v"`
+	Data    []byte           `msgpack:"d,omitempty"`
+}
+
+// ItemResult is the peer's answer for one item of a batch: an outcome, or
+// an error (Code as the peer API names errors, e.g. NoSuchBucket).
+type ItemResult struct {
+	Outcome string `json:"outcome,omitempty"`
+	Code    string `json:"code,omitempty"`
+	Message string `json:"message,omitempty"`
 }
 
 // Credentials sign requests to a peer.

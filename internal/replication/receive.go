@@ -1,11 +1,13 @@
 package replication
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"sort"
+	"strconv"
 	"time"
 
 	"github.com/twinlake/twinlake/internal/objects"
@@ -212,4 +214,44 @@ func (e *Engine) PeerNames() []string {
 		out = append(out, t.site.Name)
 	}
 	return out
+}
+
+// keySync is written with a synced commit after a batch of unsynced
+// applies, making them all durable before the batch is acknowledged.
+const keySync = "r/sync"
+
+// ReceiveVersions applies a batch of small versions in order, each as
+// ReceiveVersion does, making them durable together with one sync at the
+// end. guard, when set, may refuse an item's bucket. apply errors are
+// reported per item through fail.
+func (e *Engine) ReceiveVersions(ctx context.Context, items []VersionItem, guard func(ctx context.Context, bucket string) error,
+	result func(i int, out objects.ApplyOutcome, err error)) error {
+	applied := false
+	for i, it := range items {
+		if it.Version == nil {
+			result(i, 0, fmt.Errorf("%w: item %d has no version", ErrInvalidRequest, i))
+			continue
+		}
+		if guard != nil {
+			if err := guard(ctx, it.Bucket); err != nil {
+				result(i, 0, err)
+				continue
+			}
+		}
+		start := time.Now()
+		out, err := e.cfg.Objects.ApplyReplicaSync(ctx, it.Bucket, it.Key, it.Version, bytes.NewReader(it.Data), false)
+		applied = applied || (err == nil && out == objects.Applied)
+		e.received(out, int64(len(it.Data)), err)
+		if e.cfg.Trace.Enabled(trace.Replication) {
+			e.traceEvent("replication.Receive", it.Version.Origin, it.Bucket, it.Key,
+				fmt.Sprintf("version %s from %s: %s (batch)", it.Version.VersionID, it.Version.Origin, out), start, err)
+		}
+		result(i, out, err)
+	}
+	if !applied {
+		return nil
+	}
+	b := e.cfg.Meta.NewBatch()
+	b.Set([]byte(keySync), []byte(strconv.FormatInt(time.Now().UnixNano(), 10)))
+	return b.Commit(true)
 }

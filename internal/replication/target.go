@@ -3,6 +3,7 @@ package replication
 import (
 	"context"
 	"errors"
+	"fmt"
 	"hash/maphash"
 	"io"
 	"sync"
@@ -346,14 +347,120 @@ func (t *target) release(jobs ...job) {
 	t.mu.Unlock()
 }
 
+// Batching: small versions queued back to back for one worker travel in
+// one request, in order, made durable at the peer by one sync.
+const (
+	maxBatchItems = 64
+	maxBatchSize  = 128 << 10 // largest version batched
+)
+
+func batchable(j job) bool { return j.e.Op == OpVersion && j.e.Size <= maxBatchSize }
+
 func (t *target) worker(q chan job) {
 	defer t.wg.Done()
-	for j := range q {
+	var next *job
+	for {
+		var j job
+		if next != nil {
+			j, next = *next, nil
+		} else {
+			var ok bool
+			if j, ok = <-q; !ok {
+				return
+			}
+		}
 		if t.ctx.Err() != nil || !t.online.Load() {
 			t.release(j)
 			continue
 		}
-		t.run(j)
+		if !batchable(j) {
+			t.run(j)
+			continue
+		}
+		batch := []job{j}
+	gather:
+		for len(batch) < maxBatchItems {
+			select {
+			case j2, ok := <-q:
+				if !ok {
+					break gather
+				}
+				if !batchable(j2) {
+					next = &j2 // keeps its place after the batch
+					break gather
+				}
+				batch = append(batch, j2)
+			default:
+				break gather
+			}
+		}
+		t.runBatch(batch)
+	}
+}
+
+// runBatch sends small versions in one request (one alone goes as run).
+func (t *target) runBatch(jobs []job) {
+	if len(jobs) == 1 {
+		t.run(jobs[0])
+		return
+	}
+	start := time.Now()
+	ctx, cancel := context.WithTimeout(t.ctx, sendTimeout)
+	defer cancel()
+	ol := t.e.cfg.Objects
+	var items []VersionItem
+	var sent []job
+	for _, j := range jobs {
+		v, err := ol.Version(ctx, j.e.Bucket, j.e.Key, j.e.VersionID)
+		if errors.Is(err, objects.ErrVersionNotFound) || errors.Is(err, objects.ErrBucketNotFound) {
+			t.succeeded(j, objects.Duplicate, 0, start) // purged since: its purge follows
+			continue
+		}
+		var data []byte
+		if err == nil && !v.DeleteMarker && v.Size > 0 {
+			var rc io.ReadCloser
+			if rc, err = ol.OpenRange(j.e.Bucket, j.e.Key, v, 0, v.Size); err == nil {
+				data, err = io.ReadAll(rc)
+				rc.Close()
+			}
+		}
+		if err != nil {
+			t.failed(j, err, start)
+			continue
+		}
+		items = append(items, VersionItem{Bucket: j.e.Bucket, Key: j.e.Key, Version: v, Data: data})
+		sent = append(sent, j)
+	}
+	if len(items) == 0 {
+		return
+	}
+	results, err := t.peer.SendVersions(ctx, items)
+	switch {
+	case err == nil:
+	case errors.Is(err, ErrLinkDown) || t.ctx.Err() != nil:
+		t.setOnline(false)
+		t.release(sent...)
+		return
+	default:
+		for _, j := range sent {
+			t.failed(j, err, start)
+		}
+		return
+	}
+	for i, j := range sent {
+		r := results[i]
+		if r.Code != "" {
+			t.failed(j, fmt.Errorf("%w: %s (%s)", ErrRefused, r.Message, r.Code), start)
+			continue
+		}
+		out := objects.Applied
+		switch r.Outcome {
+		case objects.Duplicate.String():
+			out = objects.Duplicate
+		case objects.Stale.String():
+			out = objects.Stale
+		}
+		t.succeeded(j, out, int64(len(items[i].Data)), start)
 	}
 }
 

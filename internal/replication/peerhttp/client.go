@@ -37,6 +37,7 @@ const (
 	pathInfo    = Prefix + "info"
 	pathJoin    = Prefix + "join"
 	pathVersion = Prefix + "version"
+	pathBatch   = Prefix + "versions"
 	pathBucket  = Prefix + "bucket"
 	pathDigests = Prefix + "digests"
 	pathSlot    = Prefix + "slot"
@@ -330,4 +331,30 @@ func (c *Client) CatalogExport(ctx context.Context) ([]byte, error) {
 		return nil, fmt.Errorf("%w: read catalog export: %v", replication.ErrLinkDown, err)
 	}
 	return data, nil
+}
+
+// SendVersions implements replication.Peer. The batch travels as one
+// signed MessagePack body.
+func (c *Client) SendVersions(ctx context.Context, items []replication.VersionItem) ([]replication.ItemResult, error) {
+	wire := make([]replication.VersionItem, len(items))
+	for i, it := range items {
+		wire[i] = replication.VersionItem{Bucket: it.Bucket, Key: it.Key, Version: wireVersion(it.Version), Data: it.Data}
+	}
+	raw, err := msgpack.Marshal(wire)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := c.do(ctx, http.MethodPost, pathBatch, nil, http.Header{"Content-Type": {"application/msgpack"}}, raw, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	var out []replication.ItemResult
+	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
+		return nil, fmt.Errorf("%w: decode batch answer: %v", replication.ErrLinkDown, err)
+	}
+	if len(out) != len(items) {
+		return nil, fmt.Errorf("%w: %d results for %d items", replication.ErrRefused, len(out), len(items))
+	}
+	return out, nil
 }

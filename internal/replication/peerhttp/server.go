@@ -77,6 +77,7 @@ func NewServer(cfg Config) (*Server, error) {
 		{http.MethodPost, pathJoin, "peer.Join", trace.Peer, s.join},
 		{http.MethodPut, pathVersion, "s3.ReplicationRequest", trace.S3, s.putVersion},
 		{http.MethodDelete, pathVersion, "s3.ReplicationRequest", trace.S3, s.deleteVersion},
+		{http.MethodPost, pathBatch, "s3.ReplicationRequest", trace.S3, s.putVersions},
 		{http.MethodPut, pathBucket, "peer.Bucket", trace.Peer, s.putBucket},
 		{http.MethodGet, pathDigests, "peer.Digests", trace.Peer, s.digests},
 		{http.MethodGet, pathSlot, "peer.SlotVersions", trace.Peer, s.slot},
@@ -150,6 +151,14 @@ func (s *Server) wrap(name string, typ trace.Type, h func(http.ResponseWriter, *
 var errUnauthenticated = errors.New("unauthenticated")
 
 func writeError(w http.ResponseWriter, err error) {
+	code, status := classify(err)
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(errorBody{Code: code, Message: err.Error()})
+}
+
+// classify maps an error to the peer API's code and HTTP status.
+func classify(err error) (string, int) {
 	code, status := "InternalError", http.StatusInternalServerError
 	switch {
 	case errors.Is(err, errUnauthenticated):
@@ -173,9 +182,7 @@ func writeError(w http.ResponseWriter, err error) {
 		errors.Is(err, objects.ErrInvalidVersionID), errors.Is(err, objects.ErrInvalidBucketName):
 		code, status = "InvalidRequest", http.StatusBadRequest
 	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(errorBody{Code: code, Message: err.Error()})
+	return code, status
 }
 
 var errBadRequest = errors.New("bad request")
@@ -327,4 +334,39 @@ func (s *Server) catalogExport(w http.ResponseWriter, r *http.Request, _ io.Read
 	w.Header().Set("Content-Type", "application/json")
 	_, err = w.Write(data)
 	return err
+}
+
+// maxBatchBytes bounds a batch of small versions.
+const maxBatchBytes = 64 << 20
+
+func (s *Server) putVersions(w http.ResponseWriter, r *http.Request, body io.Reader, msg *string) error {
+	var items []replication.VersionItem
+	if err := msgpack.NewDecoder(io.LimitReader(body, maxBatchBytes)).Decode(&items); err != nil {
+		return fmt.Errorf("%w: %w", errBadRequest, err)
+	}
+	// The whole body must have verified before anything is applied.
+	if _, err := io.Copy(io.Discard, body); err != nil {
+		return fmt.Errorf("%w: %w", errBadRequest, err)
+	}
+	out := make([]replication.ItemResult, len(items))
+	refused := 0
+	err := s.cfg.Engine.ReceiveVersions(r.Context(), items, s.guard, func(i int, o objects.ApplyOutcome, err error) {
+		if err != nil {
+			code, status := classify(err)
+			out[i] = replication.ItemResult{Code: code, Message: err.Error()}
+			refused++
+			if status == http.StatusForbidden && s.cfg.Trace.Enabled(trace.S3) {
+				s.cfg.Trace.Publish(trace.Event{Type: trace.S3, FuncName: "s3.ReplicationRequest", Method: r.Method,
+					Path: "/" + items[i].Bucket + "/" + items[i].Key, StatusCode: status, RemoteAddr: r.RemoteAddr,
+					Msg: "refused in a batch", Error: err.Error()})
+			}
+			return
+		}
+		out[i] = replication.ItemResult{Outcome: o.String()}
+	})
+	if err != nil {
+		return err
+	}
+	*msg = fmt.Sprintf("batch of %d versions, %d refused", len(items), refused)
+	return writeJSON(w, out)
 }
