@@ -181,3 +181,27 @@ func syncDir(dir string) error {
 	}
 	return nil
 }
+
+// Walk calls fn with the ID of every blob file present, until fn returns
+// false. Files that are not blobs are skipped.
+func (s *Store) Walk(fn func(id string) bool) error {
+	dirs, err := os.ReadDir(s.root)
+	if err != nil {
+		return fmt.Errorf("blob: walk: %w", err)
+	}
+	for _, d := range dirs {
+		if !d.IsDir() || len(d.Name()) != 2 {
+			continue
+		}
+		files, err := os.ReadDir(filepath.Join(s.root, d.Name()))
+		if err != nil {
+			return fmt.Errorf("blob: walk: %w", err)
+		}
+		for _, f := range files {
+			if f.Type().IsRegular() && validID(f.Name()) && f.Name()[:2] == d.Name() && !fn(f.Name()) {
+				return nil
+			}
+		}
+	}
+	return nil
+}

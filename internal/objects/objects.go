@@ -92,6 +92,9 @@ func New(m meta.Store, b *blob.Store, cfg Config) (*Layer, error) {
 	if err := l.digests.load(m); err != nil {
 		return nil, err
 	}
+	if err := l.sweepOrphans(); err != nil {
+		return nil, err
+	}
 	return l, nil
 }
 
@@ -108,4 +111,56 @@ func (l *Layer) lockKey(bucket, key string) func() {
 	mu := &l.locks[h.Sum64()%uint64(len(l.locks))]
 	mu.Lock()
 	return mu.Unlock
+}
+
+// sweepOrphans removes blob files no metadata references: a crash between
+// a blob's fsync and its metadata commit leaves one. It runs once, before
+// the layer serves, so no write is in flight.
+func (l *Layer) sweepOrphans() error {
+	used := map[string]bool{}
+	for _, p := range []string{pfxVersion, pfxPart} {
+		err := meta.Scan(l.meta, []byte(p), meta.PrefixEnd([]byte(p)), func(k, raw []byte) (bool, error) {
+			if p == pfxPart {
+				var part Part
+				if err := decode(raw, &part); err != nil {
+					return false, err
+				}
+				if part.Segment.BlobID != "" {
+					used[part.Segment.BlobID] = true
+				}
+				return true, nil
+			}
+			var v Version
+			if err := decode(raw, &v); err != nil {
+				return false, err
+			}
+			for _, s := range v.Segments {
+				if s.BlobID != "" {
+					used[s.BlobID] = true
+				}
+			}
+			return true, nil
+		})
+		if err != nil {
+			return err
+		}
+	}
+	var orphans []string
+	if err := l.blobs.Walk(func(id string) bool {
+		if !used[id] {
+			orphans = append(orphans, id)
+		}
+		return true
+	}); err != nil {
+		return err
+	}
+	for _, id := range orphans {
+		if err := l.blobs.Remove(id); err != nil {
+			return err
+		}
+	}
+	if len(orphans) > 0 {
+		l.log.Info("removed unreferenced blob files left by an interrupted write", "files", len(orphans))
+	}
+	return nil
 }

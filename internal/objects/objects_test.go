@@ -247,3 +247,49 @@ func TestUsageFollowsLatestVersions(t *testing.T) {
 		t.Fatalf("reloaded: %+v", got)
 	}
 }
+
+func TestOpenRemovesOrphanBlobs(t *testing.T) {
+	ctx := context.Background()
+	b, err := blob.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := meta.NewMem()
+	l, err := New(m, b, Config{SiteID: "site-a", InlineLimit: 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := l.CreateBucket(ctx, "bkt"); err != nil {
+		t.Fatal(err)
+	}
+	body := strings.Repeat("kept ", 100)
+	if _, err := l.PutObject(ctx, "bkt", "k", strings.NewReader(body), PutOptions{Size: int64(len(body))}); err != nil {
+		t.Fatal(err)
+	}
+	// A blob written and fsynced, its metadata never committed (a crash).
+	w, err := b.Create()
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Write([]byte("orphan"))
+	orphan, err := w.Commit()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := New(m, b, Config{SiteID: "site-a", InlineLimit: 8}); err != nil {
+		t.Fatal(err)
+	}
+	if f, err := b.Open(orphan); err == nil {
+		f.Close()
+		t.Fatal("orphan blob still present")
+	}
+	_, rc, err := l.GetObject(ctx, "bkt", "k", "", 0, int64(len(body)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := io.ReadAll(rc)
+	rc.Close()
+	if string(got) != body {
+		t.Fatalf("referenced blob damaged: %q", got)
+	}
+}
