@@ -2,9 +2,13 @@ package cli
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -15,7 +19,7 @@ import (
 // addServerCommands attaches the server command.
 func addServerCommands(root *cobra.Command, opts *options) {
 	var cfg app.Config
-	var logLevel string
+	var logLevel, certsDir string
 	cmd := &cobra.Command{
 		Use:   "server",
 		Short: "Run a twinlake site",
@@ -39,6 +43,13 @@ directory and printed once.`,
 			cfg.KMSSecretKey = os.Getenv("TWINLAKE_KMS_SECRET_KEY")
 			cfg.MetricsPublic = os.Getenv("TWINLAKE_METRICS_AUTH") == "public"
 			cfg.MetricsToken = os.Getenv("TWINLAKE_METRICS_TOKEN")
+			if certsDir != "" {
+				tlsCfg, peer, err := loadCerts(certsDir)
+				if err != nil {
+					return err
+				}
+				cfg.TLS, cfg.PeerHTTPClient = tlsCfg, peer
+			}
 			return runServer(cmd.Context(), cfg)
 		},
 	}
@@ -48,7 +59,35 @@ directory and printed once.`,
 	f.StringVar(&cfg.SiteName, "site-name", "", "this site's name (default derived from its deployment ID)")
 	f.StringVar(&cfg.Domain, "domain", "", "domain for virtual-host style requests (BUCKET.DOMAIN)")
 	f.StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn, error")
+	f.StringVar(&certsDir, "certs-dir", "", "serve HTTPS with DIR/public.crt and DIR/private.key; DIR/CAs/*.crt are trusted for peer sites")
 	root.AddCommand(cmd)
+}
+
+// loadCerts reads the site's certificate and key from dir, and builds the
+// client peers are reached with: the system roots plus dir/CAs/*.crt.
+func loadCerts(dir string) (*tls.Config, *http.Client, error) {
+	cert, err := tls.LoadX509KeyPair(filepath.Join(dir, "public.crt"), filepath.Join(dir, "private.key"))
+	if err != nil {
+		return nil, nil, fmt.Errorf("--certs-dir: %w", err)
+	}
+	pool, err := x509.SystemCertPool()
+	if err != nil || pool == nil {
+		pool = x509.NewCertPool()
+	}
+	cas, _ := filepath.Glob(filepath.Join(dir, "CAs", "*.crt"))
+	for _, p := range cas {
+		pem, err := os.ReadFile(p)
+		if err != nil {
+			return nil, nil, fmt.Errorf("--certs-dir: %w", err)
+		}
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, nil, fmt.Errorf("--certs-dir: %s holds no PEM certificate", p)
+		}
+	}
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.TLSClientConfig = &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
+	tr.MaxIdleConnsPerHost = 256
+	return &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}, &http.Client{Transport: tr}, nil
 }
 
 // runServer runs a site until ctx is cancelled (SIGINT/SIGTERM), then shuts
