@@ -356,8 +356,38 @@ const (
 
 func batchable(j job) bool { return j.e.Op == OpVersion && j.e.Size <= maxBatchSize }
 
+// maxAsync bounds the large sends one worker runs in the background.
+const maxAsync = 4
+
+func jobKey(j job) string { return j.e.Bucket + "\x00" + j.e.Key }
+
+// worker sends its queue in order per key. Small versions queued back to
+// back go as one batch; a large version is sent in the background so it
+// does not hold up other keys behind it, while a later change of the same
+// key waits for it.
 func (t *target) worker(q chan job) {
 	defer t.wg.Done()
+	busy := map[string]chan struct{}{} // key -> done, for background sends
+	reap := func() {
+		for k, ch := range busy {
+			select {
+			case <-ch:
+				delete(busy, k)
+			default:
+			}
+		}
+	}
+	waitKey := func(k string) {
+		if ch, ok := busy[k]; ok {
+			<-ch
+			delete(busy, k)
+		}
+	}
+	defer func() {
+		for _, ch := range busy {
+			<-ch
+		}
+	}()
 	var next *job
 	for {
 		var j job
@@ -369,12 +399,30 @@ func (t *target) worker(q chan job) {
 				return
 			}
 		}
+		reap()
 		if t.ctx.Err() != nil || !t.online.Load() {
 			t.release(j)
 			continue
 		}
+		waitKey(jobKey(j))
 		if !batchable(j) {
-			t.run(j)
+			if j.e.Op != OpVersion {
+				t.run(j)
+				continue
+			}
+			for len(busy) >= maxAsync {
+				for k, ch := range busy {
+					<-ch
+					delete(busy, k)
+					break
+				}
+			}
+			done := make(chan struct{})
+			busy[jobKey(j)] = done
+			go func(j job) {
+				defer close(done)
+				t.run(j)
+			}(j)
 			continue
 		}
 		batch := []job{j}
@@ -385,7 +433,7 @@ func (t *target) worker(q chan job) {
 				if !ok {
 					break gather
 				}
-				if !batchable(j2) {
+				if _, isBusy := busy[jobKey(j2)]; !batchable(j2) || isBusy {
 					next = &j2 // keeps its place after the batch
 					break gather
 				}
