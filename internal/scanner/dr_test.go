@@ -702,3 +702,94 @@ func TestResetAndRetryRequest(t *testing.T) {
 		t.Fatalf("lost file not re-sent: %v", err)
 	}
 }
+
+// TestRebuildWaitsForResyncAndPrimary: a rebuild refuses to start while
+// the primary is unreachable; started before the object resync has
+// delivered the primary's files, it fails cleanly (FailureRetry) and
+// completes once they arrive.
+func TestRebuildWaitsForResyncAndPrimary(t *testing.T) {
+	p := newDRPair(t, tablesSettings)
+	ctx := context.Background()
+	catA := p.catalog(p.primary)
+	id := table.Identifier{"ns", "t"}
+	if err := catA.CreateNamespace(ctx, id[:1], nil); err != nil {
+		t.Fatal(err)
+	}
+	tbl, err := catA.CreateTable(ctx, id, icetest.Schema)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitVerified(t, p.replica, "ns", "t", metadataVersion(tbl), 20*time.Second)
+	// Fail over; the promoted site writes while the old primary is demoted.
+	if err := p.replica.Server().Scanner().Failover(ctx); err != nil {
+		t.Fatal(err)
+	}
+	testsite.Eventually(t, 10*time.Second, func() error {
+		if s := p.replica.Server().Scanner().Status(0, 0); s.State != scanner.StateDisabled {
+			return fmt.Errorf("state %s", s.State)
+		}
+		return nil
+	})
+	catB := p.catalog(p.replica)
+	if _, err := icetest.AppendRetry(ctx, catB, id, 0, 5); err != nil {
+		t.Fatal(err)
+	}
+	// The old primary refuses those files (not a replica, no window); the
+	// sends are dropped after max_retries.
+	testsite.Eventually(t, 15*time.Second, func() error {
+		st, _ := p.replica.Server().Replication().Status(ctx)
+		if tg := st.Targets[0]; tg.Pending+tg.Retrying > 0 {
+			return fmt.Errorf("backlog %d+%d", tg.Pending, tg.Retrying)
+		}
+		return nil
+	})
+	old := p.primary.Server().Scanner()
+	if _, err := old.ResyncOpen(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// The new primary unreachable: the rebuild refuses to start.
+	p.replica.Proxy.Cut()
+	testsite.Eventually(t, 5*time.Second, func() error {
+		st, _ := p.primary.Server().Replication().Status(ctx)
+		if st.Targets[0].Online {
+			return errors.New("link still up")
+		}
+		return nil
+	})
+	if _, err := old.ResyncRebuild(ctx, true); err == nil || !strings.Contains(err.Error(), "unreachable") {
+		t.Fatalf("rebuild with the primary unreachable: %v", err)
+	}
+	p.replica.Proxy.Restore()
+	testsite.Eventually(t, 5*time.Second, func() error {
+		st, _ := p.primary.Server().Replication().Status(ctx)
+		if !st.Targets[0].Online {
+			return errors.New("link still down")
+		}
+		return nil
+	})
+	// Started before the object resync: the primary's new metadata file
+	// is not here yet, so the attempt fails cleanly and is retried.
+	if _, err := old.ResyncRebuild(ctx, true); err != nil {
+		t.Fatal(err)
+	}
+	testsite.Eventually(t, 10*time.Second, func() error {
+		s := old.Status(0, 0)
+		if s.Rebuild.State != scanner.RebuildFailureRetry || !strings.Contains(s.Rebuild.LastError, "has not arrived") {
+			return fmt.Errorf("rebuild %+v", s.Rebuild)
+		}
+		return nil
+	})
+	// The object resync delivers it; the next attempt completes.
+	if _, err := p.replica.Server().Replication().ResyncStart(ctx, "site1"); err != nil {
+		t.Fatal(err)
+	}
+	testsite.Eventually(t, 30*time.Second, func() error {
+		s := old.Status(0, 0)
+		if s.Rebuild.State != scanner.RebuildCompleted || s.State != scanner.StateActive {
+			return fmt.Errorf("rebuild %+v state %s", s.Rebuild, s.State)
+		}
+		return nil
+	})
+	want := metadataVersion(must(catB.LoadTable(ctx, id)))
+	waitVerified(t, p.primary, "ns", "t", want, 20*time.Second)
+}
