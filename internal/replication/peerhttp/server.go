@@ -233,23 +233,9 @@ func (s *Server) putVersion(w http.ResponseWriter, r *http.Request, body io.Read
 	if err := s.guard(r.Context(), bucket); err != nil {
 		return err
 	}
-	raw, err := base64.StdEncoding.DecodeString(r.Header.Get(headerVersion))
-	if err != nil || len(raw) == 0 {
-		return fmt.Errorf("%w: %w", errBadRequest, errors.New("missing or bad "+headerVersion))
-	}
-	v := &objects.Version{}
-	if err := msgpack.Unmarshal(raw, v); err != nil {
-		return fmt.Errorf("%w: %w", errBadRequest, err)
-	}
-	var total int64
-	for _, sg := range v.Segments {
-		if sg.Size < 0 {
-			return fmt.Errorf("%w: %w", errBadRequest, errors.New("negative segment size"))
-		}
-		total += sg.Size
-	}
-	if !v.DeleteMarker && total != r.ContentLength {
-		return fmt.Errorf("%w: %w", errBadRequest, errors.New("body length does not match the version's segments"))
+	v, err := decodeVersionHeader(r.Header.Get(headerVersion), r.ContentLength)
+	if err != nil {
+		return err
 	}
 	out, err := s.cfg.Engine.ReceiveVersion(r.Context(), bucket, key, v, body)
 	if err != nil {
@@ -271,8 +257,15 @@ func (s *Server) deleteVersion(w http.ResponseWriter, r *http.Request, _ io.Read
 }
 
 func (s *Server) putBucket(w http.ResponseWriter, r *http.Request, body io.Reader, msg *string) error {
+	raw, err := readBounded(body, s.cfg.MaxMetaBytes)
+	if err != nil {
+		return err
+	}
 	var bb bucketBody
-	if err := msgpack.NewDecoder(io.LimitReader(body, s.cfg.MaxMetaBytes)).Decode(&bb); err != nil {
+	if err := checkMsgpack(raw); err != nil {
+		return fmt.Errorf("%w: %w", errBadRequest, err)
+	}
+	if err := msgpack.Unmarshal(raw, &bb); err != nil {
 		return fmt.Errorf("%w: %w", errBadRequest, err)
 	}
 	out, err := s.cfg.Engine.ReceiveBucket(r.Context(), bb.Bucket, bb.Deleted, bb.At)
@@ -340,17 +333,18 @@ func (s *Server) catalogExport(w http.ResponseWriter, r *http.Request, _ io.Read
 const maxBatchBytes = 64 << 20
 
 func (s *Server) putVersions(w http.ResponseWriter, r *http.Request, body io.Reader, msg *string) error {
-	var items []replication.VersionItem
-	if err := msgpack.NewDecoder(io.LimitReader(body, maxBatchBytes)).Decode(&items); err != nil {
-		return fmt.Errorf("%w: %w", errBadRequest, err)
-	}
 	// The whole body must have verified before anything is applied.
-	if _, err := io.Copy(io.Discard, body); err != nil {
-		return fmt.Errorf("%w: %w", errBadRequest, err)
+	raw, err := readBounded(body, maxBatchBytes)
+	if err != nil {
+		return err
+	}
+	items, err := decodeBatch(raw)
+	if err != nil {
+		return err
 	}
 	out := make([]replication.ItemResult, len(items))
 	refused := 0
-	err := s.cfg.Engine.ReceiveVersions(r.Context(), items, s.guard, func(i int, o objects.ApplyOutcome, err error) {
+	err = s.cfg.Engine.ReceiveVersions(r.Context(), items, s.guard, func(i int, o objects.ApplyOutcome, err error) {
 		if err != nil {
 			code, status := classify(err)
 			out[i] = replication.ItemResult{Code: code, Message: err.Error()}
@@ -369,4 +363,55 @@ func (s *Server) putVersions(w http.ResponseWriter, r *http.Request, body io.Rea
 	}
 	*msg = fmt.Sprintf("batch of %d versions, %d refused", len(items), refused)
 	return writeJSON(w, out)
+}
+
+// decodeVersionHeader decodes the version record a peer sends with an
+// object's data and checks it against the body length.
+func decodeVersionHeader(h string, contentLength int64) (*objects.Version, error) {
+	raw, err := base64.StdEncoding.DecodeString(h)
+	if err != nil || len(raw) == 0 {
+		return nil, fmt.Errorf("%w: missing or bad %s", errBadRequest, headerVersion)
+	}
+	v := &objects.Version{}
+	if err := checkMsgpack(raw); err != nil {
+		return nil, fmt.Errorf("%w: %w", errBadRequest, err)
+	}
+	if err := msgpack.Unmarshal(raw, v); err != nil {
+		return nil, fmt.Errorf("%w: %w", errBadRequest, err)
+	}
+	var total int64
+	for _, sg := range v.Segments {
+		if sg.Size < 0 || total+sg.Size < total {
+			return nil, fmt.Errorf("%w: bad segment size", errBadRequest)
+		}
+		total += sg.Size
+	}
+	if !v.DeleteMarker && total != contentLength {
+		return nil, fmt.Errorf("%w: body length does not match the version's segments", errBadRequest)
+	}
+	return v, nil
+}
+
+// readBounded reads a whole body of at most limit bytes.
+func readBounded(body io.Reader, limit int64) ([]byte, error) {
+	raw, err := io.ReadAll(io.LimitReader(body, limit+1))
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", errBadRequest, err)
+	}
+	if int64(len(raw)) > limit {
+		return nil, fmt.Errorf("%w: body larger than %d bytes", errBadRequest, limit)
+	}
+	return raw, nil
+}
+
+// decodeBatch decodes a batch of versions after checking its bounds.
+func decodeBatch(raw []byte) ([]replication.VersionItem, error) {
+	if err := checkMsgpack(raw); err != nil {
+		return nil, fmt.Errorf("%w: %w", errBadRequest, err)
+	}
+	var items []replication.VersionItem
+	if err := msgpack.Unmarshal(raw, &items); err != nil {
+		return nil, fmt.Errorf("%w: %w", errBadRequest, err)
+	}
+	return items, nil
 }
