@@ -263,6 +263,7 @@ func (s *Server) handler() (http.Handler, error) {
 		Logger:     s.log,
 		Domain:     s.cfg.Domain,
 		WriteGuard: s.scanner.ClientWriteGuard,
+		Denied:     s.iam.IsService,
 	})
 	if err != nil {
 		return nil, err

@@ -22,13 +22,17 @@ func (s *Server) buildCatalog() error {
 // catalogHandler builds the Iceberg REST surface mounted at rest.PathPrefix.
 func (s *Server) catalogHandler() (http.Handler, error) {
 	return rest.New(rest.Config{
-		Catalog: s.catalog, Auth: tablesAuth{v: s.verifier}, Trace: s.trace,
+		Catalog: s.catalog, Auth: tablesAuth{v: s.verifier, denied: s.iam.IsService}, Trace: s.trace,
 		Registerer: s.metrics.Registerer(), Logger: s.log, WriteGuard: s.scanner.CatalogWriteGuard,
 	})
 }
 
-// tablesAuth authenticates Iceberg REST calls: SigV4 with service s3tables.
-type tablesAuth struct{ v *sigv4.Verifier }
+// tablesAuth authenticates Iceberg REST calls: SigV4 with service s3tables;
+// the site-replication service credential is refused.
+type tablesAuth struct {
+	v      *sigv4.Verifier
+	denied func(accessKey string) bool
+}
 
 func (a tablesAuth) Authenticate(r *http.Request) (string, error) {
 	res, err := a.v.Verify(r, rest.SigningService)
@@ -37,6 +41,9 @@ func (a tablesAuth) Authenticate(r *http.Request) (string, error) {
 	}
 	if res.Anonymous {
 		return "", rest.ErrUnauthenticated
+	}
+	if a.denied != nil && a.denied(res.AccessKey) {
+		return "", fmt.Errorf("%w: %s may not use the catalog", rest.ErrForbidden, res.AccessKey)
 	}
 	r.Body = res.Body(r)
 	return res.AccessKey, nil

@@ -51,6 +51,16 @@ func (s *Store) SetService(c Credential) {
 	s.users.Store(&m)
 }
 
+// IsService reports whether accessKey is the site-replication service
+// credential, which may call the peer API only.
+func (s *Store) IsService(accessKey string) bool {
+	if accessKey == s.root.AccessKey {
+		return false
+	}
+	_, ok := (*s.users.Load())[accessKey]
+	return ok
+}
+
 // IsAdmin reports whether accessKey may use the admin API.
 func (s *Store) IsAdmin(accessKey string) bool { return accessKey == s.root.AccessKey }
 

@@ -22,6 +22,7 @@ import (
 	"github.com/minio/minio-go/v7/pkg/sse"
 	"github.com/minio/minio-go/v7/pkg/tags"
 
+	"github.com/twinlake/twinlake/internal/adminclient"
 	"github.com/twinlake/twinlake/internal/objects"
 	"github.com/twinlake/twinlake/internal/testsite"
 )
@@ -521,3 +522,31 @@ func mustTags(t *testing.T, m map[string]string) *tags.Tags {
 }
 
 func sseS3Config() *sse.Configuration { return sse.NewConfigurationSSES3() }
+
+// TestServiceCredentialIsPeerOnly: the site-replication service credential
+// exists on every site but opens neither the S3 API, the metrics nor the
+// admin API.
+func TestServiceCredentialIsPeerOnly(t *testing.T) {
+	m := testsite.StartMesh(t, 2, fastRetries, nil)
+	st := m.Sites[1].Server().Replication().State()
+	if st.ServiceAccessKey == "" {
+		t.Fatal("no service credential")
+	}
+	svc := *m.Sites[1].Site
+	svc.AccessKey, svc.SecretKey = st.ServiceAccessKey, st.ServiceSecretKey
+	_, err := client(t, &svc).ListBuckets(context.Background())
+	if minio.ToErrorResponse(err).Code != "AccessDenied" {
+		t.Fatalf("S3 with the service credential: %v", err)
+	}
+	if _, err := scrape(&svc); err == nil || !strings.Contains(err.Error(), "403") {
+		t.Fatalf("metrics with the service credential: %v", err)
+	}
+	adm, err := adminclient.New(svc.URL, adminclient.Credentials{AccessKey: svc.AccessKey, SecretKey: svc.SecretKey}, adminclient.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ae *adminclient.Error
+	if _, err := adm.ReplicateInfo(context.Background()); !errors.As(err, &ae) || ae.StatusCode != http.StatusForbidden {
+		t.Fatalf("admin with the service credential: %v", err)
+	}
+}

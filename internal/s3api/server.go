@@ -44,6 +44,9 @@ type Config struct {
 	// setting) to a bucket; its error is answered AccessDenied with its
 	// text. The Tables replica refuses writes to warehouses this way.
 	WriteGuard func(ctx context.Context, bucket string) error
+	// Denied, when set, names access keys that may not use the S3 API at
+	// all (the site-replication service credential).
+	Denied func(accessKey string) bool
 }
 
 // Validate reports every missing collaborator at once.
@@ -120,7 +123,7 @@ func (s *Server) serve(req *request) error {
 	if err != nil {
 		return err
 	}
-	if res.Anonymous {
+	if res.Anonymous || s.cfg.Denied != nil && s.cfg.Denied(res.AccessKey) {
 		return errAccessDenied
 	}
 	req.auth = res
