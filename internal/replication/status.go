@@ -132,6 +132,9 @@ func (e *Engine) Backlog(ctx context.Context, bucket string, limit int) ([]MRFEn
 	}
 	var out []MRFEntry
 	for _, t := range *e.targets.Load() {
+		// Each peer's queue is ordered by due time: its first limit
+		// entries of the bucket are all any answer can need.
+		n := 0
 		p := mrfPrefix(t.site.ID)
 		err := meta.Scan(e.cfg.Meta, p, meta.PrefixEnd(p), func(k, v []byte) (bool, error) {
 			var m MRFEntry
@@ -141,13 +144,17 @@ func (e *Engine) Backlog(ctx context.Context, bucket string, limit int) ([]MRFEn
 			if m.Bucket == bucket {
 				m.Target = t.site.Name
 				out = append(out, m)
+				n++
 			}
-			return len(out) < limit, nil
+			return n < limit, nil
 		})
 		if err != nil {
 			return nil, err
 		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Due < out[j].Due })
+	if len(out) > limit {
+		out = out[:limit]
+	}
 	return out, nil
 }
