@@ -15,8 +15,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
 	"github.com/minio/minio-go/v7"
 	"github.com/minio/minio-go/v7/pkg/credentials"
 	"github.com/minio/minio-go/v7/pkg/sse"
@@ -488,29 +486,8 @@ func TestReplicationMetrics(t *testing.T) {
 	}
 }
 
-// scrape reads a site's metrics, signed with SigV4 by its root user.
-func scrape(s *testsite.Site) (string, error) {
-	req, err := http.NewRequest(http.MethodGet, s.URL+"/twinlake/metrics", nil)
-	if err != nil {
-		return "", err
-	}
-	const emptySHA = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
-	req.Header.Set("X-Amz-Content-Sha256", emptySHA)
-	creds := aws.Credentials{AccessKeyID: s.AccessKey, SecretAccessKey: s.SecretKey}
-	if err := v4.NewSigner().SignHTTP(context.Background(), creds, req, emptySHA, "s3", "us-east-1", time.Now()); err != nil {
-		return "", err
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return "", err
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	if resp.StatusCode != http.StatusOK {
-		return "", fmt.Errorf("metrics: HTTP %d: %s", resp.StatusCode, body)
-	}
-	return string(body), err
-}
+// scrape reads a site's metrics as the credential the site value holds.
+func scrape(s *testsite.Site) (string, error) { return testsite.Scrape(s, s.AccessKey, s.SecretKey) }
 
 func mustTags(t *testing.T, m map[string]string) *tags.Tags {
 	t.Helper()

@@ -176,6 +176,18 @@ func TestRunbook(t *testing.T) {
 	if st.State != scanner.StateActive {
 		t.Fatalf("replica scanner state %q", st.State)
 	}
+	body, err := testsite.Scrape(p.replica.Site, "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range []string{"twinlake_tables_scanner_cycles_total", "twinlake_tables_scanner_cycle_seconds_bucket",
+		"twinlake_tables_scanner_tables_behind 0", "twinlake_tables_scanner_missing_files 0",
+		"twinlake_tables_scanner_retry_requests_total", "twinlake_tables_scanner_held_tables 0",
+		`twinlake_tables_scanner_state{state="active"} 1`, "twinlake_tables_scanner_last_success_timestamp_seconds"} {
+		if !strings.Contains(body, m) {
+			t.Fatalf("replica metrics lack %s", m)
+		}
+	}
 	if s := p.primary.Server().Scanner().Status(0, 0); s.State != scanner.StateDisabled {
 		t.Fatalf("primary scanner state %q", s.State)
 	}
