@@ -109,11 +109,16 @@ func (l *Layer) BucketDigest(ctx context.Context, bucket string) (Digest, error)
 	return Digest{}, nil
 }
 
-// SlotVersions returns every version of bucket whose key falls in slot.
-func (l *Layer) SlotVersions(ctx context.Context, bucket string, slot int) ([]VersionRef, error) {
+// SlotVersions returns every version of bucket whose key falls in one of
+// slots, in one pass over the bucket's versions.
+func (l *Layer) SlotVersions(ctx context.Context, bucket string, slots []int) ([]VersionRef, error) {
+	want := make(map[int]bool, len(slots))
+	for _, s := range slots {
+		want[s] = true
+	}
 	var out []VersionRef
 	err := l.WalkVersions(ctx, bucket, "", "", func(r VersionRef) bool {
-		if SlotOf(r.Key) == slot {
+		if want[SlotOf(r.Key)] {
 			out = append(out, r)
 		}
 		return true

@@ -66,29 +66,34 @@ func (e *Engine) compareWith(ctx context.Context, t *target) (int, error) {
 			work = append(work, Entry{Op: OpBucket, Bucket: bucket, Queued: now})
 			continue
 		}
+		var slots []int
 		for slot := range objects.DigestSlots {
-			if d[slot] == pd[slot] {
+			if d[slot] != pd[slot] {
+				slots = append(slots, slot)
+			}
+		}
+		if len(slots) == 0 {
+			continue
+		}
+		// One pass over the bucket on each side covers every differing slot.
+		local, err := e.cfg.Objects.SlotVersions(ctx, bucket, slots)
+		if err != nil {
+			return 0, err
+		}
+		remote, err := t.peer.SlotVersions(ctx, bucket, slots)
+		if err != nil {
+			return 0, err
+		}
+		have := make(map[string]objects.VersionRef, len(remote))
+		for _, r := range remote {
+			have[r.Key+"\x00"+r.VersionID] = r
+		}
+		for _, l := range local {
+			r, ok := have[l.Key+"\x00"+l.VersionID]
+			if ok && (r.ModTime > l.ModTime || r.ModTime == l.ModTime && r.MetaTime >= l.MetaTime) {
 				continue
 			}
-			local, err := e.cfg.Objects.SlotVersions(ctx, bucket, slot)
-			if err != nil {
-				return 0, err
-			}
-			remote, err := t.peer.SlotVersions(ctx, bucket, slot)
-			if err != nil {
-				return 0, err
-			}
-			have := make(map[string]objects.VersionRef, len(remote))
-			for _, r := range remote {
-				have[r.Key+"\x00"+r.VersionID] = r
-			}
-			for _, l := range local {
-				r, ok := have[l.Key+"\x00"+l.VersionID]
-				if ok && (r.ModTime > l.ModTime || r.ModTime == l.ModTime && r.MetaTime >= l.MetaTime) {
-					continue
-				}
-				work = append(work, Entry{Op: OpVersion, Bucket: bucket, Key: l.Key, VersionID: l.VersionID, Size: l.Size, At: l.ModTime, Queued: now})
-			}
+			work = append(work, Entry{Op: OpVersion, Bucket: bucket, Key: l.Key, VersionID: l.VersionID, Size: l.Size, At: l.ModTime, Queued: now})
 		}
 	}
 	if len(work) == 0 {

@@ -28,8 +28,9 @@ type Peer interface {
 	Join(ctx context.Context, st State) error
 	// Digests returns the peer's version digest of every bucket.
 	Digests(ctx context.Context) (map[string]objects.Digest, error)
-	// SlotVersions lists the peer's versions in one digest slot of a bucket.
-	SlotVersions(ctx context.Context, bucket string, slot int) ([]objects.VersionRef, error)
+	// SlotVersions lists the peer's versions in the given digest slots of
+	// a bucket.
+	SlotVersions(ctx context.Context, bucket string, slots []int) ([]objects.VersionRef, error)
 	// Resend asks the peer to send every version of bucket/key to site
 	// again; it answers how many versions it queued.
 	Resend(ctx context.Context, site, bucket, key string) (int, error)

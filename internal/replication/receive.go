@@ -122,12 +122,15 @@ func (e *Engine) Digests(ctx context.Context) (map[string]objects.Digest, error)
 	return out, nil
 }
 
-// SlotVersions lists this site's versions of bucket in one digest slot.
-func (e *Engine) SlotVersions(ctx context.Context, bucket string, slot int) ([]objects.VersionRef, error) {
-	if slot < 0 || slot >= objects.DigestSlots {
-		return nil, fmt.Errorf("%w: slot %d", ErrInvalidRequest, slot)
+// SlotVersions lists this site's versions of bucket in the given digest
+// slots.
+func (e *Engine) SlotVersions(ctx context.Context, bucket string, slots []int) ([]objects.VersionRef, error) {
+	for _, slot := range slots {
+		if slot < 0 || slot >= objects.DigestSlots {
+			return nil, fmt.Errorf("%w: slot %d", ErrInvalidRequest, slot)
+		}
 	}
-	return e.cfg.Objects.SlotVersions(ctx, bucket, slot)
+	return e.cfg.Objects.SlotVersions(ctx, bucket, slots)
 }
 
 // Resend queues every version of bucket/key for the peer site again, on

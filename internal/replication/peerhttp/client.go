@@ -287,8 +287,12 @@ func (c *Client) Digests(ctx context.Context) (map[string]objects.Digest, error)
 }
 
 // SlotVersions implements replication.Peer.
-func (c *Client) SlotVersions(ctx context.Context, bucket string, slot int) ([]objects.VersionRef, error) {
-	resp, err := c.do(ctx, http.MethodGet, pathSlot, url.Values{"bucket": {bucket}, "slot": {strconv.Itoa(slot)}}, nil, nil, 0)
+func (c *Client) SlotVersions(ctx context.Context, bucket string, slots []int) ([]objects.VersionRef, error) {
+	q := url.Values{"bucket": {bucket}}
+	for _, s := range slots {
+		q.Add("slot", strconv.Itoa(s))
+	}
+	resp, err := c.do(ctx, http.MethodGet, pathSlot, q, nil, nil, 0)
 	if err != nil {
 		return nil, err
 	}

@@ -286,11 +286,15 @@ func (s *Server) digests(w http.ResponseWriter, r *http.Request, _ io.Reader, _ 
 
 func (s *Server) slot(w http.ResponseWriter, r *http.Request, _ io.Reader, _ *string) error {
 	q := r.URL.Query()
-	slot, err := strconv.Atoi(q.Get("slot"))
-	if err != nil {
-		return fmt.Errorf("%w: %w", errBadRequest, err)
+	var slots []int
+	for _, v := range q["slot"] {
+		slot, err := strconv.Atoi(v)
+		if err != nil {
+			return fmt.Errorf("%w: %w", errBadRequest, err)
+		}
+		slots = append(slots, slot)
 	}
-	refs, err := s.cfg.Engine.SlotVersions(r.Context(), q.Get("bucket"), slot)
+	refs, err := s.cfg.Engine.SlotVersions(r.Context(), q.Get("bucket"), slots)
 	if err != nil {
 		return err
 	}
