@@ -367,3 +367,6 @@ func (s *Server) Settings() *config.Store { return s.settings }
 
 // Scanner returns the site's Tables replica scanner.
 func (s *Server) Scanner() *scanner.Scanner { return s.scanner }
+
+// Objects returns the site's object layer.
+func (s *Server) Objects() *objects.Layer { return s.objects }

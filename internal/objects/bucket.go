@@ -131,6 +131,7 @@ func (l *Layer) deleteBucketLocked(name string, report func(meta.Batch, *Bucket,
 	batch := l.meta.NewBatch()
 	batch.Delete(bucketKey(name))
 	batch.DeleteRange(latestPrefix(name), meta.PrefixEnd(latestPrefix(name)))
+	batch.DeleteRange(purgedBucketPrefix(name), meta.PrefixEnd(purgedBucketPrefix(name)))
 	if report != nil {
 		report(batch, l.buckets[name], true, l.cfg.Clock.Now())
 	}

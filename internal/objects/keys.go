@@ -7,6 +7,7 @@ package objects
 //	v/<bucket>\x00<esc(key)>\x00\x01<versionID>  version record
 //	u/<bucket>\x00<esc(key)>\x00\x01<uploadID>  multipart upload record
 //	p/<uploadID>\x00<part number, 4 bytes BE>   uploaded part record
+//	x/<bucket>\x00<esc(key)>\x00\x01<versionID>  purge tombstone (HLC time of the purged version)
 //
 // esc escapes 0x00 as 0x00 0xff and the key is terminated by 0x00 0x01, so
 // version keys sort by object key first and one key's versions are a
@@ -18,7 +19,15 @@ const (
 	pfxVersion = "v/"
 	pfxUpload  = "u/"
 	pfxPart    = "p/"
+	pfxPurged  = "x/"
 )
+
+func purgedBucketPrefix(bucket string) []byte { return []byte(pfxPurged + bucket + "\x00") }
+
+func purgedKey(bucket, key, versionID string) []byte {
+	k := escapeKey(purgedBucketPrefix(bucket), key)
+	return append(append(k, 0, 1), versionID...)
+}
 
 func bucketKey(bucket string) []byte { return []byte(pfxBucket + bucket) }
 

@@ -123,6 +123,11 @@ func (l *Layer) removeVersionLocked(bucket, key, versionID string, report bool) 
 	}
 	if report {
 		l.replPurge(batch, bucket, key, v)
+		if l.repl != nil && l.repl.RequiresVersioning() {
+			// Remember the purge, so a peer that still holds the version
+			// cannot bring it back (see ApplyReplica and Purged).
+			batch.Set(purgedKey(bucket, key, versionID), encode(v.ModTime))
+		}
 	}
 	if err := batch.Commit(true); err != nil {
 		return DeleteResult{}, err

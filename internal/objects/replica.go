@@ -125,6 +125,10 @@ func (l *Layer) ApplyReplicaSync(ctx context.Context, bucket, key string, in *Ve
 		return 0, err
 	}
 	l.cfg.Clock.Observe(max(in.ModTime, in.MetaTime))
+	if t, ok := l.Purged(bucket, key, in.VersionID); ok && in.ModTime <= t {
+		io.Copy(io.Discard, body)
+		return Stale, nil // purged here: a peer's late copy does not bring it back
+	}
 	cur, err := l.getVersion(bucket, key, in.VersionID)
 	if err != nil && !errors.Is(err, ErrVersionNotFound) {
 		return 0, err
@@ -481,4 +485,18 @@ func (l *Layer) KeyVersions(ctx context.Context, bucket, key string) ([]*Version
 	})
 	sort.Slice(out, func(i, j int) bool { return newer(out[i], out[j]) })
 	return out, err
+}
+
+// Purged reports whether this site permanently deleted a version of
+// bucket/key with that ID, and the HLC time of the version it deleted.
+func (l *Layer) Purged(bucket, key, versionID string) (int64, bool) {
+	raw, err := l.meta.Get(purgedKey(bucket, key, versionID))
+	if err != nil {
+		return 0, false
+	}
+	var t int64
+	if decode(raw, &t) != nil {
+		return 0, false
+	}
+	return t, true
 }

@@ -527,3 +527,75 @@ func TestServiceCredentialIsPeerOnly(t *testing.T) {
 		t.Fatalf("admin with the service credential: %v", err)
 	}
 }
+
+// TestDroppedPurgeDoesNotResurrect: a permanent delete that never reached
+// a peer (dropped after max_retries) is not undone by that peer's copy:
+// the purging site refuses the copy, and mismatch detection sends the
+// purge again.
+func TestDroppedPurgeDoesNotResurrect(t *testing.T) {
+	m := testsite.StartMesh(t, 2, map[string]string{"retry_base_delay": "20ms", "retry_max_delay": "50ms", "max_retries": "1"}, nil)
+	cs := clients(t, m)
+	ctx := context.Background()
+	if err := cs[0].MakeBucket(ctx, "purge", minio.MakeBucketOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	info, err := cs[0].PutObject(ctx, "purge", "x", strings.NewReader("doomed"), 6, minio.PutObjectOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	testsite.Eventually(t, 10*time.Second, func() error { return converged(ctx, cs, "purge") })
+	// Make site2 refuse what site1 sends for this bucket: flag it a
+	// warehouse (site2 is not the Tables replica, so it refuses inbound
+	// warehouse objects and purges).
+	l1 := m.Sites[0].Server().Objects()
+	setWarehouse := func(on bool) {
+		t.Helper()
+		if err := l1.UpdateBucket(ctx, "purge", func(b *objects.Bucket) error { b.Warehouse = on; return nil }); err != nil {
+			t.Fatal(err)
+		}
+		testsite.Eventually(t, 10*time.Second, func() error {
+			b, err := m.Sites[1].Server().Objects().Bucket(ctx, "purge")
+			if err != nil || b.Warehouse != on {
+				return fmt.Errorf("site2 warehouse flag %v %v", b.Warehouse, err)
+			}
+			return nil
+		})
+	}
+	setWarehouse(true)
+	if err := cs[0].RemoveObject(ctx, "purge", "x", minio.RemoveObjectOptions{VersionID: info.VersionID}); err != nil {
+		t.Fatal(err)
+	}
+	eng1, eng2 := m.Sites[0].Server().Replication(), m.Sites[1].Server().Replication()
+	testsite.Eventually(t, 10*time.Second, func() error { // the purge is dropped
+		st, _ := eng1.Status(ctx)
+		if tg := st.Targets[0]; tg.Pending+tg.Retrying > 0 {
+			return fmt.Errorf("backlog %d+%d", tg.Pending, tg.Retrying)
+		}
+		return nil
+	})
+	setWarehouse(false)
+	if _, err := cs[1].StatObject(ctx, "purge", "x", minio.StatObjectOptions{VersionID: info.VersionID}); err != nil {
+		t.Fatalf("site2 should still hold the version: %v", err)
+	}
+	// site2's detector offers its copy back: site1 refuses it.
+	if _, err := eng2.CheckMismatches(ctx); err != nil {
+		t.Fatal(err)
+	}
+	testsite.Eventually(t, 10*time.Second, func() error {
+		st, _ := eng2.Status(ctx)
+		if tg := st.Targets[0]; tg.Pending+tg.Retrying > 0 {
+			return fmt.Errorf("site2 backlog %d+%d", tg.Pending, tg.Retrying)
+		}
+		return nil
+	})
+	if _, err := cs[0].StatObject(ctx, "purge", "x", minio.StatObjectOptions{VersionID: info.VersionID}); err == nil {
+		t.Fatal("the purged version came back to site1")
+	}
+	// site1's detector sends the purge again: both converge without it.
+	testsite.Eventually(t, 10*time.Second, func() error {
+		if _, err := eng1.CheckMismatches(ctx); err != nil {
+			return err
+		}
+		return converged(ctx, cs, "purge")
+	})
+}

@@ -88,6 +88,20 @@ func (e *Engine) compareWith(ctx context.Context, t *target) (int, error) {
 		for _, r := range remote {
 			have[r.Key+"\x00"+r.VersionID] = r
 		}
+		mine := make(map[string]bool, len(local))
+		for _, l := range local {
+			mine[l.Key+"\x00"+l.VersionID] = true
+		}
+		// Versions the peer still holds that this site purged: send the
+		// purge again (it was dropped).
+		for _, r := range remote {
+			if mine[r.Key+"\x00"+r.VersionID] {
+				continue
+			}
+			if t, ok := e.cfg.Objects.Purged(bucket, r.Key, r.VersionID); ok && r.ModTime <= t {
+				work = append(work, Entry{Op: OpPurge, Bucket: bucket, Key: r.Key, VersionID: r.VersionID, At: r.ModTime, Queued: now})
+			}
+		}
 		for _, l := range local {
 			r, ok := have[l.Key+"\x00"+l.VersionID]
 			if ok && (r.ModTime > l.ModTime || r.ModTime == l.ModTime && r.MetaTime >= l.MetaTime) {
