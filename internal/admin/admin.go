@@ -15,6 +15,7 @@ import (
 
 	"github.com/twinlake/twinlake/internal/adminclient"
 	"github.com/twinlake/twinlake/internal/config"
+	"github.com/twinlake/twinlake/internal/httprec"
 	"github.com/twinlake/twinlake/internal/trace"
 )
 
@@ -159,20 +160,20 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.Serve
 func (s *Server) wrap(name string, h handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
-		rec := &recorder{ResponseWriter: w}
+		rec := &httprec.Recorder{ResponseWriter: w}
 		c := &call{}
 		err := s.authorize(r)
 		if err == nil {
 			err = h(s, rec, r, c)
 		}
-		if err != nil && rec.status == 0 {
+		if err != nil && rec.Status == 0 {
 			s.writeError(rec, r, err)
 		}
 		if s.cfg.Trace.Enabled(trace.Admin) {
 			ev := trace.Event{
 				Type: trace.Admin, Time: start, FuncName: name, Path: r.URL.Path, Method: r.Method,
-				StatusCode: rec.status, Duration: time.Since(start), RemoteAddr: r.RemoteAddr,
-				BytesIn: max(r.ContentLength, 0), BytesOut: rec.bytes, Msg: c.msg,
+				StatusCode: rec.Status, Duration: time.Since(start), RemoteAddr: r.RemoteAddr,
+				BytesIn: max(r.ContentLength, 0), BytesOut: rec.Bytes, Msg: c.msg,
 			}
 			if err != nil {
 				ev.Error = err.Error()
@@ -194,29 +195,3 @@ func (s *Server) authorize(r *http.Request) error {
 	}
 	return nil
 }
-
-// recorder notes the status and size of a response for the trace event.
-// Unwrap lets http.ResponseController reach the connection to flush.
-type recorder struct {
-	http.ResponseWriter
-	status int
-	bytes  int64
-}
-
-func (r *recorder) WriteHeader(status int) {
-	if r.status == 0 {
-		r.status = status
-	}
-	r.ResponseWriter.WriteHeader(status)
-}
-
-func (r *recorder) Write(p []byte) (int, error) {
-	if r.status == 0 {
-		r.status = http.StatusOK
-	}
-	n, err := r.ResponseWriter.Write(p)
-	r.bytes += int64(n)
-	return n, err
-}
-
-func (r *recorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }

@@ -19,6 +19,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/twinlake/twinlake/internal/httprec"
 	"github.com/twinlake/twinlake/internal/objects"
 	"github.com/twinlake/twinlake/internal/s3api/sigv4"
 	"github.com/twinlake/twinlake/internal/trace"
@@ -87,7 +88,7 @@ func New(cfg Config) (*Server, error) {
 
 // request is one S3 call being served.
 type request struct {
-	w      *statusWriter
+	w      *httprec.Recorder
 	r      *http.Request
 	ctx    context.Context
 	bucket string
@@ -101,7 +102,7 @@ type request struct {
 // ServeHTTP authenticates, routes and serves one S3 request.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
-	sw := &statusWriter{ResponseWriter: w}
+	sw := &httprec.Recorder{ResponseWriter: w}
 	if r.Body != nil {
 		r.Body = truncatedBody{r.Body}
 	}
@@ -169,7 +170,7 @@ func (s *Server) splitPath(r *http.Request) (bucket, key string) {
 
 func (s *Server) observe(req *request, start time.Time, err error) {
 	dur := time.Since(start)
-	status := req.w.status
+	status := req.w.Status
 	if status == 0 {
 		status = http.StatusOK
 	}
@@ -178,7 +179,7 @@ func (s *Server) observe(req *request, start time.Time, err error) {
 		in = req.r.ContentLength
 	}
 	if s.cfg.Metrics != nil {
-		s.cfg.Metrics.Observe(req.api, status, dur, in, req.w.bytes)
+		s.cfg.Metrics.Observe(req.api, status, dur, in, req.w.Bytes)
 	}
 	if !s.cfg.Trace.Enabled(trace.S3) {
 		return
@@ -186,7 +187,7 @@ func (s *Server) observe(req *request, start time.Time, err error) {
 	ev := trace.Event{
 		Type: trace.S3, Time: start, FuncName: "s3." + req.api, Path: req.r.URL.Path,
 		Method: req.r.Method, StatusCode: status, Duration: dur, RemoteAddr: req.r.RemoteAddr,
-		BytesIn: in, BytesOut: req.w.bytes,
+		BytesIn: in, BytesOut: req.w.Bytes,
 	}
 	if req.r.URL.RawQuery != "" {
 		ev.Attrs = map[string]string{"query": req.r.URL.RawQuery}
@@ -202,7 +203,7 @@ func (s *Server) writeError(req *request, err error) {
 	if ae == errInternal {
 		s.log.Error("internal error", "api", req.api, "bucket", req.bucket, "key", req.key, "err", err)
 	}
-	if req.w.wroteHeader {
+	if req.w.Status != 0 {
 		return // the body is under way; the client sees a short read
 	}
 	body := errorResponse{Code: ae.Code, Message: ae.Message, Resource: req.r.URL.Path, RequestID: req.id, Key: req.key, Bucket: req.bucket}
@@ -245,31 +246,3 @@ func (b truncatedBody) Read(p []byte) (int, error) {
 	}
 	return n, err
 }
-
-// statusWriter records the status and bytes written.
-type statusWriter struct {
-	http.ResponseWriter
-	status      int
-	bytes       int64
-	wroteHeader bool
-}
-
-func (w *statusWriter) WriteHeader(code int) {
-	if w.wroteHeader {
-		return
-	}
-	w.status, w.wroteHeader = code, true
-	w.ResponseWriter.WriteHeader(code)
-}
-
-func (w *statusWriter) Write(p []byte) (int, error) {
-	if !w.wroteHeader {
-		w.WriteHeader(http.StatusOK)
-	}
-	n, err := w.ResponseWriter.Write(p)
-	w.bytes += int64(n)
-	return n, err
-}
-
-// Unwrap lets http.ResponseController reach the underlying writer.
-func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }

@@ -21,6 +21,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/twinlake/twinlake/internal/catalog"
+	"github.com/twinlake/twinlake/internal/httprec"
 	"github.com/twinlake/twinlake/internal/trace"
 )
 
@@ -228,7 +229,7 @@ func matchSegs(pattern, segs []string) (map[string]string, bool) {
 // the Iceberg error model, and traces and measures the call.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
-	rec := &recorder{ResponseWriter: w}
+	rec := &httprec.Recorder{ResponseWriter: w}
 	c := &call{}
 	name := "tables.Unknown"
 	rel, _ := strings.CutPrefix(r.URL.EscapedPath(), apiRoot)
@@ -247,16 +248,16 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if err == nil {
 		err = rt.h(s, rec, r, c)
 	}
-	if err != nil && rec.status == 0 {
+	if err != nil && rec.Status == 0 {
 		s.writeError(rec, r, err)
 	}
 	dur := time.Since(start)
-	s.metrics.observe(name, rec.status, dur, errors.Is(err, catalog.ErrCommitFailed))
+	s.metrics.observe(name, rec.Status, dur, errors.Is(err, catalog.ErrCommitFailed))
 	if s.cfg.Trace.Enabled(trace.Tables) {
 		ev := trace.Event{
 			Type: trace.Tables, Time: start, FuncName: name, Path: r.URL.Path, Method: r.Method,
-			StatusCode: rec.status, Duration: dur, RemoteAddr: r.RemoteAddr,
-			BytesIn: max(r.ContentLength, 0), BytesOut: rec.bytes, Msg: c.msg,
+			StatusCode: rec.Status, Duration: dur, RemoteAddr: r.RemoteAddr,
+			BytesIn: max(r.ContentLength, 0), BytesOut: rec.Bytes, Msg: c.msg,
 		}
 		if err != nil {
 			ev.Error = err.Error()
@@ -328,27 +329,4 @@ func decodeBody(body []byte, v any) error {
 		return fmt.Errorf("%w: trailing data after the JSON body", errBadRequest)
 	}
 	return nil
-}
-
-// recorder notes the status and size of a response.
-type recorder struct {
-	http.ResponseWriter
-	status int
-	bytes  int64
-}
-
-func (r *recorder) WriteHeader(status int) {
-	if r.status == 0 {
-		r.status = status
-	}
-	r.ResponseWriter.WriteHeader(status)
-}
-
-func (r *recorder) Write(p []byte) (int, error) {
-	if r.status == 0 {
-		r.status = http.StatusOK
-	}
-	n, err := r.ResponseWriter.Write(p)
-	r.bytes += int64(n)
-	return n, err
 }

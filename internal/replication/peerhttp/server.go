@@ -14,6 +14,7 @@ import (
 
 	"github.com/vmihailenco/msgpack/v5"
 
+	"github.com/twinlake/twinlake/internal/httprec"
 	"github.com/twinlake/twinlake/internal/objects"
 	"github.com/twinlake/twinlake/internal/replication"
 	"github.com/twinlake/twinlake/internal/trace"
@@ -98,29 +99,10 @@ var errNoRoute = errors.New("no such peer API call")
 // ServeHTTP implements http.Handler.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }
 
-type statusWriter struct {
-	http.ResponseWriter
-	status int
-}
-
-func (w *statusWriter) WriteHeader(code int) {
-	if w.status == 0 {
-		w.status = code
-	}
-	w.ResponseWriter.WriteHeader(code)
-}
-
-func (w *statusWriter) Write(p []byte) (int, error) {
-	if w.status == 0 {
-		w.status = http.StatusOK
-	}
-	return w.ResponseWriter.Write(p)
-}
-
 func (s *Server) wrap(name string, typ trace.Type, h func(http.ResponseWriter, *http.Request, io.Reader, *string) error) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
-		sw := &statusWriter{ResponseWriter: w}
+		sw := &httprec.Recorder{ResponseWriter: w}
 		var msg string
 		err := func() error {
 			key, body, err := s.cfg.Auth.Verify(r)
@@ -139,7 +121,7 @@ func (s *Server) wrap(name string, typ trace.Type, h func(http.ResponseWriter, *
 		}
 		if s.cfg.Trace.Enabled(typ) {
 			ev := trace.Event{Type: typ, Time: start, FuncName: name, Path: r.URL.Path + "?" + r.URL.RawQuery, Method: r.Method,
-				StatusCode: sw.status, Duration: time.Since(start), RemoteAddr: r.RemoteAddr, BytesIn: max(r.ContentLength, 0), Msg: msg}
+				StatusCode: sw.Status, Duration: time.Since(start), RemoteAddr: r.RemoteAddr, BytesIn: max(r.ContentLength, 0), Msg: msg}
 			if err != nil {
 				ev.Error = err.Error()
 			}
