@@ -95,25 +95,12 @@ type CatalogClient struct {
 
 // NewCatalog returns a client for warehouse at the server at endpoint.
 func NewCatalog(endpoint, warehouse string, creds Credentials, cfg Config) (*CatalogClient, error) {
-	u, err := url.Parse(endpoint)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("%w %q: want http(s)://host[:port]", ErrInvalidEndpoint, endpoint)
-	}
-	if creds.AccessKey == "" || creds.SecretKey == "" {
-		return nil, ErrMissingCredentials
-	}
-	if cfg.HTTPClient == nil {
-		cfg.HTTPClient = &http.Client{}
-	}
-	if cfg.Region == "" {
-		cfg.Region = DefaultRegion
-	}
-	if cfg.UserAgent == "" {
-		cfg.UserAgent = "twinlake-adminclient"
+	u, awsCreds, cfg, err := prepare(endpoint, creds, cfg)
+	if err != nil {
+		return nil, err
 	}
 	return &CatalogClient{base: u.Scheme + "://" + u.Host, warehouse: warehouse,
-		creds: aws.Credentials{AccessKeyID: creds.AccessKey, SecretAccessKey: creds.SecretKey},
-		cfg:   cfg, signer: v4.NewSigner()}, nil
+		creds: awsCreds, cfg: cfg, signer: v4.NewSigner()}, nil
 }
 
 // nsPath encodes namespace levels as one path segment (levels joined by %1F).

@@ -54,12 +54,28 @@ type Client struct {
 
 // New returns a client for the server at endpoint (http(s)://host[:port]).
 func New(endpoint string, creds Credentials, cfg Config) (*Client, error) {
+	u, awsCreds, cfg, err := prepare(endpoint, creds, cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &Client{
+		base:  u,
+		creds: awsCreds,
+		cfg:   cfg,
+		// S3 signs the path as sent, without escaping it a second time.
+		signer: v4.NewSigner(func(o *v4.SignerOptions) { o.DisableURIPathEscaping = true }),
+	}, nil
+}
+
+// prepare checks the endpoint and credentials every client needs and
+// fills cfg's defaults.
+func prepare(endpoint string, creds Credentials, cfg Config) (*url.URL, aws.Credentials, Config, error) {
 	u, err := url.Parse(endpoint)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("%w %q: want http(s)://host[:port]", ErrInvalidEndpoint, endpoint)
+		return nil, aws.Credentials{}, cfg, fmt.Errorf("%w %q: want http(s)://host[:port]", ErrInvalidEndpoint, endpoint)
 	}
 	if creds.AccessKey == "" || creds.SecretKey == "" {
-		return nil, ErrMissingCredentials
+		return nil, aws.Credentials{}, cfg, ErrMissingCredentials
 	}
 	if cfg.HTTPClient == nil {
 		cfg.HTTPClient = &http.Client{}
@@ -70,13 +86,7 @@ func New(endpoint string, creds Credentials, cfg Config) (*Client, error) {
 	if cfg.UserAgent == "" {
 		cfg.UserAgent = "twinlake-adminclient"
 	}
-	return &Client{
-		base:  u,
-		creds: aws.Credentials{AccessKeyID: creds.AccessKey, SecretAccessKey: creds.SecretKey},
-		cfg:   cfg,
-		// S3 signs the path as sent, without escaping it a second time.
-		signer: v4.NewSigner(func(o *v4.SignerOptions) { o.DisableURIPathEscaping = true }),
-	}, nil
+	return u, aws.Credentials{AccessKeyID: creds.AccessKey, SecretAccessKey: creds.SecretKey}, cfg, nil
 }
 
 // do signs and sends one request. A 2xx response is returned for the caller
