@@ -211,16 +211,7 @@ func TestPeerDownThenBackDrains(t *testing.T) {
 	if got := readOrMissing(ctx, cs[1], "bkt", "o010"); got != string(big) {
 		t.Fatalf("o010 on site2: %d bytes", len(got))
 	}
-	testsite.Eventually(t, 10*time.Second, func() error {
-		st, err := eng.Status(ctx)
-		if err != nil {
-			return err
-		}
-		if t := st.Targets[0]; t.Pending+t.Retrying != 0 {
-			return fmt.Errorf("backlog %d+%d", t.Pending, t.Retrying)
-		}
-		return nil
-	})
+	testsite.Eventually(t, 10*time.Second, func() error { return testsite.Drained(m.Sites[0].Site) })
 }
 
 func TestClockSkewKeepsCausalOrder(t *testing.T) {
@@ -332,16 +323,7 @@ func TestMismatchDetectionHealsDroppedWork(t *testing.T) {
 		}
 	}
 	eng := m.Sites[0].Server().Replication()
-	testsite.Eventually(t, 10*time.Second, func() error {
-		st, err := eng.Status(ctx)
-		if err != nil {
-			return err
-		}
-		if t := st.Targets[0]; t.Pending+t.Retrying != 0 {
-			return fmt.Errorf("backlog %d+%d", t.Pending, t.Retrying)
-		}
-		return nil
-	})
+	testsite.Eventually(t, 10*time.Second, func() error { return testsite.Drained(m.Sites[0].Site) })
 	// The work is gone (dropped). Mismatch detection finds the bucket and
 	// versions missing on site2 and queues them again.
 	testsite.Eventually(t, 20*time.Second, func() error {
@@ -566,13 +548,7 @@ func TestDroppedPurgeDoesNotResurrect(t *testing.T) {
 		t.Fatal(err)
 	}
 	eng1, eng2 := m.Sites[0].Server().Replication(), m.Sites[1].Server().Replication()
-	testsite.Eventually(t, 10*time.Second, func() error { // the purge is dropped
-		st, _ := eng1.Status(ctx)
-		if tg := st.Targets[0]; tg.Pending+tg.Retrying > 0 {
-			return fmt.Errorf("backlog %d+%d", tg.Pending, tg.Retrying)
-		}
-		return nil
-	})
+	testsite.Eventually(t, 10*time.Second, func() error { return testsite.Drained(m.Sites[0].Site) })
 	setWarehouse(false)
 	if _, err := cs[1].StatObject(ctx, "purge", "x", minio.StatObjectOptions{VersionID: info.VersionID}); err != nil {
 		t.Fatalf("site2 should still hold the version: %v", err)
@@ -581,13 +557,7 @@ func TestDroppedPurgeDoesNotResurrect(t *testing.T) {
 	if _, err := eng2.CheckMismatches(ctx); err != nil {
 		t.Fatal(err)
 	}
-	testsite.Eventually(t, 10*time.Second, func() error {
-		st, _ := eng2.Status(ctx)
-		if tg := st.Targets[0]; tg.Pending+tg.Retrying > 0 {
-			return fmt.Errorf("site2 backlog %d+%d", tg.Pending, tg.Retrying)
-		}
-		return nil
-	})
+	testsite.Eventually(t, 10*time.Second, func() error { return testsite.Drained(m.Sites[1].Site) })
 	if _, err := cs[0].StatObject(ctx, "purge", "x", minio.StatObjectOptions{VersionID: info.VersionID}); err == nil {
 		t.Fatal("the purged version came back to site1")
 	}

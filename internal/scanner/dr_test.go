@@ -113,6 +113,20 @@ func waitVerified(t *testing.T, s *testsite.Member, ns, name string, want int64,
 	})
 }
 
+// newTable creates namespace id[:len-1] (with props) and table id in cat.
+func newTable(t *testing.T, cat *icerest.Catalog, id table.Identifier, props iceberg.Properties) *table.Table {
+	t.Helper()
+	ctx := context.Background()
+	if err := cat.CreateNamespace(ctx, id[:len(id)-1], props); err != nil {
+		t.Fatal(err)
+	}
+	tbl, err := cat.CreateTable(ctx, id, icetest.Schema)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tbl
+}
+
 func metadataVersion(tbl *table.Table) int64 {
 	loc := tbl.MetadataLocation()
 	i := strings.LastIndex(loc, "/")
@@ -265,11 +279,7 @@ func TestRunbook(t *testing.T) {
 		if job.State != "completed" {
 			return fmt.Errorf("resync %s", job.State)
 		}
-		st, _ := p.replica.Server().Replication().Status(ctx)
-		if tg := st.Targets[0]; tg.Pending+tg.Retrying > 0 {
-			return fmt.Errorf("backlog %d", tg.Pending+tg.Retrying)
-		}
-		return nil
+		return testsite.Drained(p.replica.Site)
 	})
 	if _, err := p.primary.Server().Scanner().ResyncRebuild(ctx, false); !errors.Is(err, scanner.ErrNotConfirmed) {
 		t.Fatalf("unconfirmed rebuild: %v", err)
@@ -337,13 +347,7 @@ func TestConsistencyModesWithDelayedFiles(t *testing.T) {
 			ctx := context.Background()
 			cat := p.catalog(p.primary)
 			id := table.Identifier{"ns", "events"}
-			if err := cat.CreateNamespace(ctx, id[:1], nil); err != nil {
-				t.Fatal(err)
-			}
-			tbl, err := cat.CreateTable(ctx, id, icetest.Schema)
-			if err != nil {
-				t.Fatal(err)
-			}
+			tbl := newTable(t, cat, id, nil)
 			waitVerified(t, p.replica, "ns", "events", metadataVersion(tbl), 20*time.Second)
 			// ~0.5-1 MB of parquet through a 20 kB/s link: far longer than
 			// the small metadata files that follow it.
@@ -509,13 +513,7 @@ func TestWrongOrderThenResync(t *testing.T) {
 	}
 	cat := p.catalog(p.primary)
 	id := table.Identifier{"ns", "t"}
-	if err := cat.CreateNamespace(ctx, id[:1], nil); err != nil {
-		t.Fatal(err)
-	}
-	tbl, err := cat.CreateTable(ctx, id, icetest.Schema)
-	if err != nil {
-		t.Fatal(err)
-	}
+	tbl := newTable(t, cat, id, nil)
 	data := icetest.Rows(0, 10)
 	tbl, err = tbl.AppendTable(ctx, data, 1024, nil)
 	data.Release()
@@ -580,15 +578,9 @@ func TestBackfillThenReplicate(t *testing.T) {
 	}
 	cat := p.catalog(p.primary)
 	id := table.Identifier{"legacy", "t"}
-	if err := cat.CreateNamespace(ctx, id[:1], iceberg.Properties{"team": "a"}); err != nil {
-		t.Fatal(err)
-	}
-	tbl, err := cat.CreateTable(ctx, id, icetest.Schema)
-	if err != nil {
-		t.Fatal(err)
-	}
+	tbl := newTable(t, cat, id, iceberg.Properties{"team": "a"})
 	data := icetest.Rows(0, 7)
-	tbl, err = tbl.AppendTable(ctx, data, 1024, nil)
+	tbl, err := tbl.AppendTable(ctx, data, 1024, nil)
 	data.Release()
 	if err != nil {
 		t.Fatal(err)
@@ -665,16 +657,10 @@ func TestResetAndRetryRequest(t *testing.T) {
 	ctx := context.Background()
 	cat := p.catalog(p.primary)
 	id := table.Identifier{"ns", "t"}
-	if err := cat.CreateNamespace(ctx, id[:1], nil); err != nil {
-		t.Fatal(err)
-	}
-	tbl, err := cat.CreateTable(ctx, id, icetest.Schema)
-	if err != nil {
-		t.Fatal(err)
-	}
+	tbl := newTable(t, cat, id, nil)
 	created := metadataVersion(tbl)
 	data := icetest.Rows(0, 5)
-	tbl, err = tbl.AppendTable(ctx, data, 1024, nil)
+	tbl, err := tbl.AppendTable(ctx, data, 1024, nil)
 	data.Release()
 	if err != nil {
 		t.Fatal(err)
@@ -724,13 +710,7 @@ func TestRebuildWaitsForResyncAndPrimary(t *testing.T) {
 	ctx := context.Background()
 	catA := p.catalog(p.primary)
 	id := table.Identifier{"ns", "t"}
-	if err := catA.CreateNamespace(ctx, id[:1], nil); err != nil {
-		t.Fatal(err)
-	}
-	tbl, err := catA.CreateTable(ctx, id, icetest.Schema)
-	if err != nil {
-		t.Fatal(err)
-	}
+	tbl := newTable(t, catA, id, nil)
 	waitVerified(t, p.replica, "ns", "t", metadataVersion(tbl), 20*time.Second)
 	// Fail over; the promoted site writes while the old primary is demoted.
 	if err := p.replica.Server().Scanner().Failover(ctx); err != nil {
@@ -748,13 +728,7 @@ func TestRebuildWaitsForResyncAndPrimary(t *testing.T) {
 	}
 	// The old primary refuses those files (not a replica, no window); the
 	// sends are dropped after max_retries.
-	testsite.Eventually(t, 15*time.Second, func() error {
-		st, _ := p.replica.Server().Replication().Status(ctx)
-		if tg := st.Targets[0]; tg.Pending+tg.Retrying > 0 {
-			return fmt.Errorf("backlog %d+%d", tg.Pending, tg.Retrying)
-		}
-		return nil
-	})
+	testsite.Eventually(t, 15*time.Second, func() error { return testsite.Drained(p.replica.Site) })
 	old := p.primary.Server().Scanner()
 	if _, err := old.ResyncOpen(ctx); err != nil {
 		t.Fatal(err)

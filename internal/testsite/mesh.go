@@ -95,3 +95,18 @@ func Eventually(t testing.TB, timeout time.Duration, cond func() error) {
 		wait = min(wait*2, 200*time.Millisecond)
 	}
 }
+
+// Drained reports nil once the site has nothing left to send to any peer
+// (journal and retry queue empty), else what is left.
+func Drained(s *Site) error {
+	st, err := s.Server().Replication().Status(context.Background())
+	if err != nil {
+		return err
+	}
+	for _, tg := range st.Targets {
+		if tg.Pending+tg.Retrying > 0 {
+			return fmt.Errorf("backlog to %s: %d pending, %d retrying", tg.Name, tg.Pending, tg.Retrying)
+		}
+	}
+	return nil
+}
