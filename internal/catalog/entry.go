@@ -54,6 +54,35 @@ func (c *Catalog) getEntry(k entryKind, wh string, id Ident) (entry, error) {
 	return e, nil
 }
 
+// findEntry checks the identifier and the warehouse, then reads the table
+// or view entry.
+func (c *Catalog) findEntry(ctx context.Context, k entryKind, wh string, id Ident) (entry, error) {
+	if err := ValidateIdent(id); err != nil {
+		return entry{}, err
+	}
+	if _, err := c.Warehouse(ctx, wh); err != nil {
+		return entry{}, err
+	}
+	return c.getEntry(k, wh, id)
+}
+
+// entryExists reports whether the table or view exists.
+func (c *Catalog) entryExists(ctx context.Context, k entryKind, wh string, id Ident) error {
+	_, err := c.findEntry(ctx, k, wh, id)
+	return err
+}
+
+// loadEntry returns the entry and its metadata JSON; it reads only the
+// meta store.
+func (c *Catalog) loadEntry(ctx context.Context, k entryKind, wh string, id Ident) (entry, []byte, error) {
+	e, err := c.findEntry(ctx, k, wh, id)
+	if err != nil {
+		return entry{}, nil, err
+	}
+	data, err := c.entryMetadata(e)
+	return e, data, err
+}
+
 // checkFree fails if a table or view already has the name.
 func (c *Catalog) checkFree(k entryKind, wh string, id Ident) error {
 	for _, p := range []struct {

@@ -96,17 +96,7 @@ func (c *Catalog) CreateTable(ctx context.Context, wh string, req CreateTableReq
 // LoadTable returns a table's current metadata location and JSON. It reads
 // only the meta store.
 func (c *Catalog) LoadTable(ctx context.Context, wh string, id Ident) (*Table, error) {
-	if err := ValidateIdent(id); err != nil {
-		return nil, err
-	}
-	if _, err := c.Warehouse(ctx, wh); err != nil {
-		return nil, err
-	}
-	e, err := c.getEntry(tableKind, wh, id)
-	if err != nil {
-		return nil, err
-	}
-	data, err := c.entryMetadata(e)
+	e, data, err := c.loadEntry(ctx, tableKind, wh, id)
 	if err != nil {
 		return nil, err
 	}
@@ -116,14 +106,7 @@ func (c *Catalog) LoadTable(ctx context.Context, wh string, id Ident) (*Table, e
 
 // TableExists reports whether the table exists.
 func (c *Catalog) TableExists(ctx context.Context, wh string, id Ident) error {
-	if err := ValidateIdent(id); err != nil {
-		return err
-	}
-	if _, err := c.Warehouse(ctx, wh); err != nil {
-		return err
-	}
-	_, err := c.getEntry(tableKind, wh, id)
-	return err
+	return c.entryExists(ctx, tableKind, wh, id)
 }
 
 // ListTables lists the tables of a namespace, sorted by name, one page at a

@@ -104,17 +104,7 @@ func (c *Catalog) writeView(ctx context.Context, wh string, id Ident, e entry, m
 
 // LoadView returns a view's current metadata location and JSON.
 func (c *Catalog) LoadView(ctx context.Context, wh string, id Ident) (*View, error) {
-	if err := ValidateIdent(id); err != nil {
-		return nil, err
-	}
-	if _, err := c.Warehouse(ctx, wh); err != nil {
-		return nil, err
-	}
-	e, err := c.getEntry(viewKind, wh, id)
-	if err != nil {
-		return nil, err
-	}
-	data, err := c.entryMetadata(e)
+	e, data, err := c.loadEntry(ctx, viewKind, wh, id)
 	if err != nil {
 		return nil, err
 	}
@@ -124,8 +114,7 @@ func (c *Catalog) LoadView(ctx context.Context, wh string, id Ident) (*View, err
 
 // ViewExists reports whether the view exists.
 func (c *Catalog) ViewExists(ctx context.Context, wh string, id Ident) error {
-	_, err := c.LoadView(ctx, wh, id)
-	return err
+	return c.entryExists(ctx, viewKind, wh, id)
 }
 
 // ListViews lists the views of a namespace, sorted by name, one page at a
