@@ -74,7 +74,10 @@ func (d *digests) drop(bucket string) {
 	d.mu.Unlock()
 }
 
-func (d *digests) load(m meta.Store) error {
+// load builds every bucket's digest from the version records, and hands
+// each record to also (which may be nil): the startup pass that needs every
+// version reads them once.
+func (d *digests) load(m meta.Store, also func(v *Version)) error {
 	lo := []byte(pfxVersion)
 	return meta.Scan(m, lo, meta.PrefixEnd(lo), func(k, raw []byte) (bool, error) {
 		rest := k[len(pfxVersion):]
@@ -92,6 +95,9 @@ func (d *digests) load(m meta.Store) error {
 			return false, err
 		}
 		d.add(bucket, key, v)
+		if also != nil {
+			also(v)
+		}
 		return true, nil
 	})
 }

@@ -89,10 +89,18 @@ func New(m meta.Store, b *blob.Store, cfg Config) (*Layer, error) {
 	if err := l.usage.load(m); err != nil {
 		return nil, err
 	}
-	if err := l.digests.load(m); err != nil {
+	used := map[string]bool{} // blob IDs referenced by a version or a part
+	err := l.digests.load(m, func(v *Version) {
+		for _, s := range v.Segments {
+			if s.BlobID != "" {
+				used[s.BlobID] = true
+			}
+		}
+	})
+	if err != nil {
 		return nil, err
 	}
-	if err := l.sweepOrphans(); err != nil {
+	if err := l.sweepOrphans(used); err != nil {
 		return nil, err
 	}
 	return l, nil
@@ -114,36 +122,23 @@ func (l *Layer) lockKey(bucket, key string) func() {
 }
 
 // sweepOrphans removes blob files no metadata references: a crash between
-// a blob's fsync and its metadata commit leaves one. It runs once, before
-// the layer serves, so no write is in flight.
-func (l *Layer) sweepOrphans() error {
-	used := map[string]bool{}
-	for _, p := range []string{pfxVersion, pfxPart} {
-		err := meta.Scan(l.meta, []byte(p), meta.PrefixEnd([]byte(p)), func(k, raw []byte) (bool, error) {
-			if p == pfxPart {
-				var part Part
-				if err := decode(raw, &part); err != nil {
-					return false, err
-				}
-				if part.Segment.BlobID != "" {
-					used[part.Segment.BlobID] = true
-				}
-				return true, nil
-			}
-			var v Version
-			if err := decode(raw, &v); err != nil {
-				return false, err
-			}
-			for _, s := range v.Segments {
-				if s.BlobID != "" {
-					used[s.BlobID] = true
-				}
-			}
-			return true, nil
-		})
-		if err != nil {
-			return err
+// a blob's fsync and its metadata commit leaves one. used holds the blobs
+// the versions reference (read by the digest pass); the uploaded parts are
+// added here. It runs once, before the layer serves, so no write is in
+// flight.
+func (l *Layer) sweepOrphans(used map[string]bool) error {
+	err := meta.Scan(l.meta, []byte(pfxPart), meta.PrefixEnd([]byte(pfxPart)), func(k, raw []byte) (bool, error) {
+		var part Part
+		if err := decode(raw, &part); err != nil {
+			return false, err
 		}
+		if part.Segment.BlobID != "" {
+			used[part.Segment.BlobID] = true
+		}
+		return true, nil
+	})
+	if err != nil {
+		return err
 	}
 	var orphans []string
 	if err := l.blobs.Walk(func(id string) bool {
