@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"testing"
@@ -17,6 +18,7 @@ import (
 	"github.com/minio/minio-go/v7/pkg/credentials"
 
 	"github.com/twinlake/twinlake/internal/adminclient"
+	"github.com/twinlake/twinlake/internal/objects"
 	"github.com/twinlake/twinlake/internal/scanner"
 	"github.com/twinlake/twinlake/internal/testsite"
 	"github.com/twinlake/twinlake/internal/testsite/icetest"
@@ -778,4 +780,214 @@ func TestRebuildWaitsForResyncAndPrimary(t *testing.T) {
 	})
 	want := metadataVersion(must(catB.LoadTable(ctx, id)))
 	waitVerified(t, p.primary, "ns", "t", want, 20*time.Second)
+}
+
+// failover promotes the replica and waits until it accepts writes.
+func (p *drPair) failover() {
+	p.t.Helper()
+	if err := p.replica.Server().Scanner().Failover(context.Background()); err != nil {
+		p.t.Fatal(err)
+	}
+	testsite.Eventually(p.t, 10*time.Second, func() error {
+		if s := p.replica.Server().Scanner().Status(0, 0); s.State != scanner.StateDisabled || s.Promoting {
+			return fmt.Errorf("promotion not complete: %s", s.State)
+		}
+		return nil
+	})
+}
+
+// openAndResync opens the old primary's resync window and resyncs the
+// object data from the new primary, until the resync has completed and
+// drained.
+func (p *drPair) openAndResync() {
+	p.t.Helper()
+	ctx := context.Background()
+	old := p.primary.Server().Scanner()
+	if _, err := old.ResyncOpen(ctx); err != nil {
+		p.t.Fatal(err)
+	}
+	if _, err := p.replica.Server().Replication().ResyncStart(ctx, p.primary.Name); err != nil {
+		p.t.Fatal(err)
+	}
+	testsite.Eventually(p.t, 30*time.Second, func() error {
+		job, err := p.replica.Server().Replication().ResyncStatus(ctx, p.primary.Name)
+		if err != nil {
+			return err
+		}
+		if job.State != "completed" {
+			return fmt.Errorf("resync %s", job.State)
+		}
+		return testsite.Drained(p.replica.Site)
+	})
+}
+
+// rebuild runs the demoted site's catalog rebuild until it is an active
+// replica.
+func (p *drPair) rebuild() {
+	p.t.Helper()
+	old := p.primary.Server().Scanner()
+	if _, err := old.ResyncRebuild(context.Background(), true); err != nil {
+		p.t.Fatal(err)
+	}
+	testsite.Eventually(p.t, 20*time.Second, func() error {
+		s := old.Status(0, 0)
+		if s.Rebuild.State != scanner.RebuildCompleted || s.State != scanner.StateActive {
+			return fmt.Errorf("rebuild %+v state %s", s.Rebuild, s.State)
+		}
+		return nil
+	})
+}
+
+// catalogState is what the rebuild must copy from the new primary: the
+// warehouse's default encryption and every namespace with its properties.
+func (p *drPair) catalogState(s *testsite.Member) string {
+	p.t.Helper()
+	ctx := context.Background()
+	wh, err := p.admin(s).GetWarehouse(ctx, p.warehous)
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	out := []string{"encryption=" + wh.Encryption}
+	cat := p.catalog(s)
+	nss, err := cat.ListNamespaces(ctx, nil)
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	for _, ns := range nss {
+		props, err := cat.LoadNamespaceProperties(ctx, ns)
+		if err != nil {
+			p.t.Fatal(err)
+		}
+		keys := slices.Sorted(maps.Keys(props))
+		for i, k := range keys {
+			keys[i] = k + "=" + props[k]
+		}
+		out = append(out, strings.Join(ns, ".")+" {"+strings.Join(keys, ",")+"}")
+	}
+	return strings.Join(out, "; ")
+}
+
+// TestRebuildTakesPrimarySettings: after a failover both sites change the
+// same namespace and the warehouse's default encryption, the old primary
+// last. The rebuild gives the demoted site the new primary's namespace
+// properties (keys set only here removed, changed ones overwritten), its
+// namespaces (one created only here dropped) and its encryption, and the
+// scanner's cycles after the rebuild keep them.
+func TestRebuildTakesPrimarySettings(t *testing.T) {
+	p := newDRPair(t, tablesSettings)
+	ctx := context.Background()
+	catA := p.catalog(p.primary)
+	ns := table.Identifier{"sales"}
+	tbl := newTable(t, catA, table.Identifier{"sales", "orders"}, iceberg.Properties{"owner": "ops", "tier": "gold"})
+	waitVerified(t, p.replica, "sales", "orders", metadataVersion(tbl), 20*time.Second)
+
+	p.primary.Proxy.Cut()
+	p.replica.Proxy.Cut()
+	p.failover()
+	catB := p.catalog(p.replica)
+	if _, err := catB.UpdateNamespaceProperties(ctx, ns, []string{"tier"}, iceberg.Properties{"owner": "dr"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.admin(p.replica).SetWarehouseEncryption(ctx, p.warehous, "AES256"); err != nil {
+		t.Fatal(err)
+	}
+	// The old primary, still cut off, changes the namespace its own way and
+	// creates one of its own.
+	if _, err := catA.UpdateNamespaceProperties(ctx, ns, nil, iceberg.Properties{"owner": "local", "scratch": "x"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := catA.CreateNamespace(ctx, table.Identifier{"adhoc"}, iceberg.Properties{"k": "v"}); err != nil {
+		t.Fatal(err)
+	}
+	// It also clears the warehouse's default encryption after the new
+	// primary set it, and that change never reaches the new primary. Site
+	// replication merges bucket settings by last writer, so the object
+	// resync leaves it in place. Applied here behind replication's back.
+	newer, err := p.replica.Server().Objects().Bucket(ctx, p.warehous)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cleared, err := p.primary.Server().Objects().Bucket(ctx, p.warehous)
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := newer.FieldTimes[objects.FieldEncryption] + 1
+	cleared.Encryption, cleared.ModTime = "", at
+	cleared.FieldTimes = maps.Clone(cleared.FieldTimes)
+	cleared.FieldTimes[objects.FieldEncryption] = at
+	if _, err := p.primary.Server().Replication().ReceiveBucket(ctx, cleared, false, 0); err != nil {
+		t.Fatal(err)
+	}
+	p.primary.Proxy.Restore()
+	p.replica.Proxy.Restore()
+
+	want := p.catalogState(p.replica)
+	if want != "encryption=AES256; sales {owner=dr}" {
+		t.Fatalf("new primary: %s", want)
+	}
+	p.openAndResync()
+	// Before the rebuild the demoted site still holds its own settings.
+	if got := p.catalogState(p.primary); got != "encryption=; adhoc {k=v}; sales {owner=local,scratch=x,tier=gold}" {
+		t.Fatalf("demoted site before the rebuild: %s", got)
+	}
+	p.rebuild()
+	if got := p.catalogState(p.primary); got != want {
+		t.Fatalf("demoted site after the rebuild:\n got %s\nwant %s", got, want)
+	}
+	// A later full pass over the identity records keeps them.
+	sc := p.primary.Server().Scanner()
+	cycles := sc.Status(0, 0).Cycles
+	if _, err := sc.CatalogReset(ctx, true); err != nil {
+		t.Fatal(err)
+	}
+	testsite.Eventually(t, 10*time.Second, func() error {
+		if s := sc.Status(0, 0); s.Cycles <= cycles || s.State != scanner.StateActive {
+			return fmt.Errorf("no cycle since the reset: %d cycles, state %s", s.Cycles, s.State)
+		}
+		return nil
+	})
+	if got := p.catalogState(p.primary); got != want {
+		t.Fatalf("demoted site after a reset:\n got %s\nwant %s", got, want)
+	}
+	if _, ok := entry(p.primary, "sales", "orders"); !ok {
+		t.Fatal("sales.orders missing on the demoted site")
+	}
+}
+
+// TestRestartedReplicaWaits: a restarted replica reads waiting, not
+// disabled, until its scanner's first cycle reports. The scan interval is
+// an hour and nothing arrives, so that cycle runs only when woken.
+func TestRestartedReplicaWaits(t *testing.T) {
+	settings := maps.Clone(tablesSettings)
+	settings["replica_catalog_scan_interval"] = "1h"
+	p := newDRPair(t, settings)
+	ctx := context.Background()
+	tbl := newTable(t, p.catalog(p.primary), table.Identifier{"ns", "t"}, nil)
+	waitVerified(t, p.replica, "ns", "t", metadataVersion(tbl), 20*time.Second)
+	testsite.Eventually(t, 10*time.Second, func() error { return testsite.Drained(p.primary.Site) })
+
+	p.replica.Restart()
+	st, err := p.admin(p.replica).TablesReplicationStatus(ctx, 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.State != scanner.StateWaiting || st.Cycles != 0 {
+		t.Fatalf("restarted replica: state %q after %d cycles, want %q before the first", st.State, st.Cycles, scanner.StateWaiting)
+	}
+	body, err := testsite.Scrape(p.replica.Site, "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(body, `twinlake_tables_scanner_state{state="waiting"} 1`) {
+		t.Fatal("restarted replica's state metric is not waiting")
+	}
+	if st, _ := p.admin(p.primary).TablesReplicationStatus(ctx, 0, 0); st.State != scanner.StateDisabled {
+		t.Fatalf("primary: state %q", st.State)
+	}
+
+	p.replica.Server().Scanner().Wake()
+	waitVerified(t, p.replica, "ns", "t", metadataVersion(tbl), 10*time.Second)
+	if s := p.replica.Server().Scanner().State(); s != scanner.StateActive {
+		t.Fatalf("after the first cycle: state %q", s)
+	}
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 
 	"github.com/twinlake/twinlake/internal/catalog"
 	"github.com/twinlake/twinlake/internal/config"
@@ -187,12 +188,13 @@ func (s *Scanner) rebuildCycle(ctx context.Context) {
 	s.Wake()
 }
 
-// rebuildFromPrimary makes the local catalog the primary's: namespaces and
-// their properties, and every table and view at the primary's version (so
-// local-only versions are discarded, local-only tables dropped with their
-// files kept, and tables dropped only here restored). Identity-record
-// versions this site wrote that the primary does not hold are marked
-// discarded, so the scanner never brings them back.
+// rebuildFromPrimary makes the local catalog the primary's: each
+// warehouse's default encryption, namespaces and their properties, and
+// every table and view at the primary's version (so local-only versions are
+// discarded, local-only tables dropped with their files kept, and tables
+// dropped only here restored). Identity-record versions this site wrote
+// that the primary does not hold are marked discarded, so the scanner's
+// cycles after the rebuild never bring them back.
 func (s *Scanner) rebuildFromPrimary(ctx context.Context) (int, error) {
 	names := s.cfg.Replication.PeerNames()
 	if len(names) == 0 {
@@ -211,9 +213,14 @@ func (s *Scanner) rebuildFromPrimary(ctx context.Context) (int, error) {
 		return 0, err
 	}
 	discarded := 0
+	onPrimary := map[string]bool{}
 	for _, wh := range ex.Warehouses {
+		onPrimary[wh.Name] = true
 		if !s.isWarehouse(ctx, wh.Name) {
 			return 0, fmt.Errorf("warehouse %s has not been replicated here yet", wh.Name)
+		}
+		if err := s.takeWarehouseSettings(ctx, wh); err != nil {
+			return 0, err
 		}
 		for _, ns := range wh.Namespaces {
 			if err := s.cfg.Catalog.ApplyNamespace(ctx, wh.Name, ns.Namespace, ns.Properties, ns.UpdatedMS, false); err != nil {
@@ -245,7 +252,39 @@ func (s *Scanner) rebuildFromPrimary(ctx context.Context) (int, error) {
 		}
 		discarded += n
 	}
+	// A warehouse the primary does not have holds nothing the primary
+	// does: its catalog only ever existed here.
+	for _, name := range s.warehouses(ctx) {
+		if onPrimary[name] {
+			continue
+		}
+		n, err := s.discardLocalOnly(ctx, WarehouseExport{Name: name}, nil)
+		if err != nil {
+			return 0, err
+		}
+		discarded += n
+	}
 	return discarded, nil
+}
+
+// takeWarehouseSettings gives a warehouse the primary's warehouse-level
+// settings: its default encryption. That is a bucket setting site
+// replication merges by last writer, so a change made here after the
+// primary's outlives the object resync unless the rebuild overrides it.
+func (s *Scanner) takeWarehouseSettings(ctx context.Context, wh WarehouseExport) error {
+	local, err := s.cfg.Catalog.Warehouse(ctx, wh.Name)
+	if err != nil {
+		return err
+	}
+	if local.Encryption == wh.Encryption {
+		return nil
+	}
+	start := s.cfg.Now()
+	if _, err := s.cfg.Catalog.SetWarehouseEncryption(ctx, wh.Name, wh.Encryption); err != nil {
+		return fmt.Errorf("warehouse %s: take the primary's default encryption %q: %w", wh.Name, wh.Encryption, err)
+	}
+	s.traceEvent("catalogScanner.rebuild", wh.Name, fmt.Sprintf("default encryption %q replaced by the primary's %q", local.Encryption, wh.Encryption), start, nil)
+	return nil
 }
 
 // discardLocalOnly marks the identity-record versions this site wrote that
@@ -255,9 +294,9 @@ func (s *Scanner) discardLocalOnly(ctx context.Context, wh WarehouseExport, prim
 	if err := s.listIdentity(ctx, wh.Name, queue); err != nil {
 		return 0, err
 	}
-	liveNS := map[string]bool{}
+	liveNS := map[string]map[string]string{}
 	for _, ns := range wh.Namespaces {
-		liveNS[catalog.NamespaceRecordKey(ns.Namespace)] = true
+		liveNS[catalog.NamespaceRecordKey(ns.Namespace)] = ns.Properties
 	}
 	b := s.cfg.Meta.NewBatch()
 	n := 0
@@ -267,23 +306,56 @@ func (s *Scanner) discardLocalOnly(ctx context.Context, wh WarehouseExport, prim
 		if err != nil {
 			return 0, err
 		}
-		p, onPrimary := primary[key]
-		for _, rv := range recs {
-			if rv.origin != s.cfg.SiteID {
-				continue
-			}
-			drop := false
-			switch rv.rec.Kind {
-			case catalog.KindNamespace:
-				drop = !liveNS[key] || rv.rec.Deleted
-			default:
-				drop = !onPrimary || rv.rec.UUID != p.UUID || rv.rec.Version > p.Version || rv.rec.Deleted
-			}
-			if drop {
-				b.Set(discardKey(wh.Name, rv.vid), []byte(key))
-				n++
-			}
+		var drop []string
+		if kind, _, _, err := catalog.ParseRecordKey(key); err == nil && kind == catalog.KindNamespace {
+			props, live := liveNS[key]
+			drop = namespaceDiscards(recs, s.cfg.SiteID, props, live)
+		} else {
+			p, onPrimary := primary[key]
+			drop = entryDiscards(recs, s.cfg.SiteID, p, onPrimary)
 		}
+		for _, vid := range drop {
+			b.Set(discardKey(wh.Name, vid), []byte(key))
+		}
+		n += len(drop)
 	}
 	return n, b.Commit(true)
+}
+
+// namespaceDiscards picks the versions of a namespace record (newest first)
+// that this site (self) wrote and the rebuild must discard. Of a namespace
+// the primary does not have (!live), every one. Of a live one, the
+// tombstones and every version newer than the newest that states the
+// primary's properties: a namespace record has no version number to compare,
+// and the scanner applies the newest version, so what remains must state
+// the primary's properties.
+func namespaceDiscards(recs []recordVersion, self string, primary map[string]string, live bool) []string {
+	var out []string
+	found := false // this version or a newer one states the primary's properties
+	for _, rv := range recs {
+		if live && !found && !rv.rec.Deleted && maps.Equal(rv.rec.Properties, primary) {
+			found = true
+		}
+		if rv.origin == self && (!live || rv.rec.Deleted || !found) {
+			out = append(out, rv.vid)
+		}
+	}
+	return out
+}
+
+// entryDiscards picks the versions of a table or view record that this
+// site (self) wrote and the primary does not hold: of an entry the primary
+// does not have, of another incarnation (UUID), newer than the primary's
+// version, and tombstones.
+func entryDiscards(recs []recordVersion, self string, primary catalog.Record, onPrimary bool) []string {
+	var out []string
+	for _, rv := range recs {
+		if rv.origin != self {
+			continue
+		}
+		if !onPrimary || rv.rec.UUID != primary.UUID || rv.rec.Version > primary.Version || rv.rec.Deleted {
+			out = append(out, rv.vid)
+		}
+	}
+	return out
 }

@@ -24,9 +24,10 @@ func (c *scanCollector) Describe(ch chan<- *prometheus.Desc) {
 }
 
 func (c *scanCollector) Collect(ch chan<- prometheus.Metric) {
+	window, role := c.s.persisted().Window, c.s.Role()
 	c.s.mu.Lock()
 	behind, missing, held := c.s.countsLocked()
-	state, last := c.s.state, c.s.lastOK
+	state, last := reportedState(c.s.state, role, window), c.s.lastOK
 	c.s.mu.Unlock()
 	ch <- prometheus.MustNewConstMetric(c.behind, prometheus.GaugeValue, float64(behind))
 	ch <- prometheus.MustNewConstMetric(c.missing, prometheus.GaugeValue, float64(missing))

@@ -200,11 +200,12 @@ func (s *Scanner) consistency() string {
 	return s.cfg.Settings.String(config.SubsysTables, config.TablesReplicaCatalogConsistency)
 }
 
-// State returns the scanner state.
+// State returns the scanner state, as table replicate status reports it.
 func (s *Scanner) State() string {
+	window, role := s.persisted().Window, s.Role()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.state
+	return reportedState(s.state, role, window)
 }
 
 func (s *Scanner) setState(st string) {

@@ -46,8 +46,9 @@ type Status struct {
 // and views (0: all) ordered by warehouse, namespace and name.
 func (s *Scanner) Status(offset, limit int) Status {
 	p := s.persisted()
+	role := s.Role()
 	s.mu.Lock()
-	out := Status{State: s.state, Consistency: s.consistency(), Leader: true, Promoting: s.failover.Load(),
+	out := Status{State: reportedState(s.state, role, p.Window), Consistency: s.consistency(), Leader: true, Promoting: s.failover.Load(),
 		Cycles: s.cycles, LastCycle: s.lastOK, CycleTime: s.lastDur, Window: p.Window, Rebuild: p.Rebuild,
 		Entries: []EntryStatus{}}
 	all := make([]EntryStatus, 0, len(s.ents))
@@ -85,4 +86,21 @@ func (s *Scanner) Status(offset, limit int) Status {
 		out.Entries = all
 	}
 	return out
+}
+
+// reportedState is the state status and metrics report: the loop's own
+// state, corrected for the role and resync window the loop has not caught
+// up with yet. The loop state starts disabled and changes only when a cycle
+// runs, so without this a restarted replica (or one whose role was just
+// turned on) would read disabled until its first cycle; it is waiting.
+func reportedState(loop string, role, window bool) string {
+	switch {
+	case window:
+		return StateRebuilding
+	case !role:
+		return StateDisabled
+	case loop == StateDisabled || loop == StateRebuilding:
+		return StateWaiting
+	}
+	return loop
 }
