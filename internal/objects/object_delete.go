@@ -87,12 +87,27 @@ func (l *Layer) addDeleteMarkerLocked(bucket, key, versionID string) (DeleteResu
 // deleteVersionLocked removes one version and, if it was the latest,
 // promotes the newest remaining one.
 func (l *Layer) deleteVersionLocked(bucket, key, versionID string) (DeleteResult, error) {
-	return l.removeVersionLocked(bucket, key, versionID, true)
+	return l.removeVersionLocked(bucket, key, versionID, true, true)
+}
+
+// DiscardVersion removes one version from this site alone: the removal is
+// neither replicated nor remembered, so a peer's copy may bring it back.
+// It repairs a site's copy that must be fetched again, and lets tests lose
+// data on purpose.
+func (l *Layer) DiscardVersion(ctx context.Context, bucket, key, versionID string) error {
+	if _, err := l.Bucket(ctx, bucket); err != nil {
+		return err
+	}
+	unlock := l.lockKey(bucket, key)
+	defer unlock()
+	_, err := l.removeVersionLocked(bucket, key, versionID, false, false)
+	return err
 }
 
 // removeVersionLocked is deleteVersionLocked; report says whether the
-// purge is replicated (false when it came from a peer).
-func (l *Layer) removeVersionLocked(bucket, key, versionID string, report bool) (DeleteResult, error) {
+// purge is replicated (false when it came from a peer), remember whether
+// it is remembered against late copies (see Purged).
+func (l *Layer) removeVersionLocked(bucket, key, versionID string, report, remember bool) (DeleteResult, error) {
 	v, err := l.getVersion(bucket, key, versionID)
 	if errors.Is(err, ErrVersionNotFound) {
 		return DeleteResult{VersionID: versionID}, nil
@@ -123,11 +138,12 @@ func (l *Layer) removeVersionLocked(bucket, key, versionID string, report bool) 
 	}
 	if report {
 		l.replPurge(batch, bucket, key, v)
-		if l.repl != nil && l.repl.RequiresVersioning() {
-			// Remember the purge, so a peer that still holds the version
-			// cannot bring it back (see ApplyReplica and Purged).
-			batch.Set(purgedKey(bucket, key, versionID), encode(v.ModTime))
-		}
+	}
+	if remember && l.repl != nil && l.repl.RequiresVersioning() {
+		// Remember the purge, here and on every site that applies it, so
+		// a site that still holds the version (its purge delayed or
+		// dropped) cannot bring it back (see ApplyReplica and Purged).
+		batch.Set(purgedKey(bucket, key, versionID), encode(v.ModTime))
 	}
 	if err := batch.Commit(true); err != nil {
 		return DeleteResult{}, err

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"math"
 	"sort"
 	"time"
 
@@ -285,10 +286,12 @@ func (l *Layer) mergeReplicaMeta(bucket, key string, in *Version) (ApplyOutcome,
 	return Applied, nil
 }
 
-// ApplyPurge removes a version permanently on a peer's request. A missing
-// version is a duplicate: the purge already happened or never had
-// anything to remove.
-func (l *Layer) ApplyPurge(ctx context.Context, bucket, key, versionID string) (ApplyOutcome, error) {
+// ApplyPurge removes a version permanently on a peer's request; modTime is
+// the purged version's HLC time (0 when the peer did not say). The purge
+// is remembered (see Purged) whether or not the version is here, so a late
+// copy from a third site cannot bring it back. A missing version is a
+// duplicate: the purge already happened or the version has not arrived.
+func (l *Layer) ApplyPurge(ctx context.Context, bucket, key, versionID string, modTime int64) (ApplyOutcome, error) {
 	if err := ValidateKey(key); err != nil {
 		return 0, err
 	}
@@ -300,14 +303,42 @@ func (l *Layer) ApplyPurge(ctx context.Context, bucket, key, versionID string) (
 	}
 	unlock := l.lockKey(bucket, key)
 	defer unlock()
-	if _, err := l.getVersion(bucket, key, versionID); errors.Is(err, ErrVersionNotFound) {
-		return Duplicate, nil
+	cur, err := l.getVersion(bucket, key, versionID)
+	if errors.Is(err, ErrVersionNotFound) {
+		return Duplicate, l.rememberPurge(bucket, key, versionID, modTime)
 	}
-	if _, err := l.removeVersionLocked(bucket, key, versionID, false); err != nil {
+	if err != nil {
+		return 0, err
+	}
+	if modTime > 0 && cur.ModTime > modTime {
+		return Stale, nil // a newer null version than the one purged
+	}
+	if _, err := l.removeVersionLocked(bucket, key, versionID, false, true); err != nil {
 		return 0, err
 	}
 	l.notifyArrival(bucket, key)
 	return Applied, nil
+}
+
+// rememberPurge records the purge of a version that is not here (yet). A
+// version ID names one version for ever, except "null", whose purge is
+// remembered only with its time.
+func (l *Layer) rememberPurge(bucket, key, versionID string, modTime int64) error {
+	if l.repl == nil || !l.repl.RequiresVersioning() {
+		return nil
+	}
+	if modTime <= 0 {
+		if versionID == NullVersionID {
+			return nil
+		}
+		modTime = math.MaxInt64
+	}
+	if t, ok := l.Purged(bucket, key, versionID); ok && t >= modTime {
+		return nil
+	}
+	batch := l.meta.NewBatch()
+	batch.Set(purgedKey(bucket, key, versionID), encode(modTime))
+	return batch.Commit(true)
 }
 
 // ApplyBucket applies a peer's bucket record, or its deletion: a change

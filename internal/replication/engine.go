@@ -78,12 +78,18 @@ type Engine struct {
 	state   atomic.Pointer[State]
 	targets atomic.Pointer[[]*target]
 
-	mu      sync.Mutex // serialises configuration changes and target restarts
-	resyncs map[string]*resyncRun
-	ctx     context.Context
-	cancel  context.CancelFunc
-	bg      sync.WaitGroup
-	unsub   func()
+	mu       sync.Mutex // serialises configuration changes and target restarts
+	resyncs  map[string]*resyncRun
+	backlogs map[string]*backlog // per peer site ID; guarded by mu
+	workers  int                 // the workers setting the targets run with; guarded by mu
+	// mismatchNow asks the mismatch loop for a comparison now (a link came
+	// back after work for it was dropped, or the settings changed).
+	mismatchNow      chan struct{}
+	compareRequested atomic.Bool
+	ctx              context.Context
+	cancel           context.CancelFunc
+	bg               sync.WaitGroup
+	unsub            func()
 }
 
 var _ objects.Replicator = (*Engine)(nil)
@@ -99,7 +105,8 @@ func New(cfg Config) (*Engine, error) {
 	if cfg.HealthInterval == 0 {
 		cfg.HealthInterval = time.Second
 	}
-	e := &Engine{cfg: cfg, log: cfg.Logger.With("component", "replication"), resyncs: map[string]*resyncRun{}}
+	e := &Engine{cfg: cfg, log: cfg.Logger.With("component", "replication"), resyncs: map[string]*resyncRun{},
+		backlogs: map[string]*backlog{}, mismatchNow: make(chan struct{}, 1)}
 	e.ctx, e.cancel = context.WithCancel(context.Background())
 	e.targets.Store(&[]*target{})
 	st := &State{}
@@ -135,8 +142,14 @@ func (e *Engine) Start() error {
 		if subsys != config.SubsysReplication {
 			return
 		}
+		e.kickMismatch()
 		e.mu.Lock()
 		defer e.mu.Unlock()
+		// Delays and limits are read where they are used; only a new
+		// number of workers needs the senders restarted.
+		if e.cfg.Settings.Int(config.SubsysReplication, config.ReplicationWorkers) == e.workers {
+			return
+		}
 		if err := e.restartTargetsLocked(); err != nil {
 			e.log.Error("restart replication targets", "err", err)
 		}
@@ -189,17 +202,28 @@ func (e *Engine) restartTargetsLocked() error {
 		t.stop()
 	}
 	st := e.state.Load()
+	e.workers = e.cfg.Settings.Int(config.SubsysReplication, config.ReplicationWorkers)
 	var ts []*target
+	live := map[string]bool{}
 	for _, s := range e.peers(st) {
 		peer, err := e.cfg.Dial(s.Endpoint, Credentials{AccessKey: st.ServiceAccessKey, SecretKey: st.ServiceSecretKey})
 		if err != nil {
 			return fmt.Errorf("replication: peer %s: %w", s.Name, err)
 		}
-		t, err := newTarget(e, s, peer)
-		if err != nil {
-			return err
+		bl := e.backlogs[s.ID]
+		if bl == nil {
+			if bl, err = loadBacklog(e.cfg.Meta, s.ID, e.log.With("target", s.Name)); err != nil {
+				return err
+			}
+			e.backlogs[s.ID] = bl
 		}
-		ts = append(ts, t)
+		live[s.ID] = true
+		ts = append(ts, newTarget(e, s, peer, bl))
+	}
+	for id := range e.backlogs {
+		if !live[id] { // the site left: its journal and retry queue are gone
+			delete(e.backlogs, id)
+		}
 	}
 	e.targets.Store(&ts)
 	for _, t := range ts {

@@ -9,20 +9,47 @@ import (
 )
 
 // mismatchLoop compares this site with each peer every mismatch_interval.
+// A change of the interval takes effect at once, and a peer whose link
+// comes back after work for it was dropped is compared right away.
 func (e *Engine) mismatchLoop() {
 	defer e.bg.Done()
+	last := time.Now()
 	for {
-		wait := e.cfg.Settings.Duration(config.SubsysReplication, config.ReplicationMismatchInterval)
+		wait := e.cfg.Settings.Duration(config.SubsysReplication, config.ReplicationMismatchInterval) - time.Since(last)
+		timer := time.NewTimer(max(wait, 0))
 		select {
 		case <-e.ctx.Done():
+			timer.Stop()
 			return
-		case <-time.After(wait):
+		case <-e.mismatchNow:
+			timer.Stop()
+			if !e.takeCompareRequest() {
+				continue // the settings changed: wait out the new interval
+			}
+		case <-timer.C:
 		}
+		last = time.Now()
 		if _, err := e.CheckMismatches(e.ctx); err != nil && e.ctx.Err() == nil {
 			e.log.Warn("mismatch detection", "err", err)
 		}
 	}
 }
+
+// kickMismatch wakes the mismatch loop.
+func (e *Engine) kickMismatch() {
+	select {
+	case e.mismatchNow <- struct{}{}:
+	default:
+	}
+}
+
+// requestCompare asks the mismatch loop to compare with the peers now.
+func (e *Engine) requestCompare() {
+	e.compareRequested.Store(true)
+	e.kickMismatch()
+}
+
+func (e *Engine) takeCompareRequest() bool { return e.compareRequested.Swap(false) }
 
 // CheckMismatches compares this site's versions with every reachable peer
 // whose backlog is empty and queues each version missing or stale there.

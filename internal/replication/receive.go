@@ -39,10 +39,11 @@ func (e *Engine) ReceiveVersion(ctx context.Context, bucket, key string, v *obje
 	return out, err
 }
 
-// ReceivePurge applies a permanent version delete sent by a peer.
-func (e *Engine) ReceivePurge(ctx context.Context, bucket, key, versionID string) (objects.ApplyOutcome, error) {
+// ReceivePurge applies a permanent version delete sent by a peer; modTime
+// is the purged version's HLC time, 0 if the peer did not send it.
+func (e *Engine) ReceivePurge(ctx context.Context, bucket, key, versionID string, modTime int64) (objects.ApplyOutcome, error) {
 	start := time.Now()
-	out, err := e.cfg.Objects.ApplyPurge(ctx, bucket, key, versionID)
+	out, err := e.cfg.Objects.ApplyPurge(ctx, bucket, key, versionID, modTime)
 	e.received(out, 0, err)
 	e.traceEvent("replication.ReceivePurge", "", bucket, key, "purge "+versionID+": "+out.String(), start, err)
 	return out, err

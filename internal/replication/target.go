@@ -32,19 +32,21 @@ type job struct {
 	mrf *MRFEntry
 }
 
-// counts is a backlog tally.
-type counts struct{ n, bytes int64 }
-
 // target sends this site's changes to one peer.
 type target struct {
 	e    *Engine
 	site Site
 	peer Peer
 
-	seq     atomic.Uint64
-	wake    chan struct{}
-	online  atomic.Bool
-	latency atomic.Int64 // last probe round trip, ns
+	*backlog // the peer's sequence and counts: they outlive a restart of the target
+	wake     chan struct{}
+	online   atomic.Bool
+	latency  atomic.Int64 // last probe round trip, ns
+	// needCompare is set when work for the peer was dropped, cameBack
+	// when the link comes up: with both, once the backlog is empty,
+	// mismatch detection runs at once instead of waiting for its interval.
+	// A peer that keeps refusing is compared again only at the interval.
+	needCompare, cameBack atomic.Bool
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -52,84 +54,22 @@ type target struct {
 	queues []chan job
 	seed   maphash.Seed
 
-	mu        sync.Mutex
-	inflight  map[string]bool
-	cursor    uint64
-	rewind    bool
-	gapSince  time.Time
-	lastFull  time.Time
-	pending   counts // journal
-	retrying  counts // retry queue
-	perBucket map[string]*[2]counts
+	mu       sync.Mutex
+	inflight map[string]bool
+	cursor   uint64
+	rewind   bool
+	gapSince time.Time
+	lastFull time.Time
 }
 
-func newTarget(e *Engine, s Site, p Peer) (*target, error) {
-	t := &target{e: e, site: s, peer: p, wake: make(chan struct{}, 1), inflight: map[string]bool{},
-		perBucket: map[string]*[2]counts{}, seed: maphash.MakeSeed()}
-	if err := t.load(); err != nil {
-		return nil, err
-	}
-	return t, nil
-}
-
-// load rebuilds the backlog tallies and the sequence from the journal and
-// the retry queue.
-func (t *target) load() error {
-	var maxSeq uint64
-	jp := journalPrefix(t.site.ID)
-	err := meta.Scan(t.e.cfg.Meta, jp, meta.PrefixEnd(jp), func(k, v []byte) (bool, error) {
-		var en Entry
-		if err := decode(v, &en); err != nil {
-			return false, err
-		}
-		maxSeq = max(maxSeq, seqOf(k))
-		t.tally(en, 0, 1)
-		return true, nil
-	})
-	if err != nil {
-		return err
-	}
-	mp := mrfPrefix(t.site.ID)
-	err = meta.Scan(t.e.cfg.Meta, mp, meta.PrefixEnd(mp), func(k, v []byte) (bool, error) {
-		var m MRFEntry
-		if err := decode(v, &m); err != nil {
-			return false, err
-		}
-		maxSeq = max(maxSeq, m.Seq)
-		t.tally(m.Entry, 1, 1)
-		return true, nil
-	})
-	t.seq.Store(maxSeq)
-	return err
-}
-
-// tally adds d entries to the journal (which 0) or retry queue (which 1)
-// counts.
-func (t *target) tally(en Entry, which int, d int64) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	c := &t.pending
-	if which == 1 {
-		c = &t.retrying
-	}
-	c.n += d
-	c.bytes += d * en.Size
-	pb := t.perBucket[en.Bucket]
-	if pb == nil {
-		pb = &[2]counts{}
-		t.perBucket[en.Bucket] = pb
-	}
-	pb[which].n += d
-	pb[which].bytes += d * en.Size
-	if pb[0].n == 0 && pb[1].n == 0 {
-		delete(t.perBucket, en.Bucket)
-	}
+func newTarget(e *Engine, s Site, p Peer, bl *backlog) *target {
+	return &target{e: e, site: s, peer: p, backlog: bl, wake: make(chan struct{}, 1), inflight: map[string]bool{},
+		seed: maphash.MakeSeed()}
 }
 
 // journal adds en to b for this target.
 func (t *target) journal(b meta.Batch, en Entry) {
-	seq := t.seq.Add(1)
-	b.Set(journalKey(t.site.ID, seq), encode(en))
+	b.Set(journalKey(t.site.ID, t.nextSeq()), encode(en))
 	t.tally(en, 0, 1)
 }
 
@@ -194,6 +134,9 @@ func (t *target) setOnline(up bool) {
 	if was := t.online.Swap(up); was != up {
 		if up {
 			t.e.log.Info("peer link up", "target", t.site.Name)
+			if t.needCompare.Load() {
+				t.cameBack.Store(true) // back after work for it was dropped
+			}
 			t.mu.Lock()
 			t.rewind = true
 			t.mu.Unlock()
@@ -222,12 +165,23 @@ func (t *target) pump() {
 		if n > 0 {
 			continue
 		}
+		t.compareIfDropped()
 		select {
 		case <-t.ctx.Done():
 			return
 		case <-t.wake:
 		case <-time.After(idleWait):
 		}
+	}
+}
+
+func (t *target) compareIfDropped() {
+	if !t.online.Load() || !t.needCompare.Load() || !t.cameBack.Load() {
+		return
+	}
+	if p, r := t.snapshot(); p.n+r.n == 0 && t.needCompare.CompareAndSwap(true, false) {
+		t.cameBack.Store(false)
+		t.e.requestCompare()
 	}
 }
 
@@ -262,13 +216,7 @@ func (t *target) dispatchJournal() int {
 			gap = next
 		}
 		next = s + 1
-		t.mu.Lock()
-		busy := t.inflight[string(k)]
-		if !busy {
-			t.inflight[string(k)] = true
-		}
-		t.mu.Unlock()
-		if busy {
+		if !t.claim(k) {
 			return true, nil
 		}
 		var en Entry
@@ -308,13 +256,7 @@ func (t *target) dispatchRetries() int {
 	lo := mrfPrefix(t.site.ID)
 	hi := mrfKey(t.site.ID, time.Now().UnixNano()+1, 0)
 	err := meta.Scan(t.e.cfg.Meta, lo, hi, func(k, v []byte) (bool, error) {
-		t.mu.Lock()
-		busy := t.inflight[string(k)]
-		if !busy {
-			t.inflight[string(k)] = true
-		}
-		t.mu.Unlock()
-		if busy {
+		if !t.claim(k) {
 			return true, nil
 		}
 		m := &MRFEntry{}
@@ -334,6 +276,30 @@ func (t *target) dispatchRetries() int {
 		}
 	}
 	return len(jobs)
+}
+
+// claim marks the journal or retry queue entry k as in flight, unless it
+// already is or is gone. A scan reads a snapshot, so it can still see an
+// entry that a worker has since completed (deleted, then released); the
+// check against the store after claiming keeps such an entry from being
+// sent, counted, retried or dropped a second time.
+func (t *target) claim(k []byte) bool {
+	t.mu.Lock()
+	busy := t.inflight[string(k)]
+	if !busy {
+		t.inflight[string(k)] = true
+	}
+	t.mu.Unlock()
+	if busy {
+		return false
+	}
+	if _, err := t.e.cfg.Meta.Get(k); err != nil {
+		t.mu.Lock()
+		delete(t.inflight, string(k))
+		t.mu.Unlock()
+		return false
+	}
+	return true
 }
 
 // release forgets that jobs are in flight, leaving them where they are to
@@ -552,7 +518,7 @@ func (t *target) send(ctx context.Context, en Entry) (objects.ApplyOutcome, int6
 		out, err := t.peer.SendVersion(ctx, en.Bucket, en.Key, v, body, v.Size)
 		return out, v.Size, err
 	case OpPurge:
-		out, err := t.peer.SendPurge(ctx, en.Bucket, en.Key, en.VersionID)
+		out, err := t.peer.SendPurge(ctx, en.Bucket, en.Key, en.VersionID, en.At)
 		return out, 0, err
 	case OpBucket:
 		b, err := ol.Bucket(ctx, en.Bucket)
@@ -646,6 +612,7 @@ func (t *target) failed(j job, cause error, start time.Time) {
 		}
 	}
 	if dropped {
+		t.needCompare.Store(true)
 		t.e.m.dropped.WithLabelValues(t.site.Name).Inc()
 		t.e.log.Error("replication dropped after max retries", "target", t.site.Name, "bucket", j.e.Bucket,
 			"key", j.e.Key, "versionID", j.e.VersionID, "op", j.e.Op, "retries", m.RetryCount, "err", cause)
@@ -695,19 +662,4 @@ func (t *target) oldestPending() time.Duration {
 		return 0
 	}
 	return time.Since(time.Unix(0, oldest))
-}
-
-func (t *target) snapshot() (pending, retrying counts) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.pending, t.retrying
-}
-
-func (t *target) bucketSnapshot(bucket string) (pending, retrying counts) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if pb := t.perBucket[bucket]; pb != nil {
-		return pb[0], pb[1]
-	}
-	return counts{}, counts{}
 }

@@ -673,7 +673,7 @@ func TestResetAndRetryRequest(t *testing.T) {
 	var lost string
 	for o := range p.s3(p.replica).ListObjects(ctx, p.warehous, minio.ListObjectsOptions{Prefix: "ns/t/data/", Recursive: true, WithVersions: true}) {
 		lost = o.Key
-		if _, err := p.replica.Server().Replication().ReceivePurge(ctx, p.warehous, o.Key, o.VersionID); err != nil {
+		if err := p.replica.Server().Objects().DiscardVersion(ctx, p.warehous, o.Key, o.VersionID); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -113,6 +113,22 @@ func (p *Process) Kill(t testing.TB) {
 	<-p.done
 }
 
+// Pause stops the process with SIGSTOP: it holds its sockets and answers
+// nothing until Resume.
+func (p *Process) Pause(t testing.TB) { p.signal(t, syscall.SIGSTOP) }
+
+// Resume continues a paused process with SIGCONT.
+func (p *Process) Resume(t testing.TB) { p.signal(t, syscall.SIGCONT) }
+
+func (p *Process) signal(t testing.TB, sig syscall.Signal) {
+	if p.Exited() {
+		return
+	}
+	if err := p.cmd.Process.Signal(sig); err != nil && !errors.Is(err, os.ErrProcessDone) {
+		t.Errorf("signal %v: %v", sig, err)
+	}
+}
+
 // Exited reports whether the process has ended.
 func (p *Process) Exited() bool {
 	select {

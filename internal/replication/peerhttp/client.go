@@ -227,8 +227,12 @@ func readOutcome(resp *http.Response) (objects.ApplyOutcome, error) {
 }
 
 // SendPurge implements replication.Peer.
-func (c *Client) SendPurge(ctx context.Context, bucket, key, versionID string) (objects.ApplyOutcome, error) {
-	resp, err := c.do(ctx, http.MethodDelete, pathVersion, url.Values{"bucket": {bucket}, "key": {key}, "versionId": {versionID}}, nil, nil, 0)
+func (c *Client) SendPurge(ctx context.Context, bucket, key, versionID string, modTime int64) (objects.ApplyOutcome, error) {
+	q := url.Values{"bucket": {bucket}, "key": {key}, "versionId": {versionID}}
+	if modTime > 0 {
+		q.Set("modTime", strconv.FormatInt(modTime, 10))
+	}
+	resp, err := c.do(ctx, http.MethodDelete, pathVersion, q, nil, nil, 0)
 	if err != nil {
 		return 0, err
 	}

@@ -231,7 +231,15 @@ func (s *Server) deleteVersion(w http.ResponseWriter, r *http.Request, _ io.Read
 	if err := s.guard(r.Context(), q.Get("bucket")); err != nil {
 		return err
 	}
-	out, err := s.cfg.Engine.ReceivePurge(r.Context(), q.Get("bucket"), q.Get("key"), q.Get("versionId"))
+	var modTime int64
+	if v := q.Get("modTime"); v != "" {
+		t, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || t < 0 {
+			return fmt.Errorf("%w: modTime %q", replication.ErrInvalidRequest, v)
+		}
+		modTime = t
+	}
+	out, err := s.cfg.Engine.ReceivePurge(r.Context(), q.Get("bucket"), q.Get("key"), q.Get("versionId"), modTime)
 	if err != nil {
 		return err
 	}

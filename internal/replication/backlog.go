@@ -1,0 +1,122 @@
+package replication
+
+import (
+	"log/slog"
+	"sync"
+	"sync/atomic"
+
+	"github.com/twinlake/twinlake/internal/meta"
+)
+
+// counts is a backlog tally.
+type counts struct{ n, bytes int64 }
+
+// backlog is one peer's journal sequence and the tallies of its journal
+// (pending) and retry queue entries, overall and per bucket. The engine
+// keeps one per peer for as long as the peer is configured, across
+// restarts of the peer's target, so a sequence number is never handed out
+// twice (two journal entries under one key would lose one of them) and the
+// tallies never count an entry twice or lose its count.
+//
+// Every entry is counted once when it is added (journal or retry queue)
+// and uncounted once when it is removed; the target claims each entry
+// before it acts on it, so an entry is removed once. A tally that would go
+// negative is a bug: it is held at zero and logged.
+type backlog struct {
+	seq atomic.Uint64
+	log *slog.Logger
+
+	cmu       sync.Mutex
+	pending   counts // journal
+	retrying  counts // retry queue
+	perBucket map[string]*[2]counts
+}
+
+// loadBacklog rebuilds a peer's tallies and sequence from its journal and
+// retry queue.
+func loadBacklog(store meta.Store, siteID string, log *slog.Logger) (*backlog, error) {
+	bl := &backlog{log: log, perBucket: map[string]*[2]counts{}}
+	var maxSeq uint64
+	jp := journalPrefix(siteID)
+	err := meta.Scan(store, jp, meta.PrefixEnd(jp), func(k, v []byte) (bool, error) {
+		var en Entry
+		if err := decode(v, &en); err != nil {
+			return false, err
+		}
+		maxSeq = max(maxSeq, seqOf(k))
+		bl.tally(en, 0, 1)
+		return true, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	mp := mrfPrefix(siteID)
+	err = meta.Scan(store, mp, meta.PrefixEnd(mp), func(k, v []byte) (bool, error) {
+		var m MRFEntry
+		if err := decode(v, &m); err != nil {
+			return false, err
+		}
+		maxSeq = max(maxSeq, m.Seq)
+		bl.tally(m.Entry, 1, 1)
+		return true, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	bl.seq.Store(maxSeq)
+	return bl, nil
+}
+
+// nextSeq hands out the next journal sequence number.
+func (b *backlog) nextSeq() uint64 { return b.seq.Add(1) }
+
+// tally adds d entries to the journal (which 0) or retry queue (which 1)
+// counts.
+func (b *backlog) tally(en Entry, which int, d int64) {
+	b.cmu.Lock()
+	defer b.cmu.Unlock()
+	c := &b.pending
+	if which == 1 {
+		c = &b.retrying
+	}
+	pb := b.perBucket[en.Bucket]
+	if pb == nil {
+		pb = &[2]counts{}
+		b.perBucket[en.Bucket] = pb
+	}
+	bad := add(c, en.Size, d)
+	bad = add(&pb[which], en.Size, d) || bad
+	if pb[0].n == 0 && pb[1].n == 0 {
+		delete(b.perBucket, en.Bucket)
+	}
+	if bad && b.log != nil {
+		b.log.Error("replication backlog tally went negative: held at zero", "bucket", en.Bucket, "key", en.Key, "op", en.Op)
+	}
+}
+
+// add adds d entries of size bytes to c, holding it at zero; it reports
+// whether it had to.
+func add(c *counts, size, d int64) bool {
+	c.n += d
+	c.bytes += d * size
+	if c.n < 0 || c.bytes < 0 {
+		c.n, c.bytes = max(c.n, 0), max(c.bytes, 0)
+		return true
+	}
+	return false
+}
+
+func (b *backlog) snapshot() (pending, retrying counts) {
+	b.cmu.Lock()
+	defer b.cmu.Unlock()
+	return b.pending, b.retrying
+}
+
+func (b *backlog) bucketSnapshot(bucket string) (pending, retrying counts) {
+	b.cmu.Lock()
+	defer b.cmu.Unlock()
+	if pb := b.perBucket[bucket]; pb != nil {
+		return pb[0], pb[1]
+	}
+	return counts{}, counts{}
+}

@@ -1,0 +1,74 @@
+package replication
+
+import (
+	"math/rand/v2"
+	"testing"
+	"time"
+)
+
+// TestBacklogTallies: random adds and removals, in any interleaving the
+// target can produce (each entry added once, then removed once, possibly
+// moving from the journal to the retry queue first), keep every tally equal
+// to what is outstanding and never negative; a removal past zero is held at
+// zero.
+func TestBacklogTallies(t *testing.T) {
+	seed := uint64(time.Now().UnixNano())
+	t.Logf("seed %d", seed)
+	rng := rand.New(rand.NewPCG(seed, 1))
+	bl := &backlog{perBucket: map[string]*[2]counts{}}
+	type live struct {
+		en    Entry
+		which int
+	}
+	var out []live
+	for range 10000 {
+		switch r := rng.IntN(3); {
+		case r == 0 || len(out) == 0:
+			en := Entry{Bucket: []string{"a", "b", "c"}[rng.IntN(3)], Size: int64(rng.IntN(1000))}
+			bl.tally(en, 0, 1)
+			out = append(out, live{en: en})
+		case r == 1: // journal entry fails: to the retry queue
+			i := rng.IntN(len(out))
+			if out[i].which == 0 {
+				bl.tally(out[i].en, 0, -1)
+				bl.tally(out[i].en, 1, 1)
+				out[i].which = 1
+			}
+		default: // sent or dropped: gone
+			i := rng.IntN(len(out))
+			bl.tally(out[i].en, out[i].which, -1)
+			out = append(out[:i], out[i+1:]...)
+		}
+		var want [2]counts
+		for _, l := range out {
+			want[l.which].n++
+			want[l.which].bytes += l.en.Size
+		}
+		p, r := bl.snapshot()
+		if p != want[0] || r != want[1] {
+			t.Fatalf("tallies %+v %+v, want %+v %+v", p, r, want[0], want[1])
+		}
+	}
+	for _, l := range out {
+		bl.tally(l.en, l.which, -1)
+	}
+	if p, r := bl.snapshot(); p != (counts{}) || r != (counts{}) || len(bl.perBucket) != 0 {
+		t.Fatalf("after draining: %+v %+v %v", p, r, bl.perBucket)
+	}
+	bl.tally(Entry{Bucket: "a", Size: 5}, 1, -1)
+	if p, r := bl.snapshot(); p.n < 0 || r.n < 0 || r.bytes < 0 {
+		t.Fatalf("went negative: %+v %+v", p, r)
+	}
+}
+
+// TestBackoff: the first retry is immediate, then base doubling, capped.
+func TestBackoff(t *testing.T) {
+	for _, c := range []struct {
+		n    int
+		want time.Duration
+	}{{0, 0}, {1, time.Second}, {2, 2 * time.Second}, {3, 4 * time.Second}, {6, 30 * time.Second}, {60, 30 * time.Second}} {
+		if got := backoff(c.n, time.Second, 30*time.Second); got != c.want {
+			t.Errorf("backoff(%d) = %v, want %v", c.n, got, c.want)
+		}
+	}
+}
