@@ -18,7 +18,6 @@ import (
 	"github.com/minio/minio-go/v7/pkg/credentials"
 
 	"github.com/twinlake/twinlake/internal/adminclient"
-	"github.com/twinlake/twinlake/internal/objects"
 	"github.com/twinlake/twinlake/internal/scanner"
 	"github.com/twinlake/twinlake/internal/testsite"
 	"github.com/twinlake/twinlake/internal/testsite/icetest"
@@ -900,26 +899,17 @@ func TestRebuildTakesPrimarySettings(t *testing.T) {
 		t.Fatal(err)
 	}
 	// It also clears the warehouse's default encryption after the new
-	// primary set it, and that change never reaches the new primary. Site
-	// replication merges bucket settings by last writer, so the object
-	// resync leaves it in place. Applied here behind replication's back.
-	newer, err := p.replica.Server().Objects().Bucket(ctx, p.warehous)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cleared, err := p.primary.Server().Objects().Bucket(ctx, p.warehous)
-	if err != nil {
-		t.Fatal(err)
-	}
-	at := newer.FieldTimes[objects.FieldEncryption] + 1
-	cleared.Encryption, cleared.ModTime = "", at
-	cleared.FieldTimes = maps.Clone(cleared.FieldTimes)
-	cleared.FieldTimes[objects.FieldEncryption] = at
-	if _, err := p.primary.Server().Replication().ReceiveBucket(ctx, cleared, false, 0); err != nil {
-		t.Fatal(err)
+	// primary set it. When the links come back, the promoted site refuses
+	// that later change (it takes no warehouse replication from a peer),
+	// and the object resync leaves it in place on the demoted site.
+	for _, alg := range []string{"AES256", ""} {
+		if _, err := p.admin(p.primary).SetWarehouseEncryption(ctx, p.warehous, alg); err != nil {
+			t.Fatal(err)
+		}
 	}
 	p.primary.Proxy.Restore()
 	p.replica.Proxy.Restore()
+	testsite.Eventually(t, 15*time.Second, func() error { return testsite.Drained(p.primary.Site) })
 
 	want := p.catalogState(p.replica)
 	if want != "encryption=AES256; sales {owner=dr}" {

@@ -258,6 +258,12 @@ func (s *Server) putBucket(w http.ResponseWriter, r *http.Request, body io.Reade
 	if err := msgpack.Unmarshal(raw, &bb); err != nil {
 		return fmt.Errorf("%w: %w", errBadRequest, err)
 	}
+	// A warehouse's settings follow its data: a site that takes no
+	// warehouse replication (a primary, promoted or not) takes no settings
+	// either, or a demoted site could undo the new primary's.
+	if err := s.guard(r.Context(), bb.Bucket.Name); err != nil {
+		return err
+	}
 	out, err := s.cfg.Engine.ReceiveBucket(r.Context(), bb.Bucket, bb.Deleted, bb.At)
 	if err != nil {
 		return err
