@@ -18,3 +18,4 @@ fuzz:
 	go test -run='^$$' -fuzz=FuzzDecodeBody -fuzztime=30s ./internal/catalog/rest/
 	go test -run='^$$' -fuzz=FuzzParseTraceQuery -fuzztime=30s ./internal/admin/
 	go test -run='^$$' -fuzz=FuzzParseKV -fuzztime=30s ./internal/config/
+	go test -run='^$$' -fuzz=FuzzParsePolicy -fuzztime=30s ./internal/iam/policy/
