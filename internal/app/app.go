@@ -67,6 +67,10 @@ type Config struct {
 	Clock func() time.Time
 	// PeerHTTPClient, when set, carries replication traffic to peers.
 	PeerHTTPClient *http.Client
+	// PeerDial and PeerServer, when set, replace the peer API client and
+	// server: tests run a site speaking another peer protocol version.
+	PeerDial   replication.Dialer
+	PeerServer func(peerhttp.Config) (http.Handler, error)
 }
 
 // Validate reports every problem with the configuration at once.
@@ -135,11 +139,13 @@ func (s *Server) build() error {
 		fmt.Fprintf(cfg.Out, "Generated root credentials (shown once; stored in %s, mode 0600):\n  access key: %s\n  secret key: %s\n",
 			filepath.Join(cfg.Dir, iam.RootFile), root.AccessKey, root.SecretKey)
 	}
-	s.iam = iam.NewStore(root)
 	if s.meta, err = meta.OpenPebble(filepath.Join(cfg.Dir, "meta"), s.log.With("component", "pebble")); err != nil {
 		return err
 	}
 	if s.deploymentID, err = loadOrCreateID(s.meta, "sys/deployment-id"); err != nil {
+		return err
+	}
+	if s.iam, err = iam.Open(s.meta, root, iam.Config{Clock: hlc.New(cfg.Clock), SiteID: s.deploymentID, Logger: s.log}); err != nil {
 		return err
 	}
 	if cfg.SiteName == "" {
@@ -165,9 +171,13 @@ func (s *Server) build() error {
 	if err != nil {
 		return err
 	}
+	dial := cfg.PeerDial
+	if dial == nil {
+		dial = peerhttp.Dialer(cfg.PeerHTTPClient)
+	}
 	s.repl, err = replication.New(replication.Config{
 		Meta: s.meta, Objects: s.objects, Settings: s.settings, Trace: s.trace,
-		Dial: peerhttp.Dialer(cfg.PeerHTTPClient), SiteID: s.deploymentID, SiteName: s.cfg.SiteName,
+		Dial: dial, SiteID: s.deploymentID, SiteName: s.cfg.SiteName,
 		Logger: s.log, Registerer: s.metrics.Registerer(),
 		OnService: func(ak, sk string) { s.iam.SetService(iam.Credential{AccessKey: ak, SecretKey: sk}) },
 		ReplicaCatalog: func() bool {
@@ -274,7 +284,11 @@ func (s *Server) handler() (http.Handler, error) {
 	if err != nil {
 		return nil, err
 	}
-	peer, err := peerhttp.NewServer(peerhttp.Config{Engine: s.repl, Auth: peerAuth{auth}, Trace: s.trace, Logger: s.log,
+	newPeer := s.cfg.PeerServer
+	if newPeer == nil {
+		newPeer = func(c peerhttp.Config) (http.Handler, error) { return peerhttp.NewServer(c) }
+	}
+	peer, err := newPeer(peerhttp.Config{Engine: s.repl, Auth: peerAuth{auth}, Trace: s.trace, Logger: s.log,
 		InboundGuard: s.scanner.InboundGuard, CatalogExport: s.scanner.ExportJSON})
 	if err != nil {
 		return nil, err

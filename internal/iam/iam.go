@@ -1,6 +1,9 @@
-// Package iam owns twinlake's identities: the root credentials and, later,
-// service accounts. It answers SigV4's secret-key lookups and says who is an
-// administrator. Lookups are lock-free reads of an immutable snapshot.
+// Package iam owns twinlake's identities: the root credential, the
+// site-replication service credential, users, groups, named policies, their
+// attachments and access keys, stored durably as versioned records in the
+// metadata store with secrets sealed at rest. It answers SigV4's secret-key
+// lookups and, with package policy, who may do what. Lookups are lock-free
+// reads of an immutable snapshot whose policies are compiled once per change.
 package iam
 
 import (
@@ -11,7 +14,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sync/atomic"
 )
 
 // Credential is an access key and its secret.
@@ -19,53 +21,6 @@ type Credential struct {
 	AccessKey string `json:"accessKey"`
 	SecretKey string `json:"secretKey"`
 }
-
-// Store holds the site's identities. It is safe for concurrent use.
-type Store struct {
-	root  Credential
-	users atomic.Pointer[map[string]string]
-}
-
-// NewStore returns a store whose only identity is root.
-func NewStore(root Credential) *Store {
-	s := &Store{root: root}
-	m := map[string]string{root.AccessKey: root.SecretKey}
-	s.users.Store(&m)
-	return s
-}
-
-// SecretKey implements sigv4.Credentials.
-func (s *Store) SecretKey(accessKey string) (string, bool) {
-	v, ok := (*s.users.Load())[accessKey]
-	return v, ok
-}
-
-// SetService installs (or, with an empty access key, removes) the
-// site-replication service credential, replacing any earlier one. It may
-// call the peer API and replicate objects, but not the admin API.
-func (s *Store) SetService(c Credential) {
-	m := map[string]string{s.root.AccessKey: s.root.SecretKey}
-	if c.AccessKey != "" && c.AccessKey != s.root.AccessKey {
-		m[c.AccessKey] = c.SecretKey
-	}
-	s.users.Store(&m)
-}
-
-// IsService reports whether accessKey is the site-replication service
-// credential, which may call the peer API only.
-func (s *Store) IsService(accessKey string) bool {
-	if accessKey == s.root.AccessKey {
-		return false
-	}
-	_, ok := (*s.users.Load())[accessKey]
-	return ok
-}
-
-// IsAdmin reports whether accessKey may use the admin API.
-func (s *Store) IsAdmin(accessKey string) bool { return accessKey == s.root.AccessKey }
-
-// Root returns the root credential.
-func (s *Store) Root() Credential { return s.root }
 
 // ErrWeakSecret is returned when a configured root password is too short.
 var ErrWeakSecret = errors.New("iam: root password must be at least 8 characters")
