@@ -24,27 +24,17 @@ import (
 const maxMetadataBytes = 256 << 20
 
 // entity is what the scanner knows of one identity record key: a
-// namespace, table or view of one warehouse.
+// namespace, table or view of one warehouse. Its tableState changes only
+// through commitLocked, which keeps the scanner's indexes in step.
 type entity struct {
-	key      string // warehouse/record key
-	wh       string
-	recKey   string
-	kind     string
-	ns       []string
-	name     string
-	uuid     string
-	latest   int64
-	verified int64
-	// complete is the newest version found complete (holds aside), which
-	// transaction members compare against.
-	complete int64
-	held     bool
-	txnID    string
-	deleted  bool
-	status   string
-	missing  []string             // files (bucket/key) the latest version lacks
-	since    map[string]time.Time // when each missing file was first (or last re-requested) missed
-	checked  map[string]bool      // identity-record object versions verified complete
+	key    string // warehouse/record key
+	wh     string
+	recKey string
+	kind   string
+	ns     []string
+	name   string
+	tableState
+	checked map[string]bool // identity-record object versions verified complete
 }
 
 // txnHold is a multi-table transaction whose members are held until all
@@ -234,7 +224,9 @@ func (s *Scanner) exists(ctx context.Context, loc string) (string, bool) {
 }
 
 // evaluate decides one entity: which version the local catalog should
-// point at. It returns entities to evaluate next (transaction members).
+// point at. It gathers the observation, lets decide conclude under the
+// lock, and performs the actions. It returns entities to evaluate next
+// (transaction members).
 func (s *Scanner) evaluate(ctx context.Context, ek string) ([]string, error) {
 	start := s.cfg.Now()
 	wh, key, _ := strings.Cut(ek, "/")
@@ -246,169 +238,113 @@ func (s *Scanner) evaluate(ctx context.Context, ek string) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	s.mu.Lock()
-	e := s.ents[ek]
-	if e == nil {
-		e = &entity{key: ek, wh: wh, recKey: key, kind: kind, ns: ns, name: name, since: map[string]time.Time{}, checked: map[string]bool{}}
-		s.ents[ek] = e
-	}
-	s.mu.Unlock()
-	path := wh + "/" + strings.Join(ns, ".")
-	if name != "" {
-		path += "." + name
-	}
+	e := s.entity(ek, wh, key, kind, ns, name)
 	if len(recs) == 0 {
 		return nil, nil
 	}
-	newest := recs[0].rec
-	if kind == catalog.KindNamespace {
-		err := s.cfg.Catalog.ApplyNamespace(ctx, wh, ns, newest.Properties, newest.UpdatedMS, newest.Deleted)
-		s.mu.Lock()
-		e.deleted, e.status = newest.Deleted, "OK"
-		s.mu.Unlock()
-		s.traceEvent("catalogScanner.namespace", path, fmt.Sprintf("namespace applied (deleted=%t)", newest.Deleted), start, err)
-		return nil, err
-	}
-	local, haveLocal, err := s.cfg.Catalog.Local(wh, kind, catalog.Ident{Namespace: ns, Name: name})
+	ob, metas, err := s.observe(ctx, e, recs)
 	if err != nil {
 		return nil, err
 	}
-	if newest.Deleted {
-		if err := s.cfg.Catalog.ApplyDrop(ctx, wh, kind, catalog.Ident{Namespace: ns, Name: name}); err != nil {
-			return nil, err
-		}
-		s.mu.Lock()
-		e.uuid, e.latest, e.verified, e.complete, e.deleted, e.held, e.status = newest.UUID, newest.Version, newest.Version, newest.Version, true, false, "Deleted"
-		s.setMissingLocked(e, nil)
-		s.mu.Unlock()
-		s.traceEvent("catalogScanner."+kind, path, fmt.Sprintf("%s dropped on the primary: removed from the local catalog (files kept)", kind), start, nil)
-		return nil, nil
+	s.mu.Lock()
+	ob.txns = scannerTxns{s}
+	d := decide(e.tableState, ob)
+	s.commitLocked(e, d.before)
+	if d.hold != nil {
+		s.txns[d.hold.id] = d.hold
 	}
-	strict := s.consistency() == config.ConsistencyStrict
-	var chosen *recordVersion
-	var chosenMeta []byte
-	var latestMissing []string
-	for i := range recs {
-		rv := &recs[i]
-		if rv.rec.Deleted || rv.rec.UUID != newest.UUID {
-			break // an older incarnation of the name
+	s.mu.Unlock()
+	return d.next, s.perform(ctx, e, d, metas, start)
+}
+
+// entity returns the entity of a key, created on first sight.
+func (s *Scanner) entity(ek, wh, key, kind string, ns []string, name string) *entity {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	e := s.ents[ek]
+	if e == nil {
+		e = &entity{key: ek, wh: wh, recKey: key, kind: kind, ns: ns, name: name, checked: map[string]bool{}}
+		e.since = map[string]time.Time{}
+		s.ents[ek] = e
+	}
+	return e
+}
+
+func (e *entity) ident() catalog.Ident { return catalog.Ident{Namespace: e.ns, Name: e.name} }
+
+// path names the entity in trace events.
+func (e *entity) path() string {
+	p := e.wh + "/" + strings.Join(e.ns, ".")
+	if e.name != "" {
+		p += "." + e.name
+	}
+	return p
+}
+
+// observe gathers what decide needs: the record versions, the settings and
+// the time, and for a live table or view the local catalog entry and the
+// completeness of its newest incarnation's versions, newest first up to the
+// first complete one. It returns the metadata bytes it read, by version.
+func (s *Scanner) observe(ctx context.Context, e *entity, recs []recordVersion) (observation, map[string][]byte, error) {
+	ob := observation{key: e.key, wh: e.wh, kind: e.kind, mode: s.consistency(), versions: make([]versionObs, len(recs)),
+		retryInterval: s.cfg.Settings.Duration(config.SubsysTables, config.TablesReplicaCatalogRetryInterval),
+		staleTimeout:  s.cfg.Settings.Duration(config.SubsysTables, config.TablesReplicaCatalogTxnStaleTimeout)}
+	for i, rv := range recs {
+		ob.versions[i] = versionObs{vid: rv.vid, rec: rv.rec}
+	}
+	if e.kind == catalog.KindNamespace {
+		ob.now = s.cfg.Now()
+		return ob, nil, nil
+	}
+	local, have, err := s.cfg.Catalog.Local(e.wh, e.kind, e.ident())
+	if err != nil {
+		return ob, nil, err
+	}
+	ob.local = localEntry{present: have, uuid: local.UUID, version: local.Version}
+	var metas map[string][]byte
+	newest := recs[0].rec
+	for i := 0; i < len(ob.versions) && !newest.Deleted; i++ {
+		v := &ob.versions[i]
+		if !sameIncarnation(newest, v.rec) {
+			break
 		}
-		ok, missing, md := s.check(ctx, e, rv, strict)
-		if i == 0 {
-			latestMissing = missing
+		if md := s.check(ctx, e, v, ob.mode); md != nil {
+			if metas == nil {
+				metas = map[string][]byte{}
+			}
+			metas[v.vid] = md
 		}
-		if ok {
-			chosen, chosenMeta = rv, md
+		if len(v.missingFor(ob.mode)) == 0 {
 			break
 		}
 	}
-	var next []string
-	s.mu.Lock()
-	e.uuid, e.latest, e.deleted = newest.UUID, newest.Version, false
-	s.setMissingLocked(e, latestMissing)
-	if chosen == nil {
-		e.held = false
-		if haveLocal && local.UUID == newest.UUID {
-			e.verified = local.Version
-		} else {
-			e.verified = 0
-		}
-		e.status = behindStatus(e)
-		s.mu.Unlock()
-		s.retryMissing(ctx, e, path)
-		s.traceEvent("catalogScanner."+kind, path, fmt.Sprintf("version %d not complete yet (%d files missing)", newest.Version, len(latestMissing)), start, nil)
-		return nil, nil
-	}
-	e.complete = chosen.rec.Version
-	if txn := chosen.rec.Txn; txn != nil && len(txn.Members) > 1 {
-		h := s.txns[txn.ID]
-		if h == nil {
-			h = &txnHold{id: txn.ID, wh: wh, members: txn.Members, first: s.cfg.Now()}
-			s.txns[txn.ID] = h
-		}
-		for _, m := range txn.Members {
-			mk := wh + "/" + catalog.TableRecordKey(m.Namespace, m.Name)
-			if mk != ek {
-				next = append(next, mk)
-			}
-		}
-		if !h.released {
-			stale := s.cfg.Settings.Duration(config.SubsysTables, config.TablesReplicaCatalogTxnStaleTimeout)
-			switch {
-			case s.membersArrivedLocked(h):
-				h.released = true
-				s.mu.Unlock()
-				s.traceEvent("catalogScanner.txn", path, fmt.Sprintf("transaction %s: all %d members arrived; applying", txn.ID, len(txn.Members)), start, nil)
-				s.mu.Lock()
-			case s.cfg.Now().Sub(h.first) >= stale:
-				h.released = true
-				s.mu.Unlock()
-				s.traceEvent("catalogScanner.txn", path, fmt.Sprintf("transaction %s exceeded replica_catalog_txn_stale_timeout (%s): surviving members let through", txn.ID, stale), start, nil)
-				s.mu.Lock()
-			default:
-				e.held, e.txnID, e.verified, e.status = true, txn.ID, -1, "Held"
-				s.timers[ek] = h.first.Add(stale)
-				s.mu.Unlock()
-				s.traceEvent("catalogScanner.txn", path, fmt.Sprintf("transaction %s: held until every member arrives", txn.ID), start, nil)
-				return next, nil
-			}
-		}
-	}
-	s.mu.Unlock()
-	if !haveLocal || local.UUID != chosen.rec.UUID || local.Version != chosen.rec.Version {
-		if chosenMeta == nil {
-			b, k, err := splitLocation(chosen.rec.MetadataLocation)
-			if err == nil {
-				chosenMeta, err = s.read(ctx, b, k, "")
-			}
-			if err != nil {
-				return next, err
-			}
-		}
-		if err := s.cfg.Catalog.ApplyEntry(ctx, wh, chosen.rec, chosenMeta); err != nil {
-			return next, err
-		}
-		s.traceEvent("catalogScanner.apply", path, fmt.Sprintf("%s version %d verified and applied (latest seen %d)", kind, chosen.rec.Version, newest.Version), start, nil)
-	}
-	s.mu.Lock()
-	e.held, e.verified = false, chosen.rec.Version
-	e.status = behindStatus(e)
-	if len(e.missing) == 0 {
-		delete(s.timers, ek)
-	}
-	s.mu.Unlock()
-	s.retryMissing(ctx, e, path)
-	return next, nil
+	ob.now = s.cfg.Now()
+	return ob, metas, nil
 }
 
-func behindStatus(e *entity) string {
-	switch {
-	case e.held:
-		return "Held"
-	case e.verified >= e.latest:
-		return "OK"
+// scannerTxns answers decide's txnView from the scanner's maps (its user
+// holds mu).
+type scannerTxns struct{ s *Scanner }
+
+func (t scannerTxns) hold(id string) (txnHold, bool) {
+	if h := t.s.txns[id]; h != nil {
+		return *h, true
 	}
-	if n := e.latest - max(e.verified, 0); n != 1 {
-		return fmt.Sprintf("%d versions behind", n)
-	}
-	return "1 version behind"
+	return txnHold{}, false
 }
 
-// membersArrivedLocked reports whether every member of a transaction has a
-// complete version at least as new as the one the transaction reached.
-func (s *Scanner) membersArrivedLocked(h *txnHold) bool {
-	for _, m := range h.members {
-		me := s.ents[h.wh+"/"+catalog.TableRecordKey(m.Namespace, m.Name)]
-		if me == nil || me.complete < m.Version {
-			return false
-		}
+func (t scannerTxns) complete(key string) (int64, bool) {
+	if e := t.s.ents[key]; e != nil {
+		return e.complete, true
 	}
-	return true
+	return 0, false
 }
 
-// setMissingLocked records the files e's latest version lacks and indexes
-// them, so their arrival re-evaluates e.
-func (s *Scanner) setMissingLocked(e *entity, missing []string) {
+var _ txnView = scannerTxns{}
+
+// commitLocked makes st the entity's state, and keeps the index from
+// missing file to entities and the timers in step (caller holds mu).
+func (s *Scanner) commitLocked(e *entity, st tableState) {
 	for _, f := range e.missing {
 		if w := s.waitIdx[f]; w != nil {
 			delete(w, e.key)
@@ -417,86 +353,131 @@ func (s *Scanner) setMissingLocked(e *entity, missing []string) {
 			}
 		}
 	}
-	now := s.cfg.Now()
-	keep := map[string]time.Time{}
-	for _, f := range missing {
+	for _, f := range st.missing {
 		if s.waitIdx[f] == nil {
 			s.waitIdx[f] = map[string]bool{}
 		}
 		s.waitIdx[f][e.key] = true
-		if t, ok := e.since[f]; ok {
-			keep[f] = t
-		} else {
-			keep[f] = now
-		}
 	}
-	e.missing, e.since = missing, keep
-	if len(missing) == 0 && !e.held {
+	e.tableState = st
+	if st.due.IsZero() {
 		delete(s.timers, e.key)
+	} else {
+		s.timers[e.key] = st.due
 	}
 }
 
-// retryMissing asks the peers to re-send each file missing for longer than
-// the retry interval, and sets the entity's timer for the next one.
-func (s *Scanner) retryMissing(ctx context.Context, e *entity, path string) {
-	interval := s.cfg.Settings.Duration(config.SubsysTables, config.TablesReplicaCatalogRetryInterval)
-	now := s.cfg.Now()
+func (s *Scanner) commit(e *entity, st tableState) {
 	s.mu.Lock()
-	var due []string
-	next := time.Time{}
-	for f, t := range e.since {
-		if now.Sub(t) >= interval {
-			due = append(due, f)
-			e.since[f] = now
-			t = now
-		}
-		if next.IsZero() || t.Add(interval).Before(next) {
-			next = t.Add(interval)
-		}
-	}
-	if !next.IsZero() {
-		s.timers[e.key] = next
-	}
+	s.commitLocked(e, st)
 	s.mu.Unlock()
-	for _, f := range due {
-		start := s.cfg.Now()
-		b, k, _ := strings.Cut(f, "/")
-		n, err := s.cfg.Replication.RequestResend(ctx, b, k)
-		s.m.retryRequests.Inc()
-		s.traceEvent("catalogScanner.repl-retry", path, fmt.Sprintf("file %s missing longer than %s: asked the primary to re-send it (%d version(s) queued)", f, interval, n), start, err)
+}
+
+// perform carries out a decision's actions in order. A catalog action that
+// fails ends it, and the entity keeps d.before; once one succeeds the
+// entity takes d.state.
+func (s *Scanner) perform(ctx context.Context, e *entity, d decision, metas map[string][]byte, start time.Time) error {
+	path := e.path()
+	for _, a := range d.actions {
+		var err error
+		switch a := a.(type) {
+		case applyNamespace:
+			err = s.cfg.Catalog.ApplyNamespace(ctx, e.wh, e.ns, a.rec.Properties, a.rec.UpdatedMS, a.rec.Deleted)
+			s.traceEvent("catalogScanner.namespace", path, fmt.Sprintf("namespace applied (deleted=%t)", a.rec.Deleted), start, err)
+		case dropEntry:
+			if err = s.cfg.Catalog.ApplyDrop(ctx, e.wh, e.kind, e.ident()); err == nil {
+				s.commit(e, d.state)
+				s.traceEvent("catalogScanner."+e.kind, path, fmt.Sprintf("%s dropped on the primary: removed from the local catalog (files kept)", e.kind), start, nil)
+			}
+		case applyVersion:
+			if err = s.applyVersion(ctx, e, a, metas[a.vid]); err == nil {
+				s.commit(e, d.state)
+				s.traceEvent("catalogScanner.apply", path, fmt.Sprintf("%s version %d verified and applied (latest seen %d)", e.kind, a.rec.Version, a.latest), start, nil)
+			}
+		case resendFile:
+			s.resend(ctx, a, path)
+		default:
+			s.notice(a, e, path, start)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// applyVersion points the local catalog at a version, reading its
+// metadata unless the observation already did.
+func (s *Scanner) applyVersion(ctx context.Context, e *entity, a applyVersion, md []byte) error {
+	if md == nil {
+		b, k, err := splitLocation(a.rec.MetadataLocation)
+		if err == nil {
+			md, err = s.read(ctx, b, k, "")
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return s.cfg.Catalog.ApplyEntry(ctx, e.wh, a.rec, md)
+}
+
+// resend asks the peers to re-send a file.
+func (s *Scanner) resend(ctx context.Context, a resendFile, path string) {
+	start := s.cfg.Now()
+	b, k, _ := strings.Cut(a.file, "/")
+	n, err := s.cfg.Replication.RequestResend(ctx, b, k)
+	s.m.retryRequests.Inc()
+	s.traceEvent("catalogScanner.repl-retry", path, fmt.Sprintf("file %s missing longer than %s: asked the primary to re-send it (%d version(s) queued)", a.file, a.interval, n), start, err)
+}
+
+// notice traces the actions that only report.
+func (s *Scanner) notice(a action, e *entity, path string, start time.Time) {
+	switch a := a.(type) {
+	case awaitFiles:
+		s.traceEvent("catalogScanner."+e.kind, path, fmt.Sprintf("version %d not complete yet (%d files missing)", a.version, a.missing), start, nil)
+	case holdTxn:
+		s.traceEvent("catalogScanner.txn", path, fmt.Sprintf("transaction %s: held until every member arrives", a.id), start, nil)
+	case releaseTxn:
+		msg := fmt.Sprintf("transaction %s: all %d members arrived; applying", a.id, a.members)
+		if a.stale > 0 {
+			msg = fmt.Sprintf("transaction %s exceeded replica_catalog_txn_stale_timeout (%s): surviving members let through", a.id, a.stale)
+		}
+		s.traceEvent("catalogScanner.txn", path, msg, start, nil)
 	}
 }
 
-// check decides whether one version of a table or view is complete for the
-// consistency mode: its metadata file, and in strict mode (tables) the
-// current snapshot's manifest list, manifests, data and delete files. It
-// returns the metadata bytes when it read them.
-func (s *Scanner) check(ctx context.Context, e *entity, rv *recordVersion, strict bool) (bool, []string, []byte) {
+// check observes whether one version is complete: its metadata file, and
+// where walksFiles says the mode needs them (strict, tables) the current
+// snapshot's manifest list, manifests, data and delete files. It returns
+// the metadata bytes when it read them. A version found complete is
+// remembered and not read again.
+func (s *Scanner) check(ctx context.Context, e *entity, v *versionObs, mode string) []byte {
 	s.mu.Lock()
-	done := e.checked[rv.vid]
+	v.known = e.checked[v.vid]
 	s.mu.Unlock()
-	if done {
-		return true, nil, nil
+	if v.known {
+		return nil
 	}
-	mb, mk, err := splitLocation(rv.rec.MetadataLocation)
+	mb, mk, err := splitLocation(v.rec.MetadataLocation)
 	if err != nil {
-		return false, []string{rv.rec.MetadataLocation}, nil
+		v.meta = v.rec.MetadataLocation
+		return nil
 	}
+	v.meta = mb + "/" + mk
 	md, err := s.read(ctx, mb, mk, "")
 	if err != nil {
-		return false, []string{mb + "/" + mk}, nil
+		return nil
 	}
-	var missing []string
-	if strict && rv.rec.Kind == catalog.KindTable {
-		missing = s.missingFiles(ctx, md)
+	v.metaPresent = true
+	if walksFiles(mode, v.rec.Kind) {
+		v.absent = s.missingFiles(ctx, md)
 	}
-	if len(missing) > 0 {
-		return false, missing, md
+	if len(v.absent) == 0 {
+		s.mu.Lock()
+		e.checked[v.vid] = true
+		s.mu.Unlock()
 	}
-	s.mu.Lock()
-	e.checked[rv.vid] = true
-	s.mu.Unlock()
-	return true, nil, md
+	return md
 }
 
 // missingFiles lists the files the metadata's current snapshot references

@@ -235,47 +235,76 @@ func (s *Scanner) loop() {
 	}
 }
 
-// runOnce decides what this cycle is: a rebuild, a scan, or nothing.
+// runOnce runs one turn of the loop: a rebuild, a scan, or nothing, as
+// planRun decides.
 func (s *Scanner) runOnce(ctx context.Context) {
-	p := s.persisted()
-	switch {
-	case p.Window && p.Rebuild.State == RebuildInProgress || p.Window && p.Rebuild.State == RebuildFailureRetry:
-		s.setState(StateRebuilding)
-		s.rebuildCycle(ctx)
-		return
-	case p.Window:
-		s.setState(StateRebuilding)
-		s.takeDirty()
-		return
-	case !s.Role():
-		s.mu.Lock()
-		if s.state != StateDisabled {
-			s.state = StateDisabled
-			s.resetMemory()
-		}
-		s.mu.Unlock()
-		s.takeDirty()
-		return
-	}
+	p, role := s.persisted(), s.Role()
 	s.mu.Lock()
-	if s.state == StateDisabled || s.state == StateRebuilding {
-		s.state = StateWaiting
+	step := planRun(s.state, p, role, s.failover.Load())
+	s.state = step.state
+	if step.reset {
+		s.resetMemory()
 	}
 	s.mu.Unlock()
-	final := s.failover.Load()
-	if err := s.cycle(ctx, final); err != nil {
+	switch step.kind {
+	case stepRebuild:
+		s.rebuildCycle(ctx)
+		return
+	case stepIdle:
+		s.takeDirty()
+		return
+	}
+	if err := s.cycle(ctx, step.final); err != nil {
 		s.log.Warn("scanner cycle", "err", err)
 		return
 	}
-	if final {
+	if step.final {
 		s.completeFailover(ctx)
 		return
 	}
-	st := StateActive
-	if s.consistency() == config.ConsistencyEventual {
-		st = StateTracking
+	s.setState(settledState(s.consistency()))
+}
+
+// Kinds of loop turn.
+const (
+	stepIdle    = "idle"    // nothing to do but drop the arrivals
+	stepRebuild = "rebuild" // a rebuild attempt in the resync window
+	stepCycle   = "cycle"   // a scan cycle
+)
+
+// runStep is one turn of the loop.
+type runStep struct {
+	kind  string
+	state string // the loop state while it runs
+	reset bool   // drop the in-memory state: the role was just turned off
+	// final marks a failover's final full cycle; promotion follows it.
+	final bool
+}
+
+// planRun decides a turn of the loop from the loop state, the persisted
+// window and rebuild, the role and a requested failover. It is pure.
+func planRun(loop string, p persisted, role, failover bool) runStep {
+	switch {
+	case p.Window && (p.Rebuild.State == RebuildInProgress || p.Rebuild.State == RebuildFailureRetry):
+		return runStep{kind: stepRebuild, state: StateRebuilding}
+	case p.Window:
+		return runStep{kind: stepIdle, state: StateRebuilding}
+	case !role:
+		return runStep{kind: stepIdle, state: StateDisabled, reset: loop != StateDisabled}
 	}
-	s.setState(st)
+	st := runStep{kind: stepCycle, state: loop, final: failover}
+	if loop == StateDisabled || loop == StateRebuilding {
+		st.state = StateWaiting
+	}
+	return st
+}
+
+// settledState is the loop state after a successful cycle.
+func settledState(consistency string) string {
+	if consistency == config.ConsistencyEventual {
+		return StateTracking
+	}
+	return StateActive
 }
 
 func (s *Scanner) traceEvent(fn, path, msg string, start time.Time, err error) {
