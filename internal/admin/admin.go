@@ -53,6 +53,9 @@ type Config struct {
 	// TablesReplication runs the Tables replica (scanner, failover,
 	// resync, reset, backfill); nil answers its calls with NotImplemented.
 	TablesReplication TablesReplication
+	// Identities manages users, groups, policies and access keys; nil
+	// answers those calls with NotImplemented.
+	Identities IdentityAdmin
 
 	// TraceBuffer is how many events a slow trace client may lag behind
 	// before it loses events. Default 4096.
@@ -109,9 +112,11 @@ type Server struct {
 
 var _ http.Handler = (*Server)(nil)
 
-// call is what a handler may add to the trace event of its call.
+// call is what a handler may add to the trace event of its call, and who
+// made it.
 type call struct {
-	msg string
+	msg       string
+	accessKey string
 }
 
 // handler serves one route. It returns errors rather than writing them, so
@@ -141,7 +146,7 @@ func New(cfg Config) (*Server, error) {
 	cfg.setDefaults()
 	s := &Server{cfg: cfg, log: cfg.Logger.With("component", "admin"), mux: http.NewServeMux()}
 	var all []route
-	for _, t := range [][]route{routes, tablesRoutes, tablesReplRoutes, replicationRoutes} {
+	for _, t := range [][]route{routes, tablesRoutes, tablesReplRoutes, replicationRoutes, iamRoutes} {
 		all = append(all, t...)
 	}
 	for _, rt := range all {
@@ -162,7 +167,7 @@ func (s *Server) wrap(name string, h handler) http.Handler {
 		start := time.Now()
 		rec := &httprec.Recorder{ResponseWriter: w}
 		c := &call{}
-		err := s.authorize(r)
+		err := s.authorize(r, name, c)
 		if err == nil {
 			err = h(s, rec, r, c)
 		}
@@ -183,14 +188,25 @@ func (s *Server) wrap(name string, h handler) http.Handler {
 	})
 }
 
-func (s *Server) authorize(r *http.Request) error {
+// authorize authenticates the caller and checks the call's action (see
+// routeActions) with the Authenticator's ActionAuthorizer, or, lacking
+// one, that the caller is an administrator.
+func (s *Server) authorize(r *http.Request, name string, c *call) error {
 	key, err := s.cfg.Auth.Authenticate(r)
 	switch {
 	case err != nil:
 		return fmt.Errorf("%w: %w", ErrUnauthenticated, err)
 	case key == "":
 		return ErrUnauthenticated
-	case !s.cfg.Auth.IsAdmin(key):
+	}
+	c.accessKey = key
+	if az, ok := s.cfg.Auth.(ActionAuthorizer); ok {
+		if action := routeAction(name); !az.AllowAdmin(key, action) {
+			return fmt.Errorf("%w: %s may not perform %s", ErrAccessDenied, key, action)
+		}
+		return nil
+	}
+	if !s.cfg.Auth.IsAdmin(key) {
 		return fmt.Errorf("%w: %s is not an administrator", ErrAccessDenied, key)
 	}
 	return nil

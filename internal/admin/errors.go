@@ -33,11 +33,7 @@ var ErrInvalidConfig = errors.New("admin: invalid config")
 // errorTable maps errors to the admin API's wire codes and statuses, first
 // match wins. ErrRefused comes before the validation sentinels because a
 // refusal wraps whatever error its guard returned.
-var errorTable = []struct {
-	err    error
-	code   string
-	status int
-}{
+var errorTable = []errorEntry{
 	{ErrUnauthenticated, adminclient.CodeUnauthenticated, http.StatusUnauthorized},
 	{ErrAccessDenied, adminclient.CodeAccessDenied, http.StatusForbidden},
 	{ErrNoRoute, adminclient.CodeNotFound, http.StatusNotFound},
@@ -49,10 +45,17 @@ var errorTable = []struct {
 	{config.ErrInvalidValue, adminclient.CodeInvalidConfig, http.StatusBadRequest},
 }
 
+// errorEntry maps one sentinel to its wire code and status.
+type errorEntry struct {
+	err    error
+	code   string
+	status int
+}
+
 // classify returns the wire form of err. Errors outside the table are
 // internal: their text is logged, not sent.
 func classify(err error) (status int, body adminclient.ErrorBody, internal bool) {
-	for _, e := range errorTable {
+	for _, e := range append(errorTable[:len(errorTable):len(errorTable)], iamErrorTable...) {
 		if errors.Is(err, e.err) {
 			return e.status, adminclient.ErrorBody{Code: e.code, Message: err.Error()}, false
 		}

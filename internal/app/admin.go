@@ -7,8 +7,10 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/twinlake/twinlake/internal/admin"
 	"github.com/twinlake/twinlake/internal/adminclient"
 	"github.com/twinlake/twinlake/internal/iam"
+	"github.com/twinlake/twinlake/internal/iam/policy"
 	"github.com/twinlake/twinlake/internal/s3api/sigv4"
 )
 
@@ -33,6 +35,15 @@ func (a sigv4Auth) Authenticate(r *http.Request) (string, error) {
 }
 
 func (a sigv4Auth) IsAdmin(accessKey string) bool { return a.iam.IsAdmin(accessKey) }
+
+// AllowAdmin implements admin.ActionAuthorizer: root, or a user or access
+// key whose policies allow the admin action.
+func (a sigv4Auth) AllowAdmin(accessKey, action string) bool {
+	id, ok := a.iam.Identity(accessKey)
+	return ok && id.Allowed(&policy.Request{Action: action, Resource: "arn:aws:s3:::*"})
+}
+
+var _ admin.ActionAuthorizer = sigv4Auth{}
 
 // peerAuth verifies peer API requests, body included.
 type peerAuth struct{ sigv4Auth }

@@ -9,7 +9,7 @@ import (
 )
 
 // addAdminCommands attaches the admin command tree (info, config, trace,
-// replicate).
+// replicate, user, group, policy, accesskey).
 func addAdminCommands(root *cobra.Command, opts *options) {
 	admin := &cobra.Command{
 		Use:   "admin",
@@ -18,13 +18,19 @@ func addAdminCommands(root *cobra.Command, opts *options) {
   twinlake admin config get site1 tables
   twinlake admin config set site1 tables replica_catalog=on
   twinlake admin trace -v --call tables-scan site1
-  twinlake admin replicate add site1 site2`,
+  twinlake admin replicate add site1 site2
+  twinlake admin user add site1 alice alice-secret-key
+  twinlake admin policy attach site1 readonly --user alice`,
 	}
 	for _, newCmd := range []func(*options) *cobra.Command{
 		newAdminInfoCmd,
 		newAdminConfigCmd,
 		newAdminTraceCmd,
 		newAdminReplicateCmd,
+		newAdminUserCmd,
+		newAdminGroupCmd,
+		newAdminPolicyCmd,
+		newAdminAccessKeyCmd,
 	} {
 		admin.AddCommand(newCmd(opts))
 	}
