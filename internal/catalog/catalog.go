@@ -36,6 +36,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/twinlake/twinlake/internal/meta"
 	"github.com/twinlake/twinlake/internal/objects"
 )
@@ -62,7 +64,8 @@ type Config struct {
 	Logger *slog.Logger
 	// Now is the clock of updated_ms and metadata timestamps; default time.Now.
 	Now func() time.Time
-	// MaxMetadataBytes bounds a metadata file read by RegisterTable.
+	// MaxMetadataBytes bounds a file the catalog reads: the metadata file
+	// RegisterTable reads, a manifest list or manifest a purge reads.
 	// Default 64 MiB.
 	MaxMetadataBytes int64
 }
@@ -98,6 +101,9 @@ type Catalog struct {
 	structMu sync.RWMutex
 	locks    [256]sync.Mutex // striped per warehouse/namespace/name
 	seed     maphash.Seed
+	// locMu serialises a table location check with the write that takes
+	// the location; it is taken last, after structMu and the stripes.
+	locMu sync.Mutex
 
 	cache metadataCache
 }
@@ -111,8 +117,12 @@ func New(m meta.Store, obj Objects, cfg Config) (*Catalog, error) {
 	if m == nil || obj == nil {
 		return nil, errors.New("catalog: a meta store and an object layer are required")
 	}
-	return &Catalog{meta: m, obj: obj, cfg: cfg, log: cfg.Logger.With("component", "catalog"),
-		seed: maphash.MakeSeed(), cache: newMetadataCache(4096)}, nil
+	c := &Catalog{meta: m, obj: obj, cfg: cfg, log: cfg.Logger.With("component", "catalog"),
+		seed: maphash.MakeSeed(), cache: newMetadataCache(4096)}
+	if err := c.rebuildLocations(); err != nil {
+		return nil, fmt.Errorf("catalog: rebuild the location index: %w", err)
+	}
+	return c, nil
 }
 
 func (c *Catalog) nowMS() int64 { return c.cfg.Now().UnixMilli() }
@@ -187,26 +197,32 @@ func (c *Catalog) readFile(ctx context.Context, wh, location string) ([]byte, er
 	if err != nil {
 		return nil, err
 	}
-	v, err := c.obj.HeadObject(ctx, wh, key, "")
-	if errors.Is(err, objects.ErrObjectNotFound) {
+	data, err := c.readObject(ctx, wh, key)
+	switch {
+	case errors.Is(err, objects.ErrObjectNotFound):
 		return nil, fmt.Errorf("%w: %s does not exist", ErrInvalidRequest, location)
+	case errors.Is(err, errTooLarge):
+		return nil, fmt.Errorf("%w: %s is larger than %d bytes", ErrInvalidRequest, location, c.cfg.MaxMetadataBytes)
 	}
+	return data, err
+}
+
+// readObject reads the latest version of an object whole; one larger than
+// MaxMetadataBytes is errTooLarge.
+func (c *Catalog) readObject(ctx context.Context, bucket, key string) ([]byte, error) {
+	v, err := c.obj.HeadObject(ctx, bucket, key, "")
 	if err != nil {
 		return nil, err
 	}
 	if v.Size > c.cfg.MaxMetadataBytes {
-		return nil, fmt.Errorf("%w: %s is larger than %d bytes", ErrInvalidRequest, location, c.cfg.MaxMetadataBytes)
+		return nil, fmt.Errorf("%w: %s/%s", errTooLarge, bucket, key)
 	}
-	_, rc, err := c.obj.GetObject(ctx, wh, key, v.VersionID, 0, v.Size)
+	_, rc, err := c.obj.GetObject(ctx, bucket, key, v.VersionID, 0, v.Size)
 	if err != nil {
 		return nil, err
 	}
 	defer rc.Close()
-	data, err := io.ReadAll(rc)
-	if err != nil {
-		return nil, err
-	}
-	return data, nil
+	return io.ReadAll(rc)
 }
 
 // locationSchemes are the URL schemes engines use for S3 locations.
@@ -232,9 +248,17 @@ func keyInWarehouse(wh, location string) (string, error) {
 	return key, nil
 }
 
-// defaultLocation is s3://<warehouse>/<ns1>/<ns2>/<name>.
+// defaultLocation is s3://<warehouse>/<ns1>/<ns2>/<name>, a view's default.
 func defaultLocation(wh string, id Ident) string {
 	return "s3://" + wh + "/" + strings.Join(append(append([]string{}, id.Namespace...), id.Name), "/")
+}
+
+// defaultTableLocation is s3://<warehouse>/<ns1>/<ns2>/<name>-<uuid without
+// dashes>: the table's UUID keeps it apart from any other table's, such as
+// one that had the name before a rename or a drop, or a table of a
+// namespace named like the table.
+func defaultTableLocation(wh string, id Ident, tableUUID uuid.UUID) string {
+	return defaultLocation(wh, id) + "-" + strings.ReplaceAll(tableUUID.String(), "-", "")
 }
 
 // metadataFileLocation is <location>/metadata/<5-digit version>-<uuid>.metadata.json.

@@ -30,11 +30,12 @@ type entryKind struct {
 	notFound, exists  error
 	otherPfx          string
 	otherExistsAsThis error
+	locations         bool // entries are in the location index (location.go)
 }
 
 var (
 	tableKind = entryKind{pfx: pfxTable, kind: KindTable, notFound: ErrNoSuchTable, exists: ErrTableExists,
-		otherPfx: pfxView, otherExistsAsThis: ErrViewExists}
+		otherPfx: pfxView, otherExistsAsThis: ErrViewExists, locations: true}
 	viewKind = entryKind{pfx: pfxView, kind: KindView, notFound: ErrNoSuchView, exists: ErrViewExists,
 		otherPfx: pfxTable, otherExistsAsThis: ErrTableExists}
 )
@@ -47,6 +48,10 @@ func (c *Catalog) getEntry(k entryKind, wh string, id Ident) (entry, error) {
 	if err != nil {
 		return entry{}, err
 	}
+	return k.decode(id, v)
+}
+
+func (k entryKind) decode(id Ident, v []byte) (entry, error) {
 	var e entry
 	if err := json.Unmarshal(v, &e); err != nil {
 		return entry{}, fmt.Errorf("catalog: decode %s %s: %w", k.kind, id, err)
@@ -188,17 +193,18 @@ func (c *Catalog) renameEntry(ctx context.Context, k entryKind, wh string, from,
 	if err := setEntry(b, k, wh, to, e, nil); err != nil {
 		return err
 	}
+	k.moveLocation(b, wh, from, e.Location, to, e.Location)
 	return b.Commit(true)
 }
 
 // dropEntry removes a table or view, leaving a tombstone identity record.
-// It returns the dropped entry so that a purge can follow.
-func (c *Catalog) dropEntry(ctx context.Context, k entryKind, wh string, id Ident) (entry, error) {
+// It returns the dropped entry and its metadata so that a purge can follow.
+func (c *Catalog) dropEntry(ctx context.Context, k entryKind, wh string, id Ident) (entry, []byte, error) {
 	if err := ValidateIdent(id); err != nil {
-		return entry{}, err
+		return entry{}, nil, err
 	}
 	if _, err := c.Warehouse(ctx, wh); err != nil {
-		return entry{}, err
+		return entry{}, nil, err
 	}
 	c.structMu.RLock()
 	defer c.structMu.RUnlock()
@@ -206,20 +212,25 @@ func (c *Catalog) dropEntry(ctx context.Context, k entryKind, wh string, id Iden
 	defer unlock()
 	e, err := c.getEntry(k, wh, id)
 	if err != nil {
-		return entry{}, err
+		return entry{}, nil, err
+	}
+	metadata, err := c.entryMetadata(e)
+	if err != nil {
+		return entry{}, nil, err
 	}
 	e.UpdatedMS = c.nowMS()
 	if err := c.putIdentity(ctx, wh, k.identity(id, e, true)); err != nil {
-		return entry{}, err
+		return entry{}, nil, err
 	}
 	b := c.meta.NewBatch()
 	b.Delete(entryKey(k.pfx, wh, id))
 	b.Delete(metadataKey(e.ID))
+	k.unindexLocation(b, wh, id, e.Location)
 	if err := b.Commit(true); err != nil {
-		return entry{}, err
+		return entry{}, nil, err
 	}
 	c.cache.drop(e.ID)
-	return e, nil
+	return e, metadata, nil
 }
 
 func newUUID() string { return uuid.NewString() }

@@ -44,9 +44,18 @@ var (
 	// ErrInvalidLocation: a location outside the warehouse bucket or in its
 	// reserved prefix (BadRequestException, 400).
 	ErrInvalidLocation = errors.New("catalog: invalid location")
+	// ErrLocationInUse: a create, stage-create, register or set-location
+	// whose location equals, holds or lies inside a live table's location
+	// (BadRequestException, 400: the request must name another location;
+	// 409 would read as "table exists" or "retry the commit" to clients).
+	ErrLocationInUse = errors.New("catalog: location overlaps another table's")
 	// ErrInvalidRequest: any other malformed request, such as an update the
 	// metadata builder rejects (BadRequestException, 400).
 	ErrInvalidRequest = errors.New("catalog: invalid request")
 	// ErrInvalidRecord: an identity record or key that does not parse.
 	ErrInvalidRecord = errors.New("catalog: invalid identity record")
 )
+
+// errTooLarge: a file the catalog reads is larger than MaxMetadataBytes;
+// RegisterTable answers it as ErrInvalidRequest.
+var errTooLarge = errors.New("catalog: file too large")

@@ -2,6 +2,7 @@ package catalog
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"unicode/utf8"
 )
@@ -21,6 +22,11 @@ type Ident struct {
 // String renders the identifier as dotted levels, for messages.
 func (id Ident) String() string {
 	return strings.Join(append(append([]string{}, id.Namespace...), id.Name), ".")
+}
+
+// equal reports whether id and o name the same table or view.
+func (id Ident) equal(o Ident) bool {
+	return id.Name == o.Name && slices.Equal(id.Namespace, o.Namespace)
 }
 
 // ValidateName checks one namespace level or table/view name: 1 to 255 bytes
@@ -76,6 +82,7 @@ func ValidateIdent(id Ident) error {
 //	c/t/<warehouse>\0<ns>\0<table>        table entry (small: id, uuid, locations, version)
 //	c/v/<warehouse>\0<ns>\0<view>         view entry
 //	c/m/<id>                              current metadata JSON of the entry with that id
+//	c/l/<warehouse>\0<path>/\0<ns>\0<table> a table's location (path: its object key), empty value
 //
 // <ns> is the levels joined with 0x1f; names hold no control characters, so
 // 0x00 and 0x1f never occur inside a part and prefix scans are exact.
@@ -84,6 +91,7 @@ const (
 	pfxTable     = "c/t/"
 	pfxView      = "c/v/"
 	pfxMetadata  = "c/m/"
+	pfxLocation  = "c/l/"
 	levelSep     = "\x1f"
 )
 
@@ -113,3 +121,13 @@ func entryScanPrefix(pfx, wh string, levels []string) []byte {
 func warehouseScanPrefix(pfx, wh string) []byte { return []byte(pfx + wh + "\x00") }
 
 func metadataKey(id string) []byte { return []byte(pfxMetadata + id) }
+
+// splitEntryKey parses a key made by entryKey(pfx, ...).
+func splitEntryKey(pfx string, key []byte) (wh string, id Ident, err error) {
+	wh, rest, ok1 := strings.Cut(strings.TrimPrefix(string(key), pfx), "\x00")
+	ns, name, ok2 := strings.Cut(rest, "\x00")
+	if !ok1 || !ok2 {
+		return "", Ident{}, fmt.Errorf("catalog: bad entry key %q", key)
+	}
+	return wh, Ident{Namespace: strings.Split(ns, levelSep), Name: name}, nil
+}

@@ -14,8 +14,9 @@ import (
 // This file is the catalog as the Tables replica drives it: the scanner
 // applies what it verified from replicated identity records and metadata
 // files, without writing identity records or metadata files itself (they
-// are already in the bucket) and without commit requirements (the primary
-// checked them). Backfill and rebuild use the export and identity helpers.
+// are already in the bucket) and without commit requirements or location
+// checks (the primary made them). Backfill and rebuild use the export and
+// identity helpers.
 
 // pfxBackup is where Backup copies the local catalog: cbak/<label>/<key>.
 const pfxBackup = "cbak/"
@@ -97,6 +98,7 @@ func (c *Catalog) ApplyEntry(ctx context.Context, wh string, r Record, metadata 
 	if err != nil && !errors.Is(err, k.notFound) {
 		return err
 	}
+	prevLocation := e.Location
 	if e.ID == "" || e.UUID != r.UUID {
 		e = entry{ID: newID()}
 	}
@@ -105,6 +107,7 @@ func (c *Catalog) ApplyEntry(ctx context.Context, wh string, r Record, metadata 
 	if err := setEntry(b, k, wh, id, e, metadata); err != nil {
 		return err
 	}
+	k.moveLocation(b, wh, id, prevLocation, id, e.Location)
 	if err := b.Commit(true); err != nil {
 		return err
 	}
@@ -132,6 +135,7 @@ func (c *Catalog) ApplyDrop(ctx context.Context, wh, kind string, id Ident) erro
 	b := c.meta.NewBatch()
 	b.Delete(entryKey(k.pfx, wh, id))
 	b.Delete(metadataKey(e.ID))
+	k.unindexLocation(b, wh, id, e.Location)
 	if err := b.Commit(true); err != nil {
 		return err
 	}
@@ -189,15 +193,14 @@ func (c *Catalog) ExportWarehouse(ctx context.Context, wh string) (Export, error
 	for _, k := range []entryKind{tableKind, viewKind} {
 		p := warehouseScanPrefix(k.pfx, wh)
 		err := meta.Scan(c.meta, p, meta.PrefixEnd(p), func(key, v []byte) (bool, error) {
-			ns, name, ok := strings.Cut(string(key[len(p):]), "\x00")
-			if !ok {
-				return false, fmt.Errorf("catalog: bad entry key %q", key)
+			_, id, err := splitEntryKey(k.pfx, key)
+			if err != nil {
+				return false, err
 			}
 			var e entry
 			if err := json.Unmarshal(v, &e); err != nil {
 				return false, err
 			}
-			id := Ident{Namespace: strings.Split(ns, levelSep), Name: name}
 			out.Entries = append(out.Entries, localOf(k.kind, id, e))
 			return true, nil
 		})
@@ -275,7 +278,7 @@ func (c *Catalog) Clear(ctx context.Context) error {
 	c.structMu.Lock()
 	defer c.structMu.Unlock()
 	b := c.meta.NewBatch()
-	for _, p := range []string{pfxNamespace, pfxTable, pfxView, pfxMetadata} {
+	for _, p := range []string{pfxNamespace, pfxTable, pfxView, pfxMetadata, pfxLocation} {
 		b.DeleteRange([]byte(p), meta.PrefixEnd([]byte(p)))
 	}
 	if err := b.Commit(true); err != nil {

@@ -9,8 +9,6 @@ import (
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 	"github.com/google/uuid"
-
-	"github.com/twinlake/twinlake/internal/objects"
 )
 
 // Table is a table's current state. Metadata is set by calls that build or
@@ -30,7 +28,7 @@ type Table struct {
 type CreateTableRequest struct {
 	Ident         Ident
 	Schema        *iceberg.Schema
-	Location      string // "" means the default, s3://<warehouse>/<ns...>/<name>
+	Location      string // "" means the default, s3://<warehouse>/<ns...>/<name>-<uuid hex>
 	PartitionSpec *iceberg.PartitionSpec
 	SortOrder     *table.SortOrder
 	Properties    map[string]string
@@ -40,7 +38,8 @@ type CreateTableRequest struct {
 	Stage bool
 }
 
-// CreateTable creates a table (or stages one) and returns it.
+// CreateTable creates a table (or stages one) and returns it. A location
+// that overlaps a live table's is ErrLocationInUse.
 func (c *Catalog) CreateTable(ctx context.Context, wh string, req CreateTableRequest) (*Table, error) {
 	if err := ValidateIdent(req.Ident); err != nil {
 		return nil, err
@@ -51,18 +50,19 @@ func (c *Catalog) CreateTable(ctx context.Context, wh string, req CreateTableReq
 	if _, err := c.Warehouse(ctx, wh); err != nil {
 		return nil, err
 	}
+	tableUUID := uuid.New()
 	loc := strings.TrimRight(req.Location, "/")
 	if loc == "" {
-		loc = defaultLocation(wh, req.Ident)
+		loc = defaultTableLocation(wh, req.Ident, tableUUID)
 	}
-	if _, err := keyInWarehouse(wh, loc); err != nil {
+	if _, err := locationPath(wh, loc); err != nil {
 		return nil, err
 	}
 	order := table.UnsortedSortOrder
 	if req.SortOrder != nil {
 		order = *req.SortOrder
 	}
-	md, err := table.NewMetadataWithUUID(req.Schema, req.PartitionSpec, order, loc, req.Properties, uuid.New())
+	md, err := table.NewMetadataWithUUID(req.Schema, req.PartitionSpec, order, loc, req.Properties, tableUUID)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrInvalidRequest, err)
 	}
@@ -78,6 +78,11 @@ func (c *Catalog) CreateTable(ctx context.Context, wh string, req CreateTableReq
 		return nil, err
 	}
 	if err := c.checkFree(tableKind, wh, req.Ident); err != nil {
+		return nil, err
+	}
+	c.locMu.Lock()
+	defer c.locMu.Unlock()
+	if err := c.checkLocation(wh, req.Ident, loc); err != nil {
 		return nil, err
 	}
 	t := &Table{Ident: req.Ident, UUID: md.TableUUID().String(), Location: loc, Metadata: md, MetadataJSON: data}
@@ -120,43 +125,22 @@ func (c *Catalog) RenameTable(ctx context.Context, wh string, from, to Ident) er
 	return c.renameEntry(ctx, tableKind, wh, from, to)
 }
 
-// DropTable drops a table. With purge it then deletes every object under the
-// table's location (delete markers, in a versioned warehouse); the identity
-// tombstone keeps the last metadata location either way.
+// DropTable drops a table. With purge it then deletes the files the
+// table's metadata references (see purge; delete markers, in a versioned
+// warehouse), never others under its location; the identity tombstone keeps
+// the last metadata location either way.
 func (c *Catalog) DropTable(ctx context.Context, wh string, id Ident, purge bool) error {
-	e, err := c.dropEntry(ctx, tableKind, wh, id)
+	e, metadata, err := c.dropEntry(ctx, tableKind, wh, id)
 	if err != nil || !purge {
 		return err
 	}
-	return c.purge(ctx, wh, e.Location)
-}
-
-// purge deletes the latest version of every object under location.
-func (c *Catalog) purge(ctx context.Context, wh, location string) error {
-	key, err := keyInWarehouse(wh, location)
-	if err != nil {
-		return err
-	}
-	opts := objects.ListOptions{Prefix: key + "/", MaxKeys: 1000}
-	for {
-		res, err := c.obj.ListObjects(ctx, wh, opts)
-		if err != nil {
-			return err
-		}
-		for _, o := range res.Objects {
-			if _, err := c.obj.DeleteObject(ctx, wh, o.Key, ""); err != nil {
-				return fmt.Errorf("catalog: purge %s: %w", o.Key, err)
-			}
-		}
-		if !res.IsTruncated {
-			return nil
-		}
-		opts.After = res.NextAfter
-	}
+	return c.purge(ctx, wh, id, e, metadata)
 }
 
 // RegisterTable adds a table from an existing metadata file in the
-// warehouse, without writing a new one.
+// warehouse, without writing a new one. A location that overlaps a live
+// table's is ErrLocationInUse (as registering a live table's own metadata
+// under a second name would be).
 func (c *Catalog) RegisterTable(ctx context.Context, wh string, id Ident, metadataLocation string) (*Table, error) {
 	if err := ValidateIdent(id); err != nil {
 		return nil, err
@@ -172,7 +156,7 @@ func (c *Catalog) RegisterTable(ctx context.Context, wh string, id Ident, metada
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s: %v", ErrInvalidRequest, metadataLocation, err)
 	}
-	if _, err := keyInWarehouse(wh, md.Location()); err != nil {
+	if _, err := locationPath(wh, md.Location()); err != nil {
 		return nil, err
 	}
 	c.structMu.RLock()
@@ -183,6 +167,11 @@ func (c *Catalog) RegisterTable(ctx context.Context, wh string, id Ident, metada
 		return nil, err
 	}
 	if err := c.checkFree(tableKind, wh, id); err != nil {
+		return nil, err
+	}
+	c.locMu.Lock()
+	defer c.locMu.Unlock()
+	if err := c.checkLocation(wh, id, md.Location()); err != nil {
 		return nil, err
 	}
 	p := &pendingTable{id: id, e: entry{ID: newID(), UUID: md.TableUUID().String(), Location: md.Location(),

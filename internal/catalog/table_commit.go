@@ -98,13 +98,23 @@ func (c *Catalog) commit(ctx context.Context, wh string, commits []TableCommit, 
 			return nil, err
 		}
 	}
-	var changed []*pendingTable
+	var changed, claims []*pendingTable
 	for _, p := range order {
 		if p.changed {
 			if err := c.finish(wh, p); err != nil {
 				return nil, err
 			}
 			changed = append(changed, p)
+			if !p.existed || p.e.Location != p.prev.Location {
+				claims = append(claims, p)
+			}
+		}
+	}
+	if len(claims) > 0 {
+		c.locMu.Lock()
+		defer c.locMu.Unlock()
+		if err := c.checkClaims(wh, claims); err != nil {
+			return nil, err
 		}
 	}
 	var info *TxnInfo
@@ -242,7 +252,7 @@ func buildFresh(updates []table.Update) (table.Metadata, error) {
 // version, new metadata file name and JSON.
 func (c *Catalog) finish(wh string, p *pendingTable) error {
 	loc := p.md.Location()
-	if _, err := keyInWarehouse(wh, loc); err != nil {
+	if _, err := locationPath(wh, loc); err != nil {
 		return err
 	}
 	if p.existed {
@@ -287,6 +297,7 @@ func (c *Catalog) writeCommits(ctx context.Context, wh string, ps []*pendingTabl
 		if err := setEntry(b, tableKind, wh, p.id, p.e, p.data); err != nil {
 			return err
 		}
+		tableKind.moveLocation(b, wh, p.id, p.prev.Location, p.id, p.e.Location)
 	}
 	if err := b.Commit(true); err != nil {
 		return err

@@ -186,6 +186,6 @@ func (c *Catalog) RenameView(ctx context.Context, wh string, from, to Ident) err
 
 // DropView drops a view, leaving a tombstone identity record.
 func (c *Catalog) DropView(ctx context.Context, wh string, id Ident) error {
-	_, err := c.dropEntry(ctx, viewKind, wh, id)
+	_, _, err := c.dropEntry(ctx, viewKind, wh, id)
 	return err
 }

@@ -67,6 +67,7 @@ var errorTable = []struct {
 	{catalog.ErrCommitFailed, typeCommitFailed, http.StatusConflict},
 	{catalog.ErrInvalidIdentifier, typeBadRequest, http.StatusBadRequest},
 	{catalog.ErrInvalidLocation, typeBadRequest, http.StatusBadRequest},
+	{catalog.ErrLocationInUse, typeBadRequest, http.StatusBadRequest},
 	{catalog.ErrInvalidRequest, typeBadRequest, http.StatusBadRequest},
 }
 

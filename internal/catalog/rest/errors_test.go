@@ -45,6 +45,7 @@ func TestErrorModel(t *testing.T) {
 		{"no such view", "GET", v1 + "/namespaces/ns/views/zz", "", false, 404, "NoSuchViewException"},
 		{"table exists", "POST", v1 + "/namespaces/ns/tables", `{"name":"t","schema":` + schema + `}`, false, 409, "AlreadyExistsException"},
 		{"location outside warehouse", "POST", v1 + "/namespaces/ns/tables", `{"name":"u","location":"s3://other/u","schema":` + schema + `}`, false, 400, "BadRequestException"},
+		{"location of another table", "POST", v1 + "/namespaces/ns/tables", `{"name":"u","location":"` + tbl.Location() + `/inner","schema":` + schema + `}`, false, 400, "BadRequestException"},
 		{"location in reserved prefix", "POST", v1 + "/namespaces/ns/tables", `{"name":"u","location":"s3://lake/.twinlake/u","schema":` + schema + `}`, false, 400, "BadRequestException"},
 		{"unknown update type", "POST", v1 + "/namespaces/ns/tables/t", `{"requirements":[],"updates":[{"action":"explode"}]}`, false, 400, "BadRequestException"},
 		{"unknown requirement type", "POST", v1 + "/namespaces/ns/tables/t", `{"requirements":[{"type":"assert-nothing"}],"updates":[]}`, false, 400, "BadRequestException"},
