@@ -274,6 +274,7 @@ func (s *Server) handler() (http.Handler, error) {
 		Domain:     s.cfg.Domain,
 		WriteGuard: s.scanner.ClientWriteGuard,
 		Denied:     s.iam.IsService,
+		Authorizer: s.iam,
 	})
 	if err != nil {
 		return nil, err

@@ -365,3 +365,23 @@ func (s *Store) nameTaken(sn *snapshot, name string) error {
 	return nil
 }
 
+// Authorize decides a request (s3api.Authorizer): root always; the service
+// credential never; an anonymous request (accessKey "") only by the bucket
+// policy; a user or access key by its policies, session policy and the
+// bucket policy together (policy.Authorize). Unknown, disabled and expired
+// keys are refused.
+func (s *Store) Authorize(accessKey string, bucket *policy.Policy, r *policy.Request) bool {
+	if accessKey == "" || r.Anonymous {
+		r.Anonymous = true
+		return bucket != nil && policy.Authorize(policy.Sets{Bucket: bucket}, r)
+	}
+	id, ok := s.Identity(accessKey)
+	switch {
+	case !ok || id.Service:
+		return false
+	case id.Root:
+		return true
+	}
+	r.Username = id.Username
+	return policy.Authorize(policy.Sets{Identity: id.Policies, Session: id.Session, Bucket: bucket}, r)
+}

@@ -1,10 +1,10 @@
 package s3api
 
 import (
-	"encoding/json"
 	"io"
 	"net/http"
 
+	"github.com/twinlake/twinlake/internal/iam/policy"
 	"github.com/twinlake/twinlake/internal/objects"
 )
 
@@ -132,12 +132,8 @@ func (s *Server) putBucketPolicy(req *request) error {
 	if len(data) > maxPolicySize {
 		return apiErr("PolicyTooLarge", 400, "Policy exceeds the maximum allowed document size.")
 	}
-	var doc struct {
-		Version   string          `json:"Version"`
-		Statement json.RawMessage `json:"Statement"`
-	}
-	if err := json.Unmarshal(data, &doc); err != nil || len(doc.Statement) == 0 {
-		return errMalformedPolicy
+	if _, err := policy.ParseBucket(data); err != nil {
+		return apiErr(errMalformedPolicy.Code, errMalformedPolicy.Status, err.Error())
 	}
 	if err := s.obj.SetBucketPolicy(req.ctx, req.bucket, data); err != nil {
 		return err

@@ -209,6 +209,11 @@ func (s *Server) deleteObjects(req *request) error {
 	}
 	res := deleteResult{NS: s3NS}
 	for _, o := range dr.Objects {
+		if !s.allowed(req, actionFor("DeleteObject", o.VersionID != ""), req.bucket, o.Key, nil) {
+			ae := toAPIError(errAccessDenied)
+			res.Errors = append(res.Errors, deleteErrorEntry{Key: o.Key, VersionID: o.VersionID, Code: ae.Code, Message: ae.Message})
+			continue
+		}
 		r, err := s.obj.DeleteObject(req.ctx, req.bucket, o.Key, o.VersionID)
 		if err != nil {
 			ae := toAPIError(err)

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/twinlake/twinlake/internal/httprec"
+	"github.com/twinlake/twinlake/internal/iam/policy"
 	"github.com/twinlake/twinlake/internal/objects"
 	"github.com/twinlake/twinlake/internal/s3api/sigv4"
 	"github.com/twinlake/twinlake/internal/trace"
@@ -48,6 +49,9 @@ type Config struct {
 	// Denied, when set, names access keys that may not use the S3 API at
 	// all (the site-replication service credential).
 	Denied func(accessKey string) bool
+	// Authorizer decides each request by IAM and bucket policies. Nil
+	// allows every signed request and refuses anonymous ones.
+	Authorizer Authorizer
 }
 
 // Validate reports every missing collaborator at once.
@@ -67,9 +71,10 @@ func (c *Config) Validate() error {
 
 // Server is the S3 API http.Handler.
 type Server struct {
-	cfg Config
-	obj *objects.Layer
-	log *slog.Logger
+	cfg            Config
+	obj            *objects.Layer
+	log            *slog.Logger
+	bucketPolicies policy.BucketCache
 }
 
 // New builds the S3 handler.
@@ -124,15 +129,21 @@ func (s *Server) serve(req *request) error {
 	if err != nil {
 		return err
 	}
-	if res.Anonymous || s.cfg.Denied != nil && s.cfg.Denied(res.AccessKey) {
+	if res.Anonymous && s.cfg.Authorizer == nil || s.cfg.Denied != nil && s.cfg.Denied(res.AccessKey) {
 		return errAccessDenied
 	}
 	req.auth = res
 	rt := matchRoute(req)
 	if rt == nil {
+		if res.Anonymous {
+			return errAccessDenied
+		}
 		return errNotImplemented
 	}
 	req.api = rt.api
+	if err := s.authorize(req, rt); err != nil {
+		return err
+	}
 	if s.cfg.WriteGuard != nil && req.bucket != "" && isWrite(rt) {
 		if err := s.cfg.WriteGuard(req.r.Context(), req.bucket); err != nil {
 			return apiErr("AccessDenied", http.StatusForbidden, err.Error())
