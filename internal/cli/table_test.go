@@ -32,7 +32,7 @@ func TestTableCommands(t *testing.T) {
 			}
 		}},
 		{name: "table create", args: []string{"table", "create", "s1", "lake", "sales.eu", "orders", "--schema", "id:long!,name:string,ts:timestamptz",
-			"--partition", "bucket(4,id),day(ts)", "--property", "team=bi"}, want: []string{"Table `sales.eu.orders` created at s3://lake/sales/eu/orders/metadata/00000-"}},
+			"--partition", "bucket(4,id),day(ts)", "--property", "team=bi"}, want: []string{"Table `sales.eu.orders` created at s3://lake/sales/eu/orders-"}},
 		{name: "bad schema", args: []string{"table", "create", "s1", "lake", "sales.eu", "x", "--schema", "id:nonsense"}, wantErr: "--schema column"},
 		{name: "table list", args: []string{"table", "list", "s1", "lake", "sales.eu"}, want: []string{"sales.eu.orders"}},
 		{name: "table show", args: []string{"table", "show", "s1", "lake", "sales.eu", "orders"}, want: []string{"Location:  s3://lake/sales/eu/orders", "1 id long", "team=bi"}},

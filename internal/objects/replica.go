@@ -153,7 +153,12 @@ func (l *Layer) ApplyReplicaSync(ctx context.Context, bucket, key string, in *Ve
 	v.Segments = segs
 	unlock := l.lockKey(bucket, key)
 	defer unlock()
-	// Re-check under the lock: another copy may have landed meanwhile.
+	// Re-check under the lock: another copy, or the version's purge from
+	// another peer, may have landed meanwhile.
+	if t, ok := l.Purged(bucket, key, in.VersionID); ok && in.ModTime <= t {
+		l.discard(segs...)
+		return Stale, nil
+	}
 	if cur, err = l.getVersion(bucket, key, in.VersionID); err != nil && !errors.Is(err, ErrVersionNotFound) {
 		l.discard(segs...)
 		return 0, err
@@ -267,6 +272,11 @@ func (l *Layer) mergeReplicaMeta(bucket, key string, in *Version) (ApplyOutcome,
 	unlock := l.lockKey(bucket, key)
 	defer unlock()
 	cur, err := l.getVersion(bucket, key, in.VersionID)
+	if errors.Is(err, ErrVersionNotFound) {
+		if t, ok := l.Purged(bucket, key, in.VersionID); ok && in.ModTime <= t {
+			return Stale, nil // purged meanwhile
+		}
+	}
 	if err != nil {
 		return 0, err
 	}

@@ -60,15 +60,3 @@ func TestBacklogTallies(t *testing.T) {
 		t.Fatalf("went negative: %+v %+v", p, r)
 	}
 }
-
-// TestBackoff: the first retry is immediate, then base doubling, capped.
-func TestBackoff(t *testing.T) {
-	for _, c := range []struct {
-		n    int
-		want time.Duration
-	}{{0, 0}, {1, time.Second}, {2, 2 * time.Second}, {3, 4 * time.Second}, {6, 30 * time.Second}, {60, 30 * time.Second}} {
-		if got := backoff(c.n, time.Second, 30*time.Second); got != c.want {
-			t.Errorf("backoff(%d) = %v, want %v", c.n, got, c.want)
-		}
-	}
-}

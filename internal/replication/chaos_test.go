@@ -143,6 +143,11 @@ func TestChaosThreeSitesConverge(t *testing.T) {
 	t.Logf("acknowledged ops: %v, client errors (unknown outcome): %d", led.ops, led.errs)
 
 	converge := time.Now()
+	defer func() {
+		if t.Failed() {
+			dumpChaos(t, ctx, sites)
+		}
+	}()
 	testsite.Eventually(t, 120*time.Second, func() error {
 		for _, s := range sites {
 			st, err := s.adm.ReplicateStatus(ctx)
@@ -458,4 +463,57 @@ func checkReplicationGauges(t *testing.T, s *chaosSite) map[string]float64 {
 		sums[name] += v
 	}
 	return sums
+}
+
+// dumpChaos prints, for a failed run, the versions each site holds of every
+// key whose versions differ, with their replication status, and the end of
+// each server's log.
+func dumpChaos(t *testing.T, ctx context.Context, sites []*chaosSite) {
+	all := map[string]map[string]bool{} // key -> site -> listing
+	per := make([]map[string][]string, len(sites))
+	for i, s := range sites {
+		per[i] = map[string][]string{}
+		for o := range s.s3.ListObjects(ctx, chaosBucket, minio.ListObjectsOptions{WithVersions: true, Recursive: true}) {
+			if o.Err != nil {
+				continue
+			}
+			line := fmt.Sprintf("%s dm=%t etag=%s latest=%t", o.VersionID, o.IsDeleteMarker, o.ETag, o.IsLatest)
+			if !o.IsDeleteMarker {
+				if st, err := s.s3.StatObject(ctx, chaosBucket, o.Key, minio.StatObjectOptions{VersionID: o.VersionID}); err == nil {
+					for h, v := range st.Metadata {
+						if strings.HasPrefix(strings.ToLower(h), "x-twinlake") || strings.EqualFold(h, "X-Amz-Replication-Status") {
+							line += " " + h + "=" + strings.Join(v, ",")
+						}
+					}
+				}
+			}
+			per[i][o.Key] = append(per[i][o.Key], line)
+			if all[o.Key] == nil {
+				all[o.Key] = map[string]bool{}
+			}
+		}
+	}
+	for key := range all {
+		differ := false
+		for i := range sites[1:] {
+			if strings.Join(per[i+1][key], "\n") != strings.Join(per[0][key], "\n") {
+				differ = true
+			}
+		}
+		if !differ {
+			continue
+		}
+		for i, s := range sites {
+			t.Logf("%s %s:\n  %s", s.name, key, strings.Join(per[i][key], "\n  "))
+		}
+	}
+	for _, s := range sites {
+		s.mu.Lock()
+		log := s.proc.Log()
+		s.mu.Unlock()
+		if len(log) > 3000 {
+			log = log[len(log)-3000:]
+		}
+		t.Logf("%s log (end):\n%s", s.name, log)
+	}
 }

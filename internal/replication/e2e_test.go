@@ -529,9 +529,16 @@ func TestDroppedPurgeDoesNotResurrect(t *testing.T) {
 	// Make site2 refuse what site1 sends for this bucket: flag it a
 	// warehouse (site2 is not the Tables replica, so it refuses inbound
 	// warehouse objects and purges).
-	l1 := m.Sites[0].Server().Objects()
+	l1, l2 := m.Sites[0].Server().Objects(), m.Sites[1].Server().Objects()
 	setWarehouse := func(on bool) {
 		t.Helper()
+		if !on {
+			// A site that is not the replica takes no warehouse settings
+			// from a peer either: unflag site2's copy first.
+			if err := l2.UpdateBucket(ctx, "purge", func(b *objects.Bucket) error { b.Warehouse = false; return nil }); err != nil {
+				t.Fatal(err)
+			}
+		}
 		if err := l1.UpdateBucket(ctx, "purge", func(b *objects.Bucket) error { b.Warehouse = on; return nil }); err != nil {
 			t.Fatal(err)
 		}

@@ -33,7 +33,7 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(c.retries, prometheus.GaugeValue, float64(r.n), n)
 		ch <- prometheus.MustNewConstMetric(c.lag, prometheus.GaugeValue, t.oldestPending().Seconds(), n)
 		up := 0.0
-		if t.online.Load() {
+		if t.online() {
 			up = 1
 		}
 		ch <- prometheus.MustNewConstMetric(c.up, prometheus.GaugeValue, up, n)

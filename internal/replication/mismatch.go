@@ -60,7 +60,7 @@ func (e *Engine) takeCompareRequest() bool { return e.compareRequested.Swap(fals
 func (e *Engine) CheckMismatches(ctx context.Context) (int, error) {
 	total := 0
 	for _, t := range *e.targets.Load() {
-		if !t.online.Load() {
+		if !t.online() {
 			continue
 		}
 		if p, r := t.snapshot(); p.n+r.n > 0 {

@@ -174,7 +174,7 @@ func (e *Engine) RequestResend(ctx context.Context, bucket, key string) (int, er
 	total := 0
 	var errs []error
 	for _, t := range *e.targets.Load() {
-		if !t.online.Load() {
+		if !t.online() {
 			continue
 		}
 		n, err := t.peer.Resend(ctx, e.cfg.SiteID, bucket, key)

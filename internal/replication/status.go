@@ -61,7 +61,7 @@ func (e *Engine) Status(ctx context.Context) (Status, error) {
 	fps := map[string]map[string]string{out.Site: local.BucketConfig}
 	for _, t := range *e.targets.Load() {
 		out.Targets = append(out.Targets, t.status())
-		if !t.online.Load() {
+		if !t.online() {
 			out.Unreachable = append(out.Unreachable, t.site.Name)
 			continue
 		}
@@ -96,7 +96,7 @@ func (e *Engine) Status(ctx context.Context) (Status, error) {
 func (t *target) status() TargetStatus {
 	p, r := t.snapshot()
 	return TargetStatus{Name: t.site.Name, DeploymentID: t.site.ID, Endpoint: t.site.Endpoint,
-		Online: t.online.Load(), Latency: time.Duration(t.latency.Load()),
+		Online: t.online(), Latency: time.Duration(t.latency.Load()),
 		Pending: p.n, PendingBytes: p.bytes, Retrying: r.n, RetryingBytes: r.bytes, Lag: t.oldestPending()}
 }
 

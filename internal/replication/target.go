@@ -2,18 +2,13 @@ package replication
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"hash/maphash"
-	"io"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/twinlake/twinlake/internal/config"
 	"github.com/twinlake/twinlake/internal/meta"
-	"github.com/twinlake/twinlake/internal/objects"
-	"github.com/twinlake/twinlake/internal/trace"
 )
 
 const (
@@ -40,7 +35,7 @@ type target struct {
 
 	*backlog // the peer's sequence and counts: they outlive a restart of the target
 	wake     chan struct{}
-	online   atomic.Bool
+	link     atomic.Int32 // a linkState
 	latency  atomic.Int64 // last probe round trip, ns
 	// needCompare is set when work for the peer was dropped, cameBack
 	// when the link comes up: with both, once the backlog is empty,
@@ -102,52 +97,6 @@ func (t *target) stop() {
 	t.wg.Wait()
 }
 
-// prober checks the link: often while it is down, less so while up.
-func (t *target) prober() {
-	defer t.wg.Done()
-	for {
-		start := time.Now()
-		ctx, cancel := context.WithTimeout(t.ctx, 2*time.Second)
-		err := t.peer.Health(ctx)
-		cancel()
-		if t.ctx.Err() != nil {
-			return
-		}
-		if err == nil {
-			t.latency.Store(int64(time.Since(start)))
-			t.e.m.linkLatency.WithLabelValues(t.site.Name).Observe(time.Since(start).Seconds())
-		}
-		t.setOnline(err == nil)
-		wait := t.e.cfg.HealthInterval
-		if err != nil {
-			wait = min(wait, 200*time.Millisecond)
-		}
-		select {
-		case <-t.ctx.Done():
-			return
-		case <-time.After(wait):
-		}
-	}
-}
-
-func (t *target) setOnline(up bool) {
-	if was := t.online.Swap(up); was != up {
-		if up {
-			t.e.log.Info("peer link up", "target", t.site.Name)
-			if t.needCompare.Load() {
-				t.cameBack.Store(true) // back after work for it was dropped
-			}
-			t.mu.Lock()
-			t.rewind = true
-			t.mu.Unlock()
-			t.wakeUp()
-		} else {
-			t.e.log.Warn("peer link down", "target", t.site.Name)
-		}
-		t.e.traceEvent("replication.Link", t.site.Name, "", "", map[bool]string{true: "link up", false: "link down"}[up], time.Now(), nil)
-	}
-}
-
 // pump reads due work from the journal and the retry queue and hands it to
 // the workers, key by key in order.
 func (t *target) pump() {
@@ -159,7 +108,7 @@ func (t *target) pump() {
 	}()
 	for t.ctx.Err() == nil {
 		n := 0
-		if t.online.Load() {
+		if t.online() {
 			n = t.dispatchJournal() + t.dispatchRetries()
 		}
 		if n > 0 {
@@ -176,7 +125,7 @@ func (t *target) pump() {
 }
 
 func (t *target) compareIfDropped() {
-	if !t.online.Load() || !t.needCompare.Load() || !t.cameBack.Load() {
+	if !t.online() || !t.needCompare.Load() || !t.cameBack.Load() {
 		return
 	}
 	if p, r := t.snapshot(); p.n+r.n == 0 && t.needCompare.CompareAndSwap(true, false) {
@@ -311,332 +260,6 @@ func (t *target) release(jobs ...job) {
 	}
 	t.rewind = true
 	t.mu.Unlock()
-}
-
-// Batching: small versions queued back to back for one worker travel in
-// one request, in order, made durable at the peer by one sync.
-const (
-	maxBatchItems = 64
-	maxBatchSize  = 128 << 10 // largest version batched
-)
-
-func batchable(j job) bool { return j.e.Op == OpVersion && j.e.Size <= maxBatchSize }
-
-// maxAsync bounds the large sends one worker runs in the background.
-const maxAsync = 4
-
-func jobKey(j job) string { return j.e.Bucket + "\x00" + j.e.Key }
-
-// worker sends its queue in order per key. Small versions queued back to
-// back go as one batch; a large version is sent in the background so it
-// does not hold up other keys behind it, while a later change of the same
-// key waits for it.
-func (t *target) worker(q chan job) {
-	defer t.wg.Done()
-	busy := map[string]chan struct{}{} // key -> done, for background sends
-	reap := func() {
-		for k, ch := range busy {
-			select {
-			case <-ch:
-				delete(busy, k)
-			default:
-			}
-		}
-	}
-	waitKey := func(k string) {
-		if ch, ok := busy[k]; ok {
-			<-ch
-			delete(busy, k)
-		}
-	}
-	defer func() {
-		for _, ch := range busy {
-			<-ch
-		}
-	}()
-	var next *job
-	for {
-		var j job
-		if next != nil {
-			j, next = *next, nil
-		} else {
-			var ok bool
-			if j, ok = <-q; !ok {
-				return
-			}
-		}
-		reap()
-		if t.ctx.Err() != nil || !t.online.Load() {
-			t.release(j)
-			continue
-		}
-		waitKey(jobKey(j))
-		if !batchable(j) {
-			if j.e.Op != OpVersion {
-				t.run(j)
-				continue
-			}
-			for len(busy) >= maxAsync {
-				for k, ch := range busy {
-					<-ch
-					delete(busy, k)
-					break
-				}
-			}
-			done := make(chan struct{})
-			busy[jobKey(j)] = done
-			go func(j job) {
-				defer close(done)
-				t.run(j)
-			}(j)
-			continue
-		}
-		batch := []job{j}
-	gather:
-		for len(batch) < maxBatchItems {
-			select {
-			case j2, ok := <-q:
-				if !ok {
-					break gather
-				}
-				if _, isBusy := busy[jobKey(j2)]; !batchable(j2) || isBusy {
-					next = &j2 // keeps its place after the batch
-					break gather
-				}
-				batch = append(batch, j2)
-			default:
-				break gather
-			}
-		}
-		t.runBatch(batch)
-	}
-}
-
-// runBatch sends small versions in one request (one alone goes as run).
-func (t *target) runBatch(jobs []job) {
-	if len(jobs) == 1 {
-		t.run(jobs[0])
-		return
-	}
-	start := time.Now()
-	ctx, cancel := context.WithTimeout(t.ctx, sendTimeout)
-	defer cancel()
-	ol := t.e.cfg.Objects
-	var items []VersionItem
-	var sent []job
-	for _, j := range jobs {
-		v, err := ol.Version(ctx, j.e.Bucket, j.e.Key, j.e.VersionID)
-		if errors.Is(err, objects.ErrVersionNotFound) || errors.Is(err, objects.ErrBucketNotFound) {
-			t.succeeded(j, objects.Duplicate, 0, start) // purged since: its purge follows
-			continue
-		}
-		var data []byte
-		if err == nil && !v.DeleteMarker && v.Size > 0 {
-			var rc io.ReadCloser
-			if rc, err = ol.OpenRange(j.e.Bucket, j.e.Key, v, 0, v.Size); err == nil {
-				data, err = io.ReadAll(rc)
-				rc.Close()
-			}
-		}
-		if err != nil {
-			t.failed(j, err, start)
-			continue
-		}
-		items = append(items, VersionItem{Bucket: j.e.Bucket, Key: j.e.Key, Version: v, Data: data})
-		sent = append(sent, j)
-	}
-	if len(items) == 0 {
-		return
-	}
-	results, err := t.peer.SendVersions(ctx, items)
-	switch {
-	case err == nil:
-	case errors.Is(err, ErrLinkDown) || t.ctx.Err() != nil:
-		t.setOnline(false)
-		t.release(sent...)
-		return
-	default:
-		for _, j := range sent {
-			t.failed(j, err, start)
-		}
-		return
-	}
-	for i, j := range sent {
-		r := results[i]
-		if r.Code != "" {
-			t.failed(j, fmt.Errorf("%w: %s (%s)", ErrRefused, r.Message, r.Code), start)
-			continue
-		}
-		out := objects.Applied
-		switch r.Outcome {
-		case objects.Duplicate.String():
-			out = objects.Duplicate
-		case objects.Stale.String():
-			out = objects.Stale
-		}
-		t.succeeded(j, out, int64(len(items[i].Data)), start)
-	}
-}
-
-func (t *target) run(j job) {
-	start := time.Now()
-	ctx, cancel := context.WithTimeout(t.ctx, sendTimeout)
-	out, sent, err := t.send(ctx, j.e)
-	cancel()
-	switch {
-	case err == nil:
-		t.succeeded(j, out, sent, start)
-	case errors.Is(err, ErrLinkDown) || t.ctx.Err() != nil:
-		t.setOnline(false)
-		t.release(j)
-	default:
-		t.failed(j, err, start)
-	}
-}
-
-// send delivers one entry; sent is the data bytes sent.
-func (t *target) send(ctx context.Context, en Entry) (objects.ApplyOutcome, int64, error) {
-	ol := t.e.cfg.Objects
-	switch en.Op {
-	case OpVersion:
-		v, err := ol.Version(ctx, en.Bucket, en.Key, en.VersionID)
-		if errors.Is(err, objects.ErrVersionNotFound) || errors.Is(err, objects.ErrBucketNotFound) {
-			return objects.Duplicate, 0, nil // purged since: its purge follows
-		}
-		if err != nil {
-			return 0, 0, err
-		}
-		var body io.Reader = http0{}
-		var rc io.ReadCloser
-		if !v.DeleteMarker && v.Size > 0 {
-			if rc, err = ol.OpenRange(en.Bucket, en.Key, v, 0, v.Size); err != nil {
-				return 0, 0, err
-			}
-			defer rc.Close()
-			body = rc
-		}
-		out, err := t.peer.SendVersion(ctx, en.Bucket, en.Key, v, body, v.Size)
-		return out, v.Size, err
-	case OpPurge:
-		out, err := t.peer.SendPurge(ctx, en.Bucket, en.Key, en.VersionID, en.At)
-		return out, 0, err
-	case OpBucket:
-		b, err := ol.Bucket(ctx, en.Bucket)
-		if errors.Is(err, objects.ErrBucketNotFound) {
-			return objects.Duplicate, 0, nil // deleted since: its deletion follows
-		}
-		if err != nil {
-			return 0, 0, err
-		}
-		out, err := t.peer.SendBucket(ctx, b, false, 0)
-		return out, 0, err
-	case OpBucketDelete:
-		out, err := t.peer.SendBucket(ctx, objects.Bucket{Name: en.Bucket}, true, en.At)
-		return out, 0, err
-	}
-	return 0, 0, errors.New("replication: unknown journal operation " + en.Op)
-}
-
-// http0 is an empty body.
-type http0 struct{}
-
-func (http0) Read([]byte) (int, error) { return 0, io.EOF }
-
-func (t *target) succeeded(j job, out objects.ApplyOutcome, sent int64, start time.Time) {
-	drop := func(b meta.Batch) { b.Delete(j.key) }
-	var err error
-	if j.e.Op == OpVersion {
-		// The status and the journal entry's removal commit together.
-		err = t.e.cfg.Objects.SetTargetStatusWith(j.e.Bucket, j.e.Key, j.e.VersionID, t.site.ID, objects.StatusCompleted, drop)
-	} else {
-		b := t.e.cfg.Meta.NewBatch()
-		drop(b)
-		err = b.Commit(false)
-	}
-	if err != nil && !errors.Is(err, objects.ErrBucketNotFound) {
-		t.e.log.Error("complete journal entry", "err", err)
-	}
-	which := 0
-	if j.mrf != nil {
-		which = 1
-	}
-	t.tally(j.e, which, -1)
-	t.mu.Lock()
-	delete(t.inflight, string(j.key))
-	t.mu.Unlock()
-	t.e.m.sentObjects.WithLabelValues(t.site.Name).Inc()
-	t.e.m.sentBytes.WithLabelValues(t.site.Name).Add(float64(sent))
-	if t.e.cfg.Trace.Enabled(trace.Replication) {
-		t.e.traceEvent("replication.Send", t.site.Name, j.e.Bucket, j.e.Key, j.e.Op+" "+j.e.VersionID+": "+out.String(), start, nil)
-	}
-}
-
-// failed moves a journal entry to the retry queue, or reschedules a retry
-// with exponential backoff, or drops it after max_retries.
-func (t *target) failed(j job, cause error, start time.Time) {
-	s := t.e.cfg.Settings
-	maxRetries := s.Int(config.SubsysReplication, config.ReplicationMaxRetries)
-	now := time.Now()
-	m := j.mrf
-	which := 0
-	if m == nil {
-		m = &MRFEntry{Entry: j.e, Target: t.site.ID, Seq: seqOf(j.key)}
-	} else {
-		m.RetryCount++
-		which = 1
-	}
-	m.FailedAt, m.Err = now.UnixNano(), cause.Error()
-	b := t.e.cfg.Meta.NewBatch()
-	b.Delete(j.key)
-	dropped := j.mrf != nil && m.RetryCount >= maxRetries
-	if !dropped {
-		m.Due = now.Add(backoff(m.RetryCount, s.Duration(config.SubsysReplication, config.ReplicationRetryBaseDelay),
-			s.Duration(config.SubsysReplication, config.ReplicationRetryMaxDelay))).UnixNano()
-		b.Set(mrfKey(t.site.ID, m.Due, m.Seq), encode(m))
-	}
-	if err := b.Commit(false); err != nil {
-		t.e.log.Error("queue retry", "err", err)
-	}
-	t.tally(j.e, which, -1)
-	if !dropped {
-		t.tally(j.e, 1, 1)
-	}
-	t.mu.Lock()
-	delete(t.inflight, string(j.key))
-	t.mu.Unlock()
-	t.e.m.failedObjects.WithLabelValues(t.site.Name).Inc()
-	if j.e.Op == OpVersion {
-		if err := t.e.cfg.Objects.SetTargetStatus(j.e.Bucket, j.e.Key, j.e.VersionID, t.site.ID, objects.StatusFailed); err != nil &&
-			!errors.Is(err, objects.ErrVersionNotFound) {
-			t.e.log.Warn("record replication status", "err", err)
-		}
-	}
-	if dropped {
-		t.needCompare.Store(true)
-		t.e.m.dropped.WithLabelValues(t.site.Name).Inc()
-		t.e.log.Error("replication dropped after max retries", "target", t.site.Name, "bucket", j.e.Bucket,
-			"key", j.e.Key, "versionID", j.e.VersionID, "op", j.e.Op, "retries", m.RetryCount, "err", cause)
-		t.e.traceEvent("replication.Drop", t.site.Name, j.e.Bucket, j.e.Key, "dropped after max retries", start, cause)
-		return
-	}
-	fn := "replication.Retry"
-	if j.mrf == nil {
-		fn = "replication.Fail"
-	}
-	t.e.traceEvent(fn, t.site.Name, j.e.Bucket, j.e.Key, j.e.Op+" "+j.e.VersionID+": queued for retry", start, cause)
-}
-
-// backoff is the wait before retry attempt n+1 after n failed retries: the
-// first retry is immediate, then base, 2×base, 4×base … capped at maxDelay.
-func backoff(n int, base, maxDelay time.Duration) time.Duration {
-	if n <= 0 {
-		return 0
-	}
-	d := base
-	for i := 1; i < n && d < maxDelay; i++ {
-		d *= 2
-	}
-	return min(d, maxDelay)
 }
 
 // oldestPending is the age of the oldest work waiting for this target.

@@ -670,7 +670,7 @@ func TestResetAndRetryRequest(t *testing.T) {
 	waitVerified(t, p.replica, "ns", "t", v, 20*time.Second)
 	// Lose the replica's data file behind replication's back.
 	var lost string
-	for o := range p.s3(p.replica).ListObjects(ctx, p.warehous, minio.ListObjectsOptions{Prefix: "ns/t/data/", Recursive: true, WithVersions: true}) {
+	for o := range p.s3(p.replica).ListObjects(ctx, p.warehous, minio.ListObjectsOptions{Prefix: strings.TrimPrefix(tbl.Location(), "s3://"+p.warehous+"/") + "/data/", Recursive: true, WithVersions: true}) {
 		lost = o.Key
 		if err := p.replica.Server().Objects().DiscardVersion(ctx, p.warehous, o.Key, o.VersionID); err != nil {
 			t.Fatal(err)

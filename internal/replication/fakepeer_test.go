@@ -1,0 +1,533 @@
+package replication
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	dto "github.com/prometheus/client_model/go"
+
+	"github.com/twinlake/twinlake/internal/blob"
+	"github.com/twinlake/twinlake/internal/config"
+	"github.com/twinlake/twinlake/internal/meta"
+	"github.com/twinlake/twinlake/internal/objects"
+	"github.com/twinlake/twinlake/internal/trace"
+)
+
+// faults is what a fakePeer does to the calls through it. Rates are
+// probabilities per call.
+type faults struct {
+	down    bool          // unreachable: every call fails with ErrLinkDown
+	refuse  float64       // the peer answers with an error, applying nothing
+	lostAck float64       // the peer applies the call, but the answer is lost (ErrLinkDown)
+	dup     float64       // the call is applied twice (a retransmission)
+	delay   time.Duration // each call waits up to this long, so calls overtake each other
+}
+
+// fakePeer is a Peer in memory: it hands every call to the remote site's
+// engine, as the peer API would, with seeded faults.
+type fakePeer struct {
+	remote *Engine
+
+	mu  sync.Mutex
+	rng *rand.Rand
+	f   faults
+}
+
+var _ Peer = (*fakePeer)(nil)
+
+func (p *fakePeer) set(f faults) {
+	p.mu.Lock()
+	p.f = f
+	p.mu.Unlock()
+}
+
+// roll decides the fate of one call: err when it fails before applying,
+// times how often to apply it, lost when the answer is lost afterwards.
+func (p *fakePeer) roll() (times int, lost bool, err error) {
+	p.mu.Lock()
+	f := p.f
+	r1, r2, r3 := p.rng.Float64(), p.rng.Float64(), p.rng.Float64()
+	var d time.Duration
+	if f.delay > 0 {
+		d = time.Duration(p.rng.Int64N(int64(f.delay)))
+	}
+	p.mu.Unlock()
+	time.Sleep(d)
+	switch {
+	case f.down:
+		return 0, false, ErrLinkDown
+	case r1 < f.refuse:
+		return 0, false, fmt.Errorf("%w: injected refusal (InternalError)", ErrRefused)
+	}
+	times = 1
+	if r2 < f.dup {
+		times = 2
+	}
+	return times, r3 < f.lostAck, nil
+}
+
+// call applies fn as the roll says.
+func (p *fakePeer) call(fn func() error) error {
+	times, lost, err := p.roll()
+	if err != nil {
+		return err
+	}
+	for range times {
+		if err := fn(); err != nil {
+			return fmt.Errorf("%w: %v", ErrRefused, err)
+		}
+	}
+	if lost {
+		return fmt.Errorf("%w: answer lost", ErrLinkDown)
+	}
+	return nil
+}
+
+// copyVersion round-trips v through its encoding, as the wire would.
+func copyVersion(v *objects.Version) *objects.Version {
+	out := &objects.Version{}
+	if err := decode(encode(v), out); err != nil {
+		panic(err)
+	}
+	return out
+}
+
+func (p *fakePeer) SendVersion(ctx context.Context, bucket, key string, v *objects.Version, body io.Reader, size int64) (objects.ApplyOutcome, error) {
+	data, err := io.ReadAll(io.LimitReader(body, size))
+	if err != nil {
+		return 0, err
+	}
+	var out objects.ApplyOutcome
+	err = p.call(func() (err error) {
+		out, err = p.remote.ReceiveVersion(ctx, bucket, key, copyVersion(v), bytes.NewReader(data))
+		return err
+	})
+	return out, err
+}
+
+func (p *fakePeer) SendVersions(ctx context.Context, items []VersionItem) ([]ItemResult, error) {
+	var results []ItemResult
+	err := p.call(func() error {
+		cp := make([]VersionItem, len(items))
+		for i, it := range items {
+			cp[i] = VersionItem{Bucket: it.Bucket, Key: it.Key, Version: copyVersion(it.Version), Data: it.Data}
+		}
+		results = make([]ItemResult, len(items))
+		return p.remote.ReceiveVersions(ctx, cp, nil, func(i int, out objects.ApplyOutcome, err error) {
+			if err != nil {
+				results[i] = ItemResult{Code: "InternalError", Message: err.Error()}
+				return
+			}
+			results[i] = ItemResult{Outcome: out.String()}
+		})
+	})
+	return results, err
+}
+
+func (p *fakePeer) SendPurge(ctx context.Context, bucket, key, versionID string, modTime int64) (objects.ApplyOutcome, error) {
+	var out objects.ApplyOutcome
+	err := p.call(func() (err error) {
+		out, err = p.remote.ReceivePurge(ctx, bucket, key, versionID, modTime)
+		return err
+	})
+	return out, err
+}
+
+func (p *fakePeer) SendBucket(ctx context.Context, b objects.Bucket, deleted bool, at int64) (objects.ApplyOutcome, error) {
+	var out objects.ApplyOutcome
+	err := p.call(func() (err error) {
+		out, err = p.remote.ReceiveBucket(ctx, b, deleted, at)
+		return err
+	})
+	return out, err
+}
+
+func (p *fakePeer) Health(context.Context) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.f.down {
+		return ErrLinkDown
+	}
+	return nil
+}
+
+func (p *fakePeer) Info(ctx context.Context) (PeerInfo, error) { return p.remote.LocalInfo(ctx), nil }
+func (p *fakePeer) Join(ctx context.Context, st State) error   { return p.remote.Join(ctx, st) }
+func (p *fakePeer) Digests(ctx context.Context) (map[string]objects.Digest, error) {
+	if err := p.Health(ctx); err != nil {
+		return nil, err
+	}
+	return p.remote.Digests(ctx)
+}
+func (p *fakePeer) SlotVersions(ctx context.Context, bucket string, slots []int) ([]objects.VersionRef, error) {
+	return p.remote.SlotVersions(ctx, bucket, slots)
+}
+func (p *fakePeer) Resend(ctx context.Context, site, bucket, key string) (int, error) {
+	return p.remote.Resend(ctx, site, bucket, key)
+}
+func (p *fakePeer) ResyncTo(ctx context.Context, site string) (ResyncJob, error) {
+	return p.remote.ResyncStatus(ctx, site)
+}
+func (p *fakePeer) CatalogExport(context.Context) ([]byte, error) {
+	return nil, errors.New("no catalog")
+}
+
+// droppedCount reads the site's dropped counter for its one peer.
+func droppedCount(s *fakeSite) float64 {
+	peer := map[string]string{"site-a": "site-b", "site-b": "site-a"}[s.id]
+	var m dto.Metric
+	if err := s.engine.m.dropped.WithLabelValues(peer).Write(&m); err != nil {
+		panic(err)
+	}
+	return m.GetCounter().GetValue()
+}
+
+// fakeSite is one site in memory: metadata, blobs, objects and engine.
+type fakeSite struct {
+	id      string
+	meta    meta.Store
+	objects *objects.Layer
+	engine  *Engine
+	trace   *trace.Bus
+}
+
+// fakePair starts two sites in memory joined by site replication through
+// fakePeers (ab carries site a's calls to b, ba the other way).
+func fakePair(t *testing.T, seed uint64, settings map[string]string) (a, b *fakeSite, ab, ba *fakePeer) {
+	t.Helper()
+	sites := map[string]*fakeSite{}
+	peers := map[string]*fakePeer{}
+	for i, id := range []string{"site-a", "site-b"} {
+		// Pebble, as a site runs: its iterators read a snapshot while
+		// writers commit, which the in-memory store does not show.
+		m, err := meta.OpenPebble(t.TempDir(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { m.Close() })
+		bl, err := blob.Open(t.TempDir())
+		if err != nil {
+			t.Fatal(err)
+		}
+		ol, err := objects.New(m, bl, objects.Config{SiteID: id, InlineLimit: 1 << 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		st, err := config.New(m, config.Config{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := st.Set(context.Background(), config.SubsysReplication, settings); err != nil {
+			t.Fatal(err)
+		}
+		s := &fakeSite{id: id, meta: m, objects: ol, trace: trace.New(id)}
+		self := id
+		s.engine, err = New(Config{Meta: m, Objects: ol, Settings: st, Trace: s.trace, SiteID: id, SiteName: id,
+			HealthInterval: 20 * time.Millisecond,
+			Dial: func(endpoint string, _ Credentials) (Peer, error) {
+				if p := peers[self+">"+endpoint]; p != nil {
+					return p, nil
+				}
+				return nil, fmt.Errorf("no fake peer %s", endpoint)
+			}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ol.SetReplicator(s.engine)
+		sites[id] = s
+		_ = i
+	}
+	a, b = sites["site-a"], sites["site-b"]
+	ab = &fakePeer{remote: b.engine, rng: rand.New(rand.NewPCG(seed, 101))}
+	ba = &fakePeer{remote: a.engine, rng: rand.New(rand.NewPCG(seed, 102))}
+	peers["site-a>fake://site-b"], peers["site-b>fake://site-a"] = ab, ba
+	peers["site-a>fake://site-a"], peers["site-b>fake://site-b"] = ba, ab // never used to send
+	for _, s := range []*fakeSite{a, b} {
+		if err := s.engine.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(s.engine.Close)
+	}
+	_, err := a.engine.Add(context.Background(), []SiteSpec{
+		{Name: "site-a", Endpoint: "fake://site-a", AccessKey: "ak", SecretKey: "secret-key"},
+		{Name: "site-b", Endpoint: "fake://site-b", AccessKey: "ak", SecretKey: "secret-key"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a, b, ab, ba
+}
+
+// siteVersions lists every version of bucket as "key vid origin dm size
+// latest", sorted.
+func siteVersions(t *testing.T, s *fakeSite, bucket string) []string {
+	t.Helper()
+	ctx := context.Background()
+	keys := map[string]bool{}
+	err := s.objects.WalkVersions(ctx, bucket, "", "", func(r objects.VersionRef) bool { keys[r.Key] = true; return true })
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for k := range keys {
+		vs, err := s.objects.KeyVersions(ctx, bucket, k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, v := range vs {
+			out = append(out, fmt.Sprintf("%s %s %s dm=%t etag=%s latest=%t", k, v.VersionID, v.Origin, v.DeleteMarker, v.ETag, i == 0))
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// checkTallies compares each target's tallies with its journal and retry
+// queue as stored.
+func checkTallies(s *fakeSite) error {
+	for _, tg := range *s.engine.targets.Load() {
+		var j, m int64
+		jp, mp := journalPrefix(tg.site.ID), mrfPrefix(tg.site.ID)
+		meta.Scan(s.meta, jp, meta.PrefixEnd(jp), func(_, _ []byte) (bool, error) { j++; return true, nil })
+		meta.Scan(s.meta, mp, meta.PrefixEnd(mp), func(_, _ []byte) (bool, error) { m++; return true, nil })
+		p, r := tg.snapshot()
+		if p.n < 0 || r.n < 0 || p.bytes < 0 || r.bytes < 0 {
+			return fmt.Errorf("%s: negative tally %+v %+v", s.id, p, r)
+		}
+		if p.n != j || r.n != m {
+			return fmt.Errorf("%s→%s: tallies %d pending %d retrying, stored %d and %d", s.id, tg.site.Name, p.n, r.n, j, m)
+		}
+	}
+	return nil
+}
+
+func eventually(t *testing.T, timeout time.Duration, cond func() error) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		err := cond()
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("not reached within %v: %v", timeout, err)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func randomSeed(t *testing.T) uint64 {
+	if s := os.Getenv("TWINLAKE_FAKEPEER_SEED"); s != "" {
+		seed, err := strconv.ParseUint(s, 10, 64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return seed
+	}
+	return uint64(time.Now().UnixNano())
+}
+
+// randomSteps runs n random steps against the pair: writes, deletes and
+// purges on both sites, and fault changes on both links. It returns the
+// versions whose purge was acknowledged and those written and never
+// purged.
+func randomSteps(t *testing.T, rng *rand.Rand, n int, a, b *fakeSite, ab, ba *fakePeer, refuse float64) (purged, kept map[string]bool) {
+	ctx := context.Background()
+	purged, kept = map[string]bool{}, map[string]bool{}
+	for range n {
+		s := []*fakeSite{a, b}[rng.IntN(2)]
+		key := fmt.Sprintf("k%d", rng.IntN(8))
+		switch r := rng.IntN(20); {
+		case r < 9:
+			size := rng.IntN(300)
+			if rng.IntN(10) == 0 {
+				size = 150 << 10 // sent alone, not batched
+			}
+			body := bytes.Repeat([]byte{byte(rng.Uint32())}, size)
+			v, err := s.objects.PutObject(ctx, "bk1", key, bytes.NewReader(body), objects.PutOptions{Size: int64(size)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			kept[key+" "+v.VersionID] = true
+		case r < 12:
+			res, err := s.objects.DeleteObject(ctx, "bk1", key, "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			kept[key+" "+res.VersionID] = true
+		case r < 15:
+			vs, err := s.objects.KeyVersions(ctx, "bk1", key)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(vs) == 0 {
+				continue
+			}
+			v := vs[rng.IntN(len(vs))]
+			if _, err := s.objects.DeleteObject(ctx, "bk1", key, v.VersionID); err != nil {
+				t.Fatal(err)
+			}
+			purged[key+" "+v.VersionID] = true
+			delete(kept, key+" "+v.VersionID)
+		default:
+			p := []*fakePeer{ab, ba}[rng.IntN(2)]
+			p.set(faults{down: rng.IntN(4) == 0, refuse: refuse * rng.Float64(), lostAck: 0.2 * rng.Float64(),
+				dup: 0.2 * rng.Float64(), delay: time.Duration(rng.IntN(3)) * time.Millisecond})
+		}
+		if rng.IntN(50) == 0 {
+			time.Sleep(time.Duration(rng.IntN(20)) * time.Millisecond) // let the senders run
+		}
+	}
+	return purged, kept
+}
+
+// checkConverged: both sites hold the same versions with the same latest,
+// no acknowledged purge came back, no kept version is missing, and the
+// tallies match the stored journal.
+func checkConverged(t *testing.T, a, b *fakeSite, purged, kept map[string]bool) {
+	t.Helper()
+	eventually(t, 30*time.Second, func() error {
+		for _, s := range []*fakeSite{a, b} {
+			for _, tg := range *s.engine.targets.Load() {
+				if p, r := tg.snapshot(); p.n+r.n > 0 {
+					return fmt.Errorf("%s→%s backlog %d pending %d retrying", s.id, tg.site.Name, p.n, r.n)
+				}
+			}
+		}
+		va, vb := siteVersions(t, a, "bk1"), siteVersions(t, b, "bk1")
+		if strings.Join(va, "\n") != strings.Join(vb, "\n") {
+			return fmt.Errorf("sites differ:\n%s\n--\n%s", strings.Join(va, "\n"), strings.Join(vb, "\n"))
+		}
+		return nil
+	})
+	have := map[string]bool{}
+	for _, line := range siteVersions(t, a, "bk1") {
+		f := strings.Fields(line)
+		have[f[0]+" "+f[1]] = true
+	}
+	for kv := range purged {
+		if have[kv] {
+			t.Errorf("purged version %s came back", kv)
+		}
+	}
+	for kv := range kept {
+		if !have[kv] {
+			t.Errorf("version %s lost", kv)
+		}
+	}
+	for _, s := range []*fakeSite{a, b} {
+		if err := checkTallies(s); err != nil {
+			t.Error(err)
+		}
+	}
+}
+
+// TestFakePeerRandomConverges drives two whole engines through fake peers
+// for thousands of random steps: links go down, answers are refused, lost
+// after applying, duplicated and delayed, while both sites write, delete
+// and purge the same keys. With no work dropped, replication alone (no
+// mismatch detection) must converge, and the tallies must equal the
+// stored journal throughout. TWINLAKE_FAKEPEER_SEED replays a run.
+func TestFakePeerRandomConverges(t *testing.T) {
+	seed := randomSeed(t)
+	t.Logf("seed %d (replay: TWINLAKE_FAKEPEER_SEED=%d)", seed, seed)
+	a, b, ab, ba := fakePair(t, seed, map[string]string{"retry_base_delay": "1ms", "retry_max_delay": "5ms",
+		"max_retries": "1000000", "mismatch_interval": "1h"})
+	ctx := context.Background()
+	if err := a.objects.CreateBucket(ctx, "bk1"); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 10*time.Second, func() error { _, err := b.objects.Bucket(ctx, "bk1"); return err })
+	rng := rand.New(rand.NewPCG(seed, 1))
+	steps := 3000
+	if testing.Short() {
+		steps = 500
+	}
+	purged, kept := randomSteps(t, rng, steps, a, b, ab, ba, 0.3)
+	ab.set(faults{})
+	ba.set(faults{})
+	checkConverged(t, a, b, purged, kept)
+	for _, s := range []*fakeSite{a, b} {
+		if d := droppedCount(s); d != 0 {
+			t.Errorf("%s dropped %v entries with max_retries unbounded", s.id, d)
+		}
+	}
+}
+
+// TestFakePeerDropsOnceAndHeals: with a tiny max_retries and a peer that
+// refuses often, work is dropped; each entry is dropped (and traced) once,
+// and after the faults heal mismatch detection brings the sites together.
+func TestFakePeerDropsOnceAndHeals(t *testing.T) {
+	seed := randomSeed(t)
+	t.Logf("seed %d (replay: TWINLAKE_FAKEPEER_SEED=%d)", seed, seed)
+	a, b, ab, ba := fakePair(t, seed, map[string]string{"retry_base_delay": "1ms", "retry_max_delay": "2ms",
+		"max_retries": "1", "mismatch_interval": "1h"})
+	drops := map[*fakeSite]<-chan trace.Event{}
+	for _, s := range []*fakeSite{a, b} {
+		ch, cancel := s.trace.Subscribe(trace.Filter{Types: trace.Replication, FuncName: "replication.Drop"}, 1<<16)
+		t.Cleanup(cancel)
+		drops[s] = ch
+	}
+	ctx := context.Background()
+	if err := a.objects.CreateBucket(ctx, "bk1"); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 10*time.Second, func() error { _, err := b.objects.Bucket(ctx, "bk1"); return err })
+	rng := rand.New(rand.NewPCG(seed, 2))
+	purged, kept := randomSteps(t, rng, 1500, a, b, ab, ba, 0.9)
+	ab.set(faults{})
+	ba.set(faults{})
+	eventually(t, 30*time.Second, func() error {
+		for _, s := range []*fakeSite{a, b} {
+			if _, err := s.engine.CheckMismatches(ctx); err != nil {
+				return err
+			}
+		}
+		va, vb := siteVersions(t, a, "bk1"), siteVersions(t, b, "bk1")
+		if strings.Join(va, "\n") != strings.Join(vb, "\n") {
+			return fmt.Errorf("sites differ: %d vs %d versions", len(va), len(vb))
+		}
+		return nil
+	})
+	checkConverged(t, a, b, purged, kept)
+	total := 0.0
+	for _, s := range []*fakeSite{a, b} {
+		seen := map[string]int{}
+		n := 0
+	read:
+		for {
+			select {
+			case ev := <-drops[s]:
+				seen[ev.Path+" "+ev.Msg]++
+				if seen[ev.Path+" "+ev.Msg] > 1 {
+					t.Errorf("%s: dropped twice: %s %s", s.id, ev.Path, ev.Msg)
+				}
+				n++
+			default:
+				break read
+			}
+		}
+		if got := droppedCount(s); got != float64(n) {
+			t.Errorf("%s: dropped counter %v, %d drop events", s.id, got, n)
+		}
+		total += float64(n)
+		if s.trace.Dropped() != 0 {
+			t.Fatalf("trace events lost: %d", s.trace.Dropped())
+		}
+	}
+	if total == 0 {
+		t.Fatal("nothing was dropped: the test exercised no drop")
+	}
+	t.Logf("%v entries dropped and healed", total)
+}

@@ -1,0 +1,145 @@
+package replication
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/twinlake/twinlake/internal/objects"
+)
+
+// The sender: the only part of a target that calls the peer. Each send
+// reads the version (or bucket) as it is now, so a send retried after a
+// change carries the change.
+
+// runBatch sends small versions in one request (one alone goes as run).
+func (t *target) runBatch(jobs []job) {
+	if len(jobs) == 1 {
+		t.run(jobs[0])
+		return
+	}
+	start := time.Now()
+	ctx, cancel := context.WithTimeout(t.ctx, sendTimeout)
+	defer cancel()
+	ol := t.e.cfg.Objects
+	var items []VersionItem
+	var sent []job
+	for _, j := range jobs {
+		v, err := ol.Version(ctx, j.e.Bucket, j.e.Key, j.e.VersionID)
+		if errors.Is(err, objects.ErrVersionNotFound) || errors.Is(err, objects.ErrBucketNotFound) {
+			t.succeeded(j, objects.Duplicate, 0, start) // purged since: its purge follows
+			continue
+		}
+		var data []byte
+		if err == nil && !v.DeleteMarker && v.Size > 0 {
+			var rc io.ReadCloser
+			if rc, err = ol.OpenRange(j.e.Bucket, j.e.Key, v, 0, v.Size); err == nil {
+				data, err = io.ReadAll(rc)
+				rc.Close()
+			}
+		}
+		if err != nil {
+			t.failed(j, err, start)
+			continue
+		}
+		items = append(items, VersionItem{Bucket: j.e.Bucket, Key: j.e.Key, Version: v, Data: data})
+		sent = append(sent, j)
+	}
+	if len(items) == 0 {
+		return
+	}
+	results, err := t.peer.SendVersions(ctx, items)
+	switch {
+	case err == nil:
+	case errors.Is(err, ErrLinkDown) || t.ctx.Err() != nil:
+		t.observe(sendLinkDown)
+		t.release(sent...)
+		return
+	default:
+		for _, j := range sent {
+			t.failed(j, err, start)
+		}
+		return
+	}
+	for i, j := range sent {
+		r := results[i]
+		if r.Code != "" {
+			t.failed(j, fmt.Errorf("%w: %s (%s)", ErrRefused, r.Message, r.Code), start)
+			continue
+		}
+		out := objects.Applied
+		switch r.Outcome {
+		case objects.Duplicate.String():
+			out = objects.Duplicate
+		case objects.Stale.String():
+			out = objects.Stale
+		}
+		t.succeeded(j, out, int64(len(items[i].Data)), start)
+	}
+}
+
+func (t *target) run(j job) {
+	start := time.Now()
+	ctx, cancel := context.WithTimeout(t.ctx, sendTimeout)
+	out, sent, err := t.send(ctx, j.e)
+	cancel()
+	switch {
+	case err == nil:
+		t.succeeded(j, out, sent, start)
+	case errors.Is(err, ErrLinkDown) || t.ctx.Err() != nil:
+		t.observe(sendLinkDown)
+		t.release(j)
+	default:
+		t.failed(j, err, start)
+	}
+}
+
+// send delivers one entry; sent is the data bytes sent.
+func (t *target) send(ctx context.Context, en Entry) (objects.ApplyOutcome, int64, error) {
+	ol := t.e.cfg.Objects
+	switch en.Op {
+	case OpVersion:
+		v, err := ol.Version(ctx, en.Bucket, en.Key, en.VersionID)
+		if errors.Is(err, objects.ErrVersionNotFound) || errors.Is(err, objects.ErrBucketNotFound) {
+			return objects.Duplicate, 0, nil // purged since: its purge follows
+		}
+		if err != nil {
+			return 0, 0, err
+		}
+		var body io.Reader = http0{}
+		var rc io.ReadCloser
+		if !v.DeleteMarker && v.Size > 0 {
+			if rc, err = ol.OpenRange(en.Bucket, en.Key, v, 0, v.Size); err != nil {
+				return 0, 0, err
+			}
+			defer rc.Close()
+			body = rc
+		}
+		out, err := t.peer.SendVersion(ctx, en.Bucket, en.Key, v, body, v.Size)
+		return out, v.Size, err
+	case OpPurge:
+		out, err := t.peer.SendPurge(ctx, en.Bucket, en.Key, en.VersionID, en.At)
+		return out, 0, err
+	case OpBucket:
+		b, err := ol.Bucket(ctx, en.Bucket)
+		if errors.Is(err, objects.ErrBucketNotFound) {
+			return objects.Duplicate, 0, nil // deleted since: its deletion follows
+		}
+		if err != nil {
+			return 0, 0, err
+		}
+		out, err := t.peer.SendBucket(ctx, b, false, 0)
+		return out, 0, err
+	case OpBucketDelete:
+		out, err := t.peer.SendBucket(ctx, objects.Bucket{Name: en.Bucket}, true, en.At)
+		return out, 0, err
+	}
+	return 0, 0, errors.New("replication: unknown journal operation " + en.Op)
+}
+
+// http0 is an empty body.
+type http0 struct{}
+
+func (http0) Read([]byte) (int, error) { return 0, io.EOF }
