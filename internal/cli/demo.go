@@ -15,9 +15,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/twinlake/twinlake/internal/adminclient"
 	"github.com/twinlake/twinlake/internal/app"
 	"github.com/twinlake/twinlake/internal/config"
-	"github.com/twinlake/twinlake/internal/replication"
 )
 
 // demoSites are the two sites of twinlake demo, in join order.
@@ -97,7 +97,7 @@ func runDemo(ctx context.Context, out io.Writer, opts *options, dir string, port
 	if err != nil {
 		return err
 	}
-	var specs []replication.SiteSpec
+	var specs []adminclient.ReplicationSite
 	for i, site := range demoSites {
 		srv, err := app.New(app.Config{
 			Address: fmt.Sprintf("127.0.0.1:%d", ports[i]), Dir: filepath.Join(dir, site.sub), SiteName: site.alias,
@@ -113,20 +113,32 @@ func runDemo(ctx context.Context, out io.Writer, opts *options, dir string, port
 		servers = append(servers, srv)
 		url := "http://" + srv.Addr()
 		cfg.Aliases[site.alias] = Alias{URL: url, AccessKey: user, SecretKey: password}
-		specs = append(specs, replication.SiteSpec{Name: site.alias, Endpoint: url, AccessKey: user, SecretKey: password})
+		specs = append(specs, adminclient.ReplicationSite{Name: site.alias, Endpoint: url, AccessKey: user, SecretKey: password})
 	}
 	if err := opts.saveConfig(cfg); err != nil {
 		return err
 	}
-	primary := servers[0].Replication()
-	if st := primary.State(); !st.Enabled() {
+	// Wire the sites as an operator would, through the admin API.
+	primary, err := opts.adminClient(demoSites[0].alias)
+	if err != nil {
+		return err
+	}
+	dr, err := opts.adminClient(demoSites[1].alias)
+	if err != nil {
+		return err
+	}
+	info, err := primary.ReplicateInfo(ctx)
+	if err != nil {
+		return fmt.Errorf("primary site: %w", err)
+	}
+	if !info.Enabled {
 		// The spec's order: make the DR site the Tables replica first, so
 		// warehouse data is accepted from the start.
-		if err := servers[1].Settings().Set(ctx, config.SubsysTables, map[string]string{config.TablesReplicaCatalog: "on"}); err != nil {
+		if _, err := dr.SetConfig(ctx, config.SubsysTables, map[string]string{config.TablesReplicaCatalog: "on"}); err != nil {
 			return fmt.Errorf("make dr the Tables replica: %w", err)
 		}
 		jctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-		_, err := primary.Add(jctx, specs)
+		_, err := primary.ReplicateAdd(jctx, specs)
 		cancel()
 		if err != nil {
 			return fmt.Errorf("join the sites: %w", err)
