@@ -6,7 +6,11 @@ import (
 	"net/http"
 
 	"github.com/twinlake/twinlake/internal/adminclient"
+	"github.com/twinlake/twinlake/internal/catalog"
 	"github.com/twinlake/twinlake/internal/config"
+	"github.com/twinlake/twinlake/internal/objects"
+	"github.com/twinlake/twinlake/internal/replication"
+	"github.com/twinlake/twinlake/internal/scanner"
 )
 
 // ErrUnauthenticated is answered (401) when a request is unsigned or its
@@ -31,11 +35,45 @@ var ErrContentSHA256Mismatch = errors.New("body does not match X-Amz-Content-Sha
 var ErrInvalidConfig = errors.New("admin: invalid config")
 
 // errorTable maps errors to the admin API's wire codes and statuses, first
-// match wins. ErrRefused comes before the validation sentinels because a
-// refusal wraps whatever error its guard returned.
+// match wins: the admin surface's one error vocabulary. The domain
+// refusals come before the generic entries, because a refusal may wrap the
+// error its guard returned (a role conflict wraps config.ErrRefused).
 var errorTable = []errorEntry{
 	{ErrUnauthenticated, adminclient.CodeUnauthenticated, http.StatusUnauthorized},
 	{ErrAccessDenied, adminclient.CodeAccessDenied, http.StatusForbidden},
+
+	// Tables replication (the scanner's roles and jobs).
+	{errTablesReplUnavailable, adminclient.CodeNotImplemented, http.StatusNotImplemented},
+	{scanner.ErrNotReplica, adminclient.CodeNotReplica, http.StatusConflict},
+	{scanner.ErrReplicaReadOnly, adminclient.CodeReplicaReadOnly, http.StatusForbidden},
+	{scanner.ErrRoleConflict, adminclient.CodeRoleConflict, http.StatusConflict},
+	{scanner.ErrNoResyncWindow, adminclient.CodeNoResyncWindow, http.StatusConflict},
+	{scanner.ErrPeerResyncActive, adminclient.CodePeerResyncActive, http.StatusConflict},
+	{scanner.ErrBackfillRunning, adminclient.CodeBackfillRunning, http.StatusConflict},
+	{scanner.ErrNoBackfill, adminclient.CodeNoBackfill, http.StatusNotFound},
+	{scanner.ErrNotConfirmed, adminclient.CodeNotConfirmed, http.StatusPreconditionRequired},
+
+	// Site replication.
+	{errReplicationUnavailable, adminclient.CodeNotImplemented, http.StatusNotImplemented},
+	{replication.ErrPeerHasData, adminclient.CodeSiteHasData, http.StatusConflict},
+	{replication.ErrNotConfigured, adminclient.CodeNotConfigured, http.StatusConflict},
+	{replication.ErrResyncRunning, adminclient.CodeResyncRunning, http.StatusConflict},
+	{replication.ErrNoResync, adminclient.CodeNoResync, http.StatusNotFound},
+	{replication.ErrInvalidRequest, adminclient.CodeInvalidReplRequest, http.StatusBadRequest},
+	{replication.ErrLinkDown, adminclient.CodePeerUnreachable, http.StatusBadGateway},
+	{replication.ErrRefused, adminclient.CodePeerRefused, http.StatusBadGateway},
+	{objects.ErrBucketNotFound, adminclient.CodeNoSuchBucket, http.StatusNotFound},
+
+	// Warehouses.
+	{errTablesUnavailable, adminclient.CodeNotImplemented, http.StatusNotImplemented},
+	{catalog.ErrNoSuchWarehouse, adminclient.CodeNoSuchWarehouse, http.StatusNotFound},
+	{catalog.ErrWarehouseExists, adminclient.CodeWarehouseExists, http.StatusConflict},
+	{catalog.ErrBucketNotWarehouse, adminclient.CodeBucketNotWarehouse, http.StatusConflict},
+	{catalog.ErrWarehouseNotEmpty, adminclient.CodeWarehouseNotEmpty, http.StatusConflict},
+	{catalog.ErrInvalidIdentifier, adminclient.CodeInvalidWarehouse, http.StatusBadRequest},
+	{catalog.ErrInvalidRequest, adminclient.CodeInvalidWarehouse, http.StatusBadRequest},
+
+	// The surface itself and the settings.
 	{ErrNoRoute, adminclient.CodeNotFound, http.StatusNotFound},
 	{ErrContentSHA256Mismatch, adminclient.CodeContentSHA256Mismatch, http.StatusBadRequest},
 	{ErrBadRequest, adminclient.CodeBadRequest, http.StatusBadRequest},

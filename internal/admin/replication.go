@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/twinlake/twinlake/internal/adminclient"
-	"github.com/twinlake/twinlake/internal/objects"
 	"github.com/twinlake/twinlake/internal/replication"
 )
 
@@ -44,38 +43,12 @@ var replicationRoutes = []route{
 
 var errReplicationUnavailable = errors.New("this server runs without site replication")
 
-// replicationErrorTable maps replication errors to admin codes.
-var replicationErrorTable = []struct {
-	err    error
-	code   string
-	status int
-}{
-	{errReplicationUnavailable, adminclient.CodeNotImplemented, http.StatusNotImplemented},
-	{replication.ErrPeerHasData, adminclient.CodeSiteHasData, http.StatusConflict},
-	{replication.ErrNotConfigured, adminclient.CodeNotConfigured, http.StatusConflict},
-	{replication.ErrResyncRunning, adminclient.CodeResyncRunning, http.StatusConflict},
-	{replication.ErrNoResync, adminclient.CodeNoResync, http.StatusNotFound},
-	{replication.ErrInvalidRequest, adminclient.CodeInvalidReplRequest, http.StatusBadRequest},
-	{replication.ErrLinkDown, adminclient.CodePeerUnreachable, http.StatusBadGateway},
-	{replication.ErrRefused, adminclient.CodePeerRefused, http.StatusBadGateway},
-	{objects.ErrBucketNotFound, adminclient.CodeNoSuchBucket, http.StatusNotFound},
-}
-
-// replCall runs fn with the engine and answers a replication error itself;
-// other errors go back to wrap.
+// replCall runs fn with the engine; its error goes back to wrap, which
+// answers it through the one error table.
 func (s *Server) replCall(w http.ResponseWriter, fn func(ReplicationAdmin) error) error {
 	err := errReplicationUnavailable
 	if s.cfg.Replication != nil {
 		err = fn(s.cfg.Replication)
-	}
-	if err == nil {
-		return nil
-	}
-	for _, e := range replicationErrorTable {
-		if errors.Is(err, e.err) {
-			writeJSON(w, e.status, adminclient.ErrorBody{Code: e.code, Message: err.Error()})
-			return err
-		}
 	}
 	return err
 }

@@ -8,7 +8,6 @@ import (
 	"net/http"
 
 	"github.com/twinlake/twinlake/internal/adminclient"
-	"github.com/twinlake/twinlake/internal/catalog"
 )
 
 // TablesAdmin manages warehouses for the warehouse admin calls.
@@ -36,42 +35,13 @@ var tablesRoutes = []route{
 // catalog (Config.Tables is nil).
 var errTablesUnavailable = errors.New("this server has no Tables catalog")
 
-// tablesErrorTable maps catalog errors to admin codes; the warehouse calls
-// answer them here, before the core table.
-var tablesErrorTable = []struct {
-	err    error
-	code   string
-	status int
-}{
-	{errTablesUnavailable, adminclient.CodeNotImplemented, http.StatusNotImplemented},
-	{catalog.ErrNoSuchWarehouse, adminclient.CodeNoSuchWarehouse, http.StatusNotFound},
-	{catalog.ErrWarehouseExists, adminclient.CodeWarehouseExists, http.StatusConflict},
-	{catalog.ErrBucketNotWarehouse, adminclient.CodeBucketNotWarehouse, http.StatusConflict},
-	{catalog.ErrWarehouseNotEmpty, adminclient.CodeWarehouseNotEmpty, http.StatusConflict},
-	{catalog.ErrInvalidIdentifier, adminclient.CodeInvalidWarehouse, http.StatusBadRequest},
-	{catalog.ErrInvalidRequest, adminclient.CodeInvalidWarehouse, http.StatusBadRequest},
-}
-
-// tablesCall runs fn against the catalog and answers a catalog error itself;
-// other errors go back to wrap, which answers them with the core table.
+// tablesCall runs fn against the catalog; its error goes back to wrap,
+// which answers it through the one error table.
 func (s *Server) tablesCall(w http.ResponseWriter, fn func(t TablesAdmin) error) error {
 	if s.cfg.Tables == nil {
-		return s.answerTablesError(w, errTablesUnavailable)
+		return errTablesUnavailable
 	}
-	return s.answerTablesError(w, fn(s.cfg.Tables))
-}
-
-func (s *Server) answerTablesError(w http.ResponseWriter, err error) error {
-	if err == nil {
-		return nil
-	}
-	for _, e := range tablesErrorTable {
-		if errors.Is(err, e.err) {
-			writeJSON(w, e.status, adminclient.ErrorBody{Code: e.code, Message: err.Error()})
-			return err
-		}
-	}
-	return err
+	return fn(s.cfg.Tables)
 }
 
 func (s *Server) listWarehouses(w http.ResponseWriter, r *http.Request, _ *call) error {

@@ -38,22 +38,6 @@ var tablesReplRoutes = []route{
 
 var errTablesReplUnavailable = errors.New("this server runs without Tables replication")
 
-var tablesReplErrorTable = []struct {
-	err    error
-	code   string
-	status int
-}{
-	{errTablesReplUnavailable, adminclient.CodeNotImplemented, http.StatusNotImplemented},
-	{scanner.ErrNotReplica, adminclient.CodeNotReplica, http.StatusConflict},
-	{scanner.ErrReplicaReadOnly, adminclient.CodeReplicaReadOnly, http.StatusForbidden},
-	{scanner.ErrRoleConflict, adminclient.CodeRoleConflict, http.StatusConflict},
-	{scanner.ErrNoResyncWindow, adminclient.CodeNoResyncWindow, http.StatusConflict},
-	{scanner.ErrPeerResyncActive, adminclient.CodePeerResyncActive, http.StatusConflict},
-	{scanner.ErrBackfillRunning, adminclient.CodeBackfillRunning, http.StatusConflict},
-	{scanner.ErrNoBackfill, adminclient.CodeNoBackfill, http.StatusNotFound},
-	{scanner.ErrNotConfirmed, adminclient.CodeNotConfirmed, http.StatusPreconditionRequired},
-}
-
 func (s *Server) tablesReplCall(w http.ResponseWriter, fn func(TablesReplication) (any, error)) error {
 	var out any
 	err := errTablesReplUnavailable
@@ -62,19 +46,6 @@ func (s *Server) tablesReplCall(w http.ResponseWriter, fn func(TablesReplication
 	}
 	if err == nil {
 		writeJSON(w, http.StatusOK, out)
-		return nil
-	}
-	for _, e := range tablesReplErrorTable {
-		if errors.Is(err, e.err) {
-			writeJSON(w, e.status, adminclient.ErrorBody{Code: e.code, Message: err.Error()})
-			return err
-		}
-	}
-	for _, e := range replicationErrorTable {
-		if errors.Is(err, e.err) {
-			writeJSON(w, e.status, adminclient.ErrorBody{Code: e.code, Message: err.Error()})
-			return err
-		}
 	}
 	return err
 }
