@@ -40,14 +40,17 @@ appended.
 copies what is inside it; without the '/' the last path element is kept.
 
 --attr sets user metadata (x-amz-meta-*) on the copy; Content-Type sets the
-content type. A server-side copy keeps the source's metadata and adds --attr.`,
+content type. A server-side copy keeps the source's metadata and adds --attr.
+
+A source of '-' reads standard input to its end into one object, as pipe does.`,
 		Example: `  twinlake cp ./report.pdf site1/docs/
   twinlake cp --attr owner=ana --attr Content-Type=application/pdf ./report.pdf site1/docs/2024.pdf
   twinlake cp site1/docs/2024.pdf ./
   twinlake cp --version-id 3f1c... site1/docs/2024.pdf ./old.pdf
   twinlake cp site1/docs/2024.pdf site1/archive/2024.pdf
   twinlake cp --recursive ./photos site1/media/
-  twinlake cp --recursive site1/media/photos/ ./restore`,
+  twinlake cp --recursive site1/media/photos/ ./restore
+  tar czf - ./logs | twinlake cp - site1/backups/logs.tar.gz`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runCP(cmd, opts, args[0], args[1], f)
@@ -88,6 +91,9 @@ type cpJob struct {
 }
 
 func runCP(cmd *cobra.Command, opts *options, srcArg, dstArg string, f cpFlags) error {
+	if srcArg == "-" {
+		return runCPStdin(cmd, opts, dstArg, f)
+	}
 	meta, ctype, err := parseAttrs(f.attrs)
 	if err != nil {
 		return err

@@ -27,12 +27,14 @@ func newRMCmd(opts *options) *cobra.Command {
 		Short: "Remove objects",
 		Long: `Remove objects. On a versioned bucket removing a key adds a delete marker;
 --version-id removes one version for good, --versions removes every version.
---recursive removes everything under a prefix and needs --force. Removing more
-than one object (--recursive or --versions) asks for confirmation; --yes skips it.`,
+--recursive removes everything under a prefix and needs --force, which is the
+confirmation: as in mc, rm --recursive --force never prompts. --versions alone
+asks before removing every version of a key; --force or --yes skips the prompt.`,
 		Example: `  twinlake rm site1/photos/2024/cat.jpg
   twinlake rm --version-id 3f1c... site1/photos/cat.jpg
   twinlake rm --versions --yes site1/photos/cat.jpg
-  twinlake rm --recursive --force --yes site1/photos/2024/`,
+  twinlake rm --recursive --force site1/photos/2024/
+  twinlake rm --recursive --versions --force site1/photos/2024/`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if f.recursive && !f.force {
@@ -51,7 +53,7 @@ than one object (--recursive or --versions) asks for confirmation; --yes skips i
 	}
 	cmd.Flags().StringVar(&f.versionID, "version-id", "", "remove this version of the object")
 	cmd.Flags().BoolVarP(&f.recursive, "recursive", "r", false, "remove every object under the prefix (needs --force)")
-	cmd.Flags().BoolVar(&f.force, "force", false, "allow a recursive remove")
+	cmd.Flags().BoolVar(&f.force, "force", false, "allow a recursive remove; never prompt")
 	cmd.Flags().BoolVar(&f.versions, "versions", false, "remove every version (and delete marker), not just the latest")
 	cmd.Flags().BoolVarP(&f.yes, "yes", "y", false, "do not prompt before a bulk remove")
 	return cmd
@@ -105,7 +107,7 @@ func removeTarget(cmd *cobra.Command, opts *options, arg string, f rmFlags) erro
 			what = "every version of every object under `" + fmtTarget(t) + "`"
 		}
 	}
-	if err := objConfirm(cmd, f.yes, "Remove "+what+"?"); err != nil {
+	if err := objConfirm(cmd, f.yes || f.force, "Remove "+what+"?"); err != nil {
 		return err
 	}
 	sel := objSelection{Prefix: t.Key, Exact: !f.recursive, AllVersions: f.versions}

@@ -21,6 +21,7 @@ func addObjectCommands(root *cobra.Command, opts *options) {
 		newRMCmd,
 		newStatCmd,
 		newVersionCmd,
+		newPipeCmd,
 	} {
 		root.AddCommand(newCmd(opts))
 	}
