@@ -60,6 +60,10 @@ func WithName(name string) Option { return func(s *settings) { s.cfg.SiteName = 
 // (to skew it).
 func WithClock(now func() time.Time) Option { return func(s *settings) { s.cfg.Clock = now } }
 
+// WithApp adjusts the site's app configuration directly, for the hooks
+// no other option covers (app.Config.PeerDial, PeerServer, ...).
+func WithApp(fn func(*app.Config)) Option { return func(s *settings) { fn(&s.cfg) } }
+
 // Start starts one site on a free loopback port; it stops at test cleanup.
 func Start(t testing.TB, opts ...Option) *Site {
 	t.Helper()

@@ -1,6 +1,9 @@
 // Package peerhttp is the peer API between twinlake sites, under
 // /twinlake/peer/v1/: the client that implements replication.Peer and the
-// server that hands what peers send to the replication engine. Requests are
+// server that hands what peers send to the replication engine. Bodies are
+// the wire types of package peerwire; every call and answer carries the
+// peer protocol version (peerwire.Header), which both ends check before
+// reading anything else (see peerwire.CheckCaller, CheckServer). Requests are
 // signed with SigV4 (service "s3") using the site-replication service
 // credential, or an administrator's for the join handshake. Object data is
 // sent as UNSIGNED-PAYLOAD; the receiver checks it against the version's
@@ -20,6 +23,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -28,6 +32,7 @@ import (
 
 	"github.com/twinlake/twinlake/internal/objects"
 	"github.com/twinlake/twinlake/internal/replication"
+	"github.com/twinlake/twinlake/internal/replication/peerwire"
 )
 
 // Paths of the peer API.
@@ -50,32 +55,56 @@ const (
 	service       = "s3"
 )
 
-// Client calls one peer. It implements replication.Peer.
+// Client calls one peer. It implements replication.Peer. It is safe for
+// concurrent use.
 type Client struct {
 	base   *url.URL
 	creds  aws.Credentials
 	http   *http.Client
 	signer *v4.Signer
+	// claim, when set, is the protocol version claimed on every call.
+	claim int
+	// peer is the protocol version the peer last answered with (0: none
+	// yet); calls speak the lower of it and peerwire.Version.
+	peer atomic.Int64
 }
 
 var _ replication.Peer = (*Client)(nil)
 
+// ClientConfig holds a Client's optional settings.
+type ClientConfig struct {
+	// HTTP carries the calls. Nil: a client pooled for many parallel sends.
+	HTTP *http.Client
+	// Protocol, when not 0, is the protocol version claimed on every call
+	// instead of the negotiated one: tests use it to play a site of
+	// another version.
+	Protocol int
+}
+
 // Dialer returns a replication.Dialer whose peers share hc (nil: a client
 // with sane pooling for many parallel sends).
-func Dialer(hc *http.Client) replication.Dialer {
-	if hc == nil {
+func Dialer(hc *http.Client) replication.Dialer { return DialerConfig(ClientConfig{HTTP: hc}) }
+
+// DialerConfig returns a replication.Dialer whose peers share cfg.
+func DialerConfig(cfg ClientConfig) replication.Dialer {
+	if cfg.HTTP == nil {
 		tr := http.DefaultTransport.(*http.Transport).Clone()
 		tr.MaxIdleConnsPerHost = 256
 		tr.MaxConnsPerHost = 0
-		hc = &http.Client{Transport: tr}
+		cfg.HTTP = &http.Client{Transport: tr}
 	}
 	return func(endpoint string, creds replication.Credentials) (replication.Peer, error) {
-		return New(endpoint, creds, hc)
+		return NewConfig(endpoint, creds, cfg)
 	}
 }
 
 // New returns a client of the peer at endpoint (http(s)://host[:port]).
 func New(endpoint string, creds replication.Credentials, hc *http.Client) (*Client, error) {
+	return NewConfig(endpoint, creds, ClientConfig{HTTP: hc})
+}
+
+// NewConfig returns a client of the peer at endpoint with cfg.
+func NewConfig(endpoint string, creds replication.Credentials, cfg ClientConfig) (*Client, error) {
 	u, err := url.Parse(endpoint)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, fmt.Errorf("peer endpoint %q: want http(s)://host[:port]", endpoint)
@@ -83,26 +112,84 @@ func New(endpoint string, creds replication.Credentials, hc *http.Client) (*Clie
 	if creds.AccessKey == "" || creds.SecretKey == "" {
 		return nil, errors.New("peer credentials are required")
 	}
-	return &Client{base: u, http: hc,
+	if cfg.HTTP == nil {
+		cfg.HTTP = http.DefaultClient
+	}
+	return &Client{base: u, http: cfg.HTTP, claim: cfg.Protocol,
 		creds:  aws.Credentials{AccessKeyID: creds.AccessKey, SecretAccessKey: creds.SecretKey},
 		signer: v4.NewSigner(func(o *v4.SignerOptions) { o.DisableURIPathEscaping = true })}, nil
 }
 
-// errorBody is the peer API's error answer.
-type errorBody struct {
-	Code    string `json:"code"`
-	Message string `json:"message"`
+// speak is the protocol version of the next call.
+func (c *Client) speak() int {
+	if c.claim != 0 {
+		return c.claim
+	}
+	return peerwire.Speak(int(c.peer.Load()))
 }
 
-// outcomeBody answers an apply call.
-type outcomeBody struct {
-	Outcome string `json:"outcome"`
-}
+// remoteRefusal is a peer's refusal of this site's protocol version, in
+// the peer's words (which name both versions).
+type remoteRefusal string
 
-// do signs and sends a request. body is either []byte (signed) or an
-// io.Reader of size bytes (UNSIGNED-PAYLOAD). Transport failures are
-// replication.ErrLinkDown; non-2xx answers are replication.ErrRefused.
+func (r remoteRefusal) Error() string        { return string(r) }
+func (r remoteRefusal) Is(target error) bool { return target == peerwire.ErrIncompatible }
+
+// do signs and sends a request, and checks the protocol version of the
+// answer. body is either []byte (signed) or an io.Reader of size bytes
+// (UNSIGNED-PAYLOAD). Transport failures are replication.ErrLinkDown;
+// non-2xx answers are replication.ErrRefused; a refused protocol version,
+// either way, is replication.ErrRefused and peerwire.ErrIncompatible.
+//
+// A peer that refuses the version spoken but answers with an older one
+// this site still speaks is remembered: a replayable call is sent again
+// at once in that version, and later calls start with it.
 func (c *Client) do(ctx context.Context, method, path string, q url.Values, hdr http.Header, body any, size int64) (*http.Response, error) {
+	for {
+		spoke := c.speak()
+		resp, err := c.send(ctx, method, path, q, hdr, body, size, spoke)
+		if err != nil {
+			return nil, err
+		}
+		retry, err := c.answer(resp, spoke)
+		if err == nil {
+			return resp, nil
+		}
+		if _, stream := body.(io.Reader); !retry || stream {
+			return nil, err
+		}
+	}
+}
+
+// answer checks an answer's protocol version and status; retry reports a
+// refusal worth sending again in the older version the peer speaks.
+func (c *Client) answer(resp *http.Response, spoke int) (retry bool, err error) {
+	peer, perr := peerwire.ParseVersion(resp.Header.Get(peerwire.Header))
+	if perr == nil {
+		c.peer.Store(int64(peer))
+		perr = peerwire.CheckServer(peer)
+	}
+	if resp.StatusCode/100 == 2 && perr == nil {
+		return false, nil
+	}
+	defer resp.Body.Close()
+	if perr != nil {
+		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+		return false, fmt.Errorf("%w: %s: %w", replication.ErrRefused, c.base.Host, perr)
+	}
+	var eb peerwire.Error
+	raw, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+	if json.Unmarshal(raw, &eb) != nil || eb.Message == "" {
+		eb.Message = fmt.Sprintf("HTTP %d: %s", resp.StatusCode, bytes.TrimSpace(raw))
+	}
+	if eb.Code == peerwire.CodeIncompatible {
+		return c.claim == 0 && peer < spoke, fmt.Errorf("%w: %s: %w", replication.ErrRefused, c.base.Host, remoteRefusal(eb.Message))
+	}
+	return false, fmt.Errorf("%w: %s: %s (%s)", replication.ErrRefused, c.base.Host, eb.Message, eb.Code)
+}
+
+// send signs and sends one request claiming protocol version proto.
+func (c *Client) send(ctx context.Context, method, path string, q url.Values, hdr http.Header, body any, size int64, proto int) (*http.Response, error) {
 	u := *c.base
 	u.Path = path
 	u.RawQuery = q.Encode()
@@ -133,6 +220,7 @@ func (c *Client) do(ctx context.Context, method, path string, q url.Values, hdr 
 	for k, vs := range hdr {
 		req.Header[k] = vs
 	}
+	req.Header.Set(peerwire.Header, strconv.Itoa(proto))
 	req.Header.Set("X-Amz-Content-Sha256", hash)
 	if err := c.signer.SignHTTP(ctx, c.creds, req, hash, service, region, time.Now().UTC()); err != nil {
 		return nil, err
@@ -140,15 +228,6 @@ func (c *Client) do(ctx context.Context, method, path string, q url.Values, hdr 
 	resp, err := c.http.Do(req)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s: %v", replication.ErrLinkDown, c.base.Host, err)
-	}
-	if resp.StatusCode/100 != 2 {
-		defer resp.Body.Close()
-		var eb errorBody
-		raw, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
-		if json.Unmarshal(raw, &eb) != nil || eb.Message == "" {
-			eb.Message = fmt.Sprintf("HTTP %d: %s", resp.StatusCode, bytes.TrimSpace(raw))
-		}
-		return nil, fmt.Errorf("%w: %s: %s (%s)", replication.ErrRefused, c.base.Host, eb.Message, eb.Code)
 	}
 	return resp, nil
 }
@@ -187,21 +266,9 @@ func parseOutcome(s string) (objects.ApplyOutcome, error) {
 	return 0, fmt.Errorf("%w: unknown outcome %q", replication.ErrRefused, s)
 }
 
-// wireVersion strips what is local to a site (blob IDs, inline bytes,
-// sealed keys, target status) from a version record.
-func wireVersion(v *objects.Version) *objects.Version {
-	w := *v
-	w.Targets = nil
-	w.Segments = make([]objects.Segment, len(v.Segments))
-	for i, s := range v.Segments {
-		w.Segments[i] = objects.Segment{Number: s.Number, Size: s.Size, ETag: s.ETag, Checksum: s.Checksum}
-	}
-	return &w
-}
-
 // SendVersion implements replication.Peer.
 func (c *Client) SendVersion(ctx context.Context, bucket, key string, v *objects.Version, body io.Reader, size int64) (objects.ApplyOutcome, error) {
-	raw, err := msgpack.Marshal(wireVersion(v))
+	raw, err := msgpack.Marshal(peerwire.FromVersion(v))
 	if err != nil {
 		return 0, err
 	}
@@ -219,7 +286,7 @@ func (c *Client) SendVersion(ctx context.Context, bucket, key string, v *objects
 
 func readOutcome(resp *http.Response) (objects.ApplyOutcome, error) {
 	defer resp.Body.Close()
-	var ob outcomeBody
+	var ob peerwire.Outcome
 	if err := json.NewDecoder(resp.Body).Decode(&ob); err != nil {
 		return 0, fmt.Errorf("%w: decode answer: %v", replication.ErrLinkDown, err)
 	}
@@ -239,16 +306,9 @@ func (c *Client) SendPurge(ctx context.Context, bucket, key, versionID string, m
 	return readOutcome(resp)
 }
 
-// bucketBody carries a bucket record or its deletion.
-type bucketBody struct {
-	Bucket  objects.Bucket `msgpack:"b"`
-	Deleted bool           `msgpack:"d"`
-	At      int64          `msgpack:"at"`
-}
-
 // SendBucket implements replication.Peer.
 func (c *Client) SendBucket(ctx context.Context, b objects.Bucket, deleted bool, at int64) (objects.ApplyOutcome, error) {
-	raw, err := msgpack.Marshal(bucketBody{Bucket: b, Deleted: deleted, At: at})
+	raw, err := msgpack.Marshal(peerwire.BucketChange{Bucket: peerwire.FromBucket(b), Deleted: deleted, At: at})
 	if err != nil {
 		return 0, err
 	}
@@ -266,14 +326,14 @@ func (c *Client) Health(ctx context.Context) error {
 
 // Info implements replication.Peer.
 func (c *Client) Info(ctx context.Context) (replication.PeerInfo, error) {
-	var info replication.PeerInfo
+	var info peerwire.Info
 	err := c.callJSON(ctx, http.MethodGet, pathInfo, nil, nil, &info)
-	return info, err
+	return info.ToInfo(), err
 }
 
 // Join implements replication.Peer.
 func (c *Client) Join(ctx context.Context, st replication.State) error {
-	return c.callJSON(ctx, http.MethodPost, pathJoin, nil, st, nil)
+	return c.callJSON(ctx, http.MethodPost, pathJoin, nil, peerwire.FromState(st), nil)
 }
 
 // Digests implements replication.Peer.
@@ -283,11 +343,15 @@ func (c *Client) Digests(ctx context.Context) (map[string]objects.Digest, error)
 		return nil, err
 	}
 	defer resp.Body.Close()
-	var out map[string]objects.Digest
-	if err := msgpack.NewDecoder(resp.Body).Decode(&out); err != nil {
+	var out peerwire.Digests
+	if err := decodeAnswer(resp.Body, &out); err != nil {
 		return nil, fmt.Errorf("%w: decode digests: %v", replication.ErrLinkDown, err)
 	}
-	return out, nil
+	d, err := out.ToDigests()
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s: %w", replication.ErrRefused, c.base.Host, err)
+	}
+	return d, nil
 }
 
 // SlotVersions implements replication.Peer.
@@ -301,30 +365,25 @@ func (c *Client) SlotVersions(ctx context.Context, bucket string, slots []int) (
 		return nil, err
 	}
 	defer resp.Body.Close()
-	var out []objects.VersionRef
-	if err := msgpack.NewDecoder(resp.Body).Decode(&out); err != nil {
+	var out []peerwire.VersionRef
+	if err := decodeAnswer(resp.Body, &out); err != nil {
 		return nil, fmt.Errorf("%w: decode slot: %v", replication.ErrLinkDown, err)
 	}
-	return out, nil
-}
-
-// resendBody answers a resend request.
-type resendBody struct {
-	Queued int `json:"queued"`
+	return peerwire.ToRefs(out), nil
 }
 
 // Resend implements replication.Peer.
 func (c *Client) Resend(ctx context.Context, site, bucket, key string) (int, error) {
-	var out resendBody
+	var out peerwire.Resend
 	err := c.callJSON(ctx, http.MethodPost, pathResend, url.Values{"site": {site}, "bucket": {bucket}, "key": {key}}, nil, &out)
 	return out.Queued, err
 }
 
 // ResyncTo implements replication.Peer.
 func (c *Client) ResyncTo(ctx context.Context, site string) (replication.ResyncJob, error) {
-	var job replication.ResyncJob
+	var job peerwire.ResyncJob
 	err := c.callJSON(ctx, http.MethodGet, pathResync, url.Values{"site": {site}}, nil, &job)
-	return job, err
+	return job.ToResyncJob(), err
 }
 
 // CatalogExport implements replication.Peer.
@@ -344,11 +403,7 @@ func (c *Client) CatalogExport(ctx context.Context) ([]byte, error) {
 // SendVersions implements replication.Peer. The batch travels as one
 // signed MessagePack body.
 func (c *Client) SendVersions(ctx context.Context, items []replication.VersionItem) ([]replication.ItemResult, error) {
-	wire := make([]replication.VersionItem, len(items))
-	for i, it := range items {
-		wire[i] = replication.VersionItem{Bucket: it.Bucket, Key: it.Key, Version: wireVersion(it.Version), Data: it.Data}
-	}
-	raw, err := msgpack.Marshal(wire)
+	raw, err := msgpack.Marshal(peerwire.FromItems(items))
 	if err != nil {
 		return nil, err
 	}
@@ -357,12 +412,28 @@ func (c *Client) SendVersions(ctx context.Context, items []replication.VersionIt
 		return nil, err
 	}
 	defer resp.Body.Close()
-	var out []replication.ItemResult
+	var out []peerwire.ItemResult
 	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
 		return nil, fmt.Errorf("%w: decode batch answer: %v", replication.ErrLinkDown, err)
 	}
 	if len(out) != len(items) {
 		return nil, fmt.Errorf("%w: %d results for %d items", replication.ErrRefused, len(out), len(items))
 	}
-	return out, nil
+	return peerwire.ToItemResults(out), nil
+}
+
+// maxAnswerBytes bounds a MessagePack answer (digests, slot listings).
+const maxAnswerBytes = 256 << 20
+
+// decodeAnswer reads a bounded MessagePack answer and checks its lengths
+// before decoding it into out.
+func decodeAnswer(body io.Reader, out any) error {
+	raw, err := readBounded(body, maxAnswerBytes)
+	if err != nil {
+		return err
+	}
+	if err := checkMsgpack(raw); err != nil {
+		return err
+	}
+	return msgpack.Unmarshal(raw, out)
 }

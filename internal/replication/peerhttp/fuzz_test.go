@@ -9,11 +9,12 @@ import (
 
 	"github.com/twinlake/twinlake/internal/objects"
 	"github.com/twinlake/twinlake/internal/replication"
+	"github.com/twinlake/twinlake/internal/replication/peerwire"
 )
 
 // FuzzDecodeVersionHeader: any header is a version or a bad request.
 func FuzzDecodeVersionHeader(f *testing.F) {
-	good, _ := msgpack.Marshal(wireVersion(&objects.Version{VersionID: "null", ModTime: 1, Size: 3, ETag: "e",
+	good, _ := msgpack.Marshal(peerwire.FromVersion(&objects.Version{VersionID: "null", ModTime: 1, Size: 3, ETag: "e",
 		Segments: []objects.Segment{{Size: 3}}}))
 	f.Add(base64.StdEncoding.EncodeToString(good), int64(3))
 	f.Add("", int64(0))

@@ -17,6 +17,7 @@ import (
 	"github.com/twinlake/twinlake/internal/httprec"
 	"github.com/twinlake/twinlake/internal/objects"
 	"github.com/twinlake/twinlake/internal/replication"
+	"github.com/twinlake/twinlake/internal/replication/peerwire"
 	"github.com/twinlake/twinlake/internal/trace"
 )
 
@@ -104,7 +105,19 @@ func (s *Server) wrap(name string, typ trace.Type, h func(http.ResponseWriter, *
 		start := time.Now()
 		sw := &httprec.Recorder{ResponseWriter: w}
 		var msg string
+		// The answer names this site's version whatever happens, so that
+		// a caller of any version can tell why it was refused.
+		w.Header().Set(peerwire.Header, strconv.Itoa(peerwire.Version))
 		err := func() error {
+			// The version first: nothing of a call is read, not even its
+			// signature, in a protocol this site does not speak.
+			caller, err := peerwire.ParseVersion(r.Header.Get(peerwire.Header))
+			if err == nil {
+				err = peerwire.CheckCaller(caller)
+			}
+			if err != nil {
+				return err
+			}
 			key, body, err := s.cfg.Auth.Verify(r)
 			if err != nil {
 				return fmt.Errorf("%w: %w", errUnauthenticated, err)
@@ -136,13 +149,18 @@ func writeError(w http.ResponseWriter, err error) {
 	code, status := classify(err)
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(errorBody{Code: code, Message: err.Error()})
+	_ = json.NewEncoder(w).Encode(peerwire.Error{Code: code, Message: err.Error()})
 }
 
 // classify maps an error to the peer API's code and HTTP status.
 func classify(err error) (string, int) {
 	code, status := "InternalError", http.StatusInternalServerError
+	var incompatible *peerwire.IncompatibleError
 	switch {
+	case errors.As(err, &incompatible) && incompatible.Caller < incompatible.Accepts.Min:
+		code, status = peerwire.CodeIncompatible, http.StatusUpgradeRequired
+	case errors.Is(err, peerwire.ErrIncompatible):
+		code, status = peerwire.CodeIncompatible, http.StatusBadRequest
 	case errors.Is(err, errUnauthenticated):
 		code, status = "Unauthenticated", http.StatusUnauthorized
 	case errors.Is(err, errForbidden):
@@ -159,7 +177,7 @@ func classify(err error) (string, int) {
 		code, status = "NoSuchResync", http.StatusNotFound
 	case errors.Is(err, replication.ErrPeerHasData):
 		code, status = "SiteHasData", http.StatusConflict
-	case errors.Is(err, errBadRequest), errors.Is(err, replication.ErrInvalidRequest),
+	case errors.Is(err, errBadRequest), errors.Is(err, replication.ErrInvalidRequest), errors.Is(err, peerwire.ErrMalformed),
 		errors.Is(err, objects.ErrInvalidKey), errors.Is(err, objects.ErrKeyTooLong),
 		errors.Is(err, objects.ErrInvalidVersionID), errors.Is(err, objects.ErrInvalidBucketName):
 		code, status = "InvalidRequest", http.StatusBadRequest
@@ -176,7 +194,7 @@ func writeJSON(w http.ResponseWriter, v any) error {
 
 func writeOutcome(w http.ResponseWriter, o objects.ApplyOutcome, msg *string) error {
 	*msg = o.String()
-	return writeJSON(w, outcomeBody{Outcome: o.String()})
+	return writeJSON(w, peerwire.Outcome{Outcome: o.String()})
 }
 
 func (s *Server) health(w http.ResponseWriter, r *http.Request, _ io.Reader, _ *string) error {
@@ -184,15 +202,15 @@ func (s *Server) health(w http.ResponseWriter, r *http.Request, _ io.Reader, _ *
 }
 
 func (s *Server) info(w http.ResponseWriter, r *http.Request, _ io.Reader, _ *string) error {
-	return writeJSON(w, s.cfg.Engine.LocalInfo(r.Context()))
+	return writeJSON(w, peerwire.FromInfo(s.cfg.Engine.LocalInfo(r.Context())))
 }
 
 func (s *Server) join(w http.ResponseWriter, r *http.Request, body io.Reader, msg *string) error {
-	var st replication.State
+	var st peerwire.State
 	if err := json.NewDecoder(io.LimitReader(body, s.cfg.MaxMetaBytes)).Decode(&st); err != nil {
 		return fmt.Errorf("%w: %w", errBadRequest, err)
 	}
-	if err := s.cfg.Engine.Join(r.Context(), st); err != nil {
+	if err := s.cfg.Engine.Join(r.Context(), st.ToState()); err != nil {
 		return err
 	}
 	*msg = "configuration installed"
@@ -251,7 +269,7 @@ func (s *Server) putBucket(w http.ResponseWriter, r *http.Request, body io.Reade
 	if err != nil {
 		return err
 	}
-	var bb bucketBody
+	var bb peerwire.BucketChange
 	if err := checkMsgpack(raw); err != nil {
 		return fmt.Errorf("%w: %w", errBadRequest, err)
 	}
@@ -264,7 +282,7 @@ func (s *Server) putBucket(w http.ResponseWriter, r *http.Request, body io.Reade
 	if err := s.guard(r.Context(), bb.Bucket.Name); err != nil {
 		return err
 	}
-	out, err := s.cfg.Engine.ReceiveBucket(r.Context(), bb.Bucket, bb.Deleted, bb.At)
+	out, err := s.cfg.Engine.ReceiveBucket(r.Context(), bb.Bucket.ToBucket(), bb.Deleted, bb.At)
 	if err != nil {
 		return err
 	}
@@ -277,7 +295,7 @@ func (s *Server) digests(w http.ResponseWriter, r *http.Request, _ io.Reader, _ 
 		return err
 	}
 	w.Header().Set("Content-Type", "application/msgpack")
-	return msgpack.NewEncoder(w).Encode(d)
+	return msgpack.NewEncoder(w).Encode(peerwire.FromDigests(d))
 }
 
 func (s *Server) slot(w http.ResponseWriter, r *http.Request, _ io.Reader, _ *string) error {
@@ -295,7 +313,7 @@ func (s *Server) slot(w http.ResponseWriter, r *http.Request, _ io.Reader, _ *st
 		return err
 	}
 	w.Header().Set("Content-Type", "application/msgpack")
-	return msgpack.NewEncoder(w).Encode(refs)
+	return msgpack.NewEncoder(w).Encode(peerwire.FromRefs(refs))
 }
 
 func (s *Server) resend(w http.ResponseWriter, r *http.Request, _ io.Reader, msg *string) error {
@@ -305,7 +323,7 @@ func (s *Server) resend(w http.ResponseWriter, r *http.Request, _ io.Reader, msg
 		return err
 	}
 	*msg = strconv.Itoa(n) + " version(s) queued again"
-	return writeJSON(w, resendBody{Queued: n})
+	return writeJSON(w, peerwire.Resend{Queued: n})
 }
 
 func (s *Server) resyncTo(w http.ResponseWriter, r *http.Request, _ io.Reader, _ *string) error {
@@ -313,7 +331,7 @@ func (s *Server) resyncTo(w http.ResponseWriter, r *http.Request, _ io.Reader, _
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, job)
+	return writeJSON(w, peerwire.FromResyncJob(job))
 }
 
 func (s *Server) catalogExport(w http.ResponseWriter, r *http.Request, _ io.Reader, _ *string) error {
@@ -342,12 +360,12 @@ func (s *Server) putVersions(w http.ResponseWriter, r *http.Request, body io.Rea
 	if err != nil {
 		return err
 	}
-	out := make([]replication.ItemResult, len(items))
+	out := make([]peerwire.ItemResult, len(items))
 	refused := 0
 	err = s.cfg.Engine.ReceiveVersions(r.Context(), items, s.guard, func(i int, o objects.ApplyOutcome, err error) {
 		if err != nil {
 			code, status := classify(err)
-			out[i] = replication.ItemResult{Code: code, Message: err.Error()}
+			out[i] = peerwire.ItemResult{Code: code, Message: err.Error()}
 			refused++
 			if status == http.StatusForbidden && s.cfg.Trace.Enabled(trace.S3) {
 				s.cfg.Trace.Publish(trace.Event{Type: trace.S3, FuncName: "s3.ReplicationRequest", Method: r.Method,
@@ -356,7 +374,7 @@ func (s *Server) putVersions(w http.ResponseWriter, r *http.Request, body io.Rea
 			}
 			return
 		}
-		out[i] = replication.ItemResult{Outcome: o.String()}
+		out[i] = peerwire.ItemResult{Outcome: o.String()}
 	})
 	if err != nil {
 		return err
@@ -372,13 +390,14 @@ func decodeVersionHeader(h string, contentLength int64) (*objects.Version, error
 	if err != nil || len(raw) == 0 {
 		return nil, fmt.Errorf("%w: missing or bad %s", errBadRequest, headerVersion)
 	}
-	v := &objects.Version{}
 	if err := checkMsgpack(raw); err != nil {
 		return nil, fmt.Errorf("%w: %w", errBadRequest, err)
 	}
-	if err := msgpack.Unmarshal(raw, v); err != nil {
+	var wv peerwire.ObjectVersion
+	if err := msgpack.Unmarshal(raw, &wv); err != nil {
 		return nil, fmt.Errorf("%w: %w", errBadRequest, err)
 	}
+	v := wv.ToVersion()
 	var total int64
 	for _, sg := range v.Segments {
 		if sg.Size < 0 || total+sg.Size < total {
@@ -409,8 +428,12 @@ func decodeBatch(raw []byte) ([]replication.VersionItem, error) {
 	if err := checkMsgpack(raw); err != nil {
 		return nil, fmt.Errorf("%w: %w", errBadRequest, err)
 	}
-	var items []replication.VersionItem
-	if err := msgpack.Unmarshal(raw, &items); err != nil {
+	var wire []peerwire.VersionItem
+	if err := msgpack.Unmarshal(raw, &wire); err != nil {
+		return nil, fmt.Errorf("%w: %w", errBadRequest, err)
+	}
+	items, err := peerwire.ToItems(wire)
+	if err != nil {
 		return nil, fmt.Errorf("%w: %w", errBadRequest, err)
 	}
 	return items, nil
