@@ -155,7 +155,11 @@ func TestSetReportsEveryProblem(t *testing.T) {
 			`sloppy`, `strict or eventual`, `replica_catalog_scan_interval`,
 		}},
 		{"int below min", SubsysReplication, map[string]string{ReplicationWorkers: "0", ReplicationMaxRetries: "x"},
-			[]error{ErrInvalidValue}, []string{">= 1", ">= 0"}},
+			[]error{ErrInvalidValue}, []string{"from 1 to 256", "from 0 to 1000"}},
+		{"out of range", SubsysReplication, map[string]string{ReplicationWorkers: "40000", ReplicationMaxRetries: "100000000",
+			ReplicationRetryMaxDelay: "8760h", ReplicationMismatchInterval: "1ms"},
+			[]error{ErrInvalidValue}, []string{`workers: invalid value "40000"`, `max_retries: invalid value "100000000"`,
+				`retry_max_delay: invalid value "8760h"`, `mismatch_interval: invalid value "1ms"`}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			db := meta.NewMem()

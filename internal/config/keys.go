@@ -1,6 +1,9 @@
 package config
 
-import "strings"
+import (
+	"strings"
+	"time"
+)
 
 // Subsystem names, as typed after `twinlake admin config get|set ALIAS`.
 const (
@@ -44,8 +47,8 @@ type Kind int
 // Value kinds.
 const (
 	KindEnum     Kind = iota + 1 // one of Key.Values; read with String
-	KindDuration                 // a positive Go duration ("500ms", "5m"); read with Duration
-	KindInt                      // a base-10 integer >= Key.Min; read with Int
+	KindDuration                 // a Go duration ("500ms", "5m") in [MinDur, MaxDur]; read with Duration
+	KindInt                      // a base-10 integer in [Min, Max]; read with Int
 	KindBool                     // "on" or "off"; read with Bool
 )
 
@@ -58,7 +61,10 @@ type Key struct {
 	Default string
 	Values  []string // KindEnum: the accepted values
 	Min     int64    // KindInt: the smallest accepted value
-	Help    string
+	Max     int64    // KindInt: the largest accepted value
+	// MinDur and MaxDur bound a KindDuration value.
+	MinDur, MaxDur time.Duration
+	Help           string
 	// NoEnv disables the TWINLAKE_<SUBSYS>_<KEY> environment override, for
 	// settings that must be changed through the API so that its guards run.
 	NoEnv bool
@@ -72,24 +78,30 @@ var keyTable = []Key{
 		Values: []string{ConsistencyStrict, ConsistencyEventual},
 		Help:   "strict accepts a table version only when every file it references is present; eventual once its metadata file is"},
 	{Subsys: SubsysTables, Name: TablesReplicaCatalogScanInterval, Kind: KindDuration, Default: "10s",
+		MinDur: 10 * time.Millisecond, MaxDur: time.Hour,
 		Help: "pause between replica catalog scanner cycles"},
 	{Subsys: SubsysTables, Name: TablesReplicaCatalogRetryInterval, Kind: KindDuration, Default: "5m",
+		MinDur: 10 * time.Millisecond, MaxDur: 24 * time.Hour,
 		Help: "how long a file may be missing before the replica asks the primary to re-send it"},
 	{Subsys: SubsysTables, Name: TablesReplicaCatalogTxnStaleTimeout, Kind: KindDuration, Default: "15m",
+		MinDur: 10 * time.Millisecond, MaxDur: 7 * 24 * time.Hour,
 		Help: "how long members of a multi-table transaction are held back waiting for the others"},
 
-	{Subsys: SubsysReplication, Name: ReplicationMaxRetries, Kind: KindInt, Default: "10", Min: 0,
+	{Subsys: SubsysReplication, Name: ReplicationMaxRetries, Kind: KindInt, Default: "10", Min: 0, Max: 1000,
 		Help: "attempts before a retry queue entry is dropped and logged"},
 	{Subsys: SubsysReplication, Name: ReplicationRetryBaseDelay, Kind: KindDuration, Default: "1s",
+		MinDur: time.Millisecond, MaxDur: time.Hour,
 		Help: "first retry delay, doubled after each failed attempt"},
 	{Subsys: SubsysReplication, Name: ReplicationRetryMaxDelay, Kind: KindDuration, Default: "5m",
+		MinDur: time.Millisecond, MaxDur: 24 * time.Hour,
 		Help: "cap on the retry delay"},
-	{Subsys: SubsysReplication, Name: ReplicationWorkers, Kind: KindInt, Default: "16", Min: 1,
+	{Subsys: SubsysReplication, Name: ReplicationWorkers, Kind: KindInt, Default: "16", Min: 1, Max: 256,
 		Help: "replication workers sending to each target"},
 	{Subsys: SubsysReplication, Name: ReplicationMismatchInterval, Kind: KindDuration, Default: "5m",
+		MinDur: 100 * time.Millisecond, MaxDur: 7 * 24 * time.Hour,
 		Help: "pause between background comparisons with each peer (version mismatch detection)"},
 
-	{Subsys: SubsysAPI, Name: APIRequestsMax, Kind: KindInt, Default: "0", Min: 0,
+	{Subsys: SubsysAPI, Name: APIRequestsMax, Kind: KindInt, Default: "0", Min: 0, Max: 100000,
 		Help: "S3 requests served at once; 0 means unlimited"},
 }
 

@@ -37,14 +37,14 @@ func (k *Key) parse(raw string) (value, error) {
 		return value{}, k.invalid(raw, "want "+strings.Join(k.Values, " or "))
 	case KindDuration:
 		d, err := time.ParseDuration(s)
-		if err != nil || d <= 0 {
-			return value{}, k.invalid(raw, "want a positive duration such as 500ms, 10s or 5m")
+		if err != nil || d < k.MinDur || d > k.MaxDur || d <= 0 {
+			return value{}, k.invalid(raw, fmt.Sprintf("want a duration from %v to %v, such as 500ms, 10s or 5m", k.MinDur, k.MaxDur))
 		}
 		return value{text: s, dur: d}, nil
 	case KindInt:
 		n, err := strconv.ParseInt(s, 10, 64)
-		if err != nil || n < k.Min {
-			return value{}, k.invalid(raw, fmt.Sprintf("want an integer >= %d", k.Min))
+		if err != nil || n < k.Min || n > k.Max {
+			return value{}, k.invalid(raw, fmt.Sprintf("want an integer from %d to %d", k.Min, k.Max))
 		}
 		return value{text: strconv.FormatInt(n, 10), n: n}, nil
 	}

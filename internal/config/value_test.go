@@ -11,8 +11,8 @@ import (
 func TestParseValue(t *testing.T) {
 	boolKey := Key{Name: "b", Kind: KindBool}
 	enumKey := Key{Name: "e", Kind: KindEnum, Values: []string{"strict", "eventual"}}
-	durKey := Key{Name: "d", Kind: KindDuration}
-	intKey := Key{Name: "i", Kind: KindInt, Min: 1}
+	durKey := Key{Name: "d", Kind: KindDuration, MinDur: time.Millisecond, MaxDur: 2 * time.Hour}
+	intKey := Key{Name: "i", Kind: KindInt, Min: 1, Max: 100}
 	for _, tc := range []struct {
 		key  Key
 		in   string
@@ -32,11 +32,16 @@ func TestParseValue(t *testing.T) {
 		{key: durKey, in: "0s"},
 		{key: durKey, in: "-1s"},
 		{key: durKey, in: "10"},
+		{key: durKey, in: "2h", want: "2h", dur: 2 * time.Hour},
+		{key: durKey, in: "2h1s"},
+		{key: durKey, in: "999us"},
 		{key: intKey, in: "007", want: "7", n: 7},
 		{key: intKey, in: "+3", want: "3", n: 3},
 		{key: intKey, in: "0"},
 		{key: intKey, in: "1.5"},
 		{key: intKey, in: "99999999999999999999"},
+		{key: intKey, in: "100", want: "100", n: 100},
+		{key: intKey, in: "101"},
 		{key: Key{Name: "x"}, in: "anything"},
 	} {
 		v, err := tc.key.parse(tc.in)
@@ -133,4 +138,24 @@ func FuzzParseKV(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestEverySettingIsBounded: every numeric setting has a range that
+// contains its default.
+func TestEverySettingIsBounded(t *testing.T) {
+	for _, k := range Keys() {
+		switch k.Kind {
+		case KindInt:
+			if k.Max <= k.Min {
+				t.Errorf("%s %s: no upper bound", k.Subsys, k.Name)
+			}
+		case KindDuration:
+			if k.MinDur <= 0 || k.MaxDur <= k.MinDur {
+				t.Errorf("%s %s: bounds %v..%v", k.Subsys, k.Name, k.MinDur, k.MaxDur)
+			}
+		}
+		if _, err := k.parse(k.Default); err != nil {
+			t.Errorf("%s %s: default %q out of its own range: %v", k.Subsys, k.Name, k.Default, err)
+		}
+	}
 }
