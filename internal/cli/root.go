@@ -39,6 +39,7 @@ func NewRoot() *cobra.Command {
 		addAliasCommands,
 		addObjectCommands,
 		addAdminCommands,
+		addAnonymousCommands,
 		addReplicateCommands,
 		addTableCommands,
 		addBenchCommands,
