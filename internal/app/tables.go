@@ -8,6 +8,8 @@ import (
 	"github.com/twinlake/twinlake/internal/adminclient"
 	"github.com/twinlake/twinlake/internal/catalog"
 	"github.com/twinlake/twinlake/internal/catalog/rest"
+	"github.com/twinlake/twinlake/internal/iam"
+	"github.com/twinlake/twinlake/internal/iam/policy"
 	"github.com/twinlake/twinlake/internal/s3api/sigv4"
 	"github.com/twinlake/twinlake/internal/scanner"
 )
@@ -22,7 +24,7 @@ func (s *Server) buildCatalog() error {
 // catalogHandler builds the Iceberg REST surface mounted at rest.PathPrefix.
 func (s *Server) catalogHandler() (http.Handler, error) {
 	return rest.New(rest.Config{
-		Catalog: s.catalog, Auth: tablesAuth{v: s.verifier, denied: s.iam.IsService}, Trace: s.trace,
+		Catalog: s.catalog, Auth: tablesAuth{v: s.verifier, denied: s.iam.IsService, iam: s.iam}, Trace: s.trace,
 		Registerer: s.metrics.Registerer(), Logger: s.log, WriteGuard: s.scanner.CatalogWriteGuard,
 	})
 }
@@ -32,7 +34,15 @@ func (s *Server) catalogHandler() (http.Handler, error) {
 type tablesAuth struct {
 	v      *sigv4.Verifier
 	denied func(accessKey string) bool
+	iam    *iam.Store
 }
+
+// Authorize implements rest.Authorizer over IAM.
+func (a tablesAuth) Authorize(accessKey string, bucket *policy.Policy, r *policy.Request) bool {
+	return a.iam.Authorize(accessKey, bucket, r)
+}
+
+var _ rest.Authorizer = tablesAuth{}
 
 func (a tablesAuth) Authenticate(r *http.Request) (string, error) {
 	res, err := a.v.Verify(r, rest.SigningService)

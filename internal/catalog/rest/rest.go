@@ -238,7 +238,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		name, c.params = rt.name, params
 	}
 	if err == nil {
-		err = s.authenticate(r)
+		var key string
+		if key, err = s.authenticate(r); err == nil {
+			err = s.authorize(r, rt, c, key)
+		}
 	}
 	if err == nil && s.cfg.WriteGuard != nil && isChange(rt) {
 		if gerr := s.cfg.WriteGuard(r.Context(), c.params["prefix"]); gerr != nil {
@@ -275,15 +278,15 @@ func isChange(rt *route) bool {
 	return rt.name != "tables.ReportMetrics"
 }
 
-func (s *Server) authenticate(r *http.Request) error {
+func (s *Server) authenticate(r *http.Request) (string, error) {
 	key, err := s.cfg.Auth.Authenticate(r)
 	if err != nil {
-		return err
+		return "", err
 	}
 	if key == "" {
-		return ErrUnauthenticated
+		return "", ErrUnauthenticated
 	}
-	return nil
+	return key, nil
 }
 
 // writeError answers err in the Iceberg error model.
