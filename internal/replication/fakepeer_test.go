@@ -32,6 +32,9 @@ type faults struct {
 	lostAck float64       // the peer applies the call, but the answer is lost (ErrLinkDown)
 	dup     float64       // the call is applied twice (a retransmission)
 	delay   time.Duration // each call waits up to this long, so calls overtake each other
+	// incompatible: every send is refused for the protocol version (the
+	// health probe still answers).
+	incompatible bool
 }
 
 // fakePeer is a Peer in memory: it hands every call to the remote site's
@@ -39,9 +42,10 @@ type faults struct {
 type fakePeer struct {
 	remote *Engine
 
-	mu  sync.Mutex
-	rng *rand.Rand
-	f   faults
+	mu    sync.Mutex
+	rng   *rand.Rand
+	f     faults
+	calls int // sends attempted
 }
 
 var _ Peer = (*fakePeer)(nil)
@@ -57,6 +61,7 @@ func (p *fakePeer) set(f faults) {
 func (p *fakePeer) roll() (times int, lost bool, err error) {
 	p.mu.Lock()
 	f := p.f
+	p.calls++
 	r1, r2, r3 := p.rng.Float64(), p.rng.Float64(), p.rng.Float64()
 	var d time.Duration
 	if f.delay > 0 {
@@ -67,6 +72,8 @@ func (p *fakePeer) roll() (times int, lost bool, err error) {
 	switch {
 	case f.down:
 		return 0, false, ErrLinkDown
+	case f.incompatible:
+		return 0, false, fmt.Errorf("%w: %w: the calling site speaks version 2, the called site version 3", ErrRefused, ErrIncompatible)
 	case r1 < f.refuse:
 		return 0, false, fmt.Errorf("%w: injected refusal (InternalError)", ErrRefused)
 	}
@@ -530,4 +537,44 @@ func TestFakePeerDropsOnceAndHeals(t *testing.T) {
 		t.Fatal("nothing was dropped: the test exercised no drop")
 	}
 	t.Logf("%v entries dropped and healed", total)
+}
+
+// TestIncompatiblePeerSpendsNoRetries: sends refused for the protocol
+// version wait in the journal like sends to an unreachable peer: no retry
+// is spent and nothing is dropped, however often the link comes back; once
+// the sites speak compatible versions again, everything is delivered.
+func TestIncompatiblePeerSpendsNoRetries(t *testing.T) {
+	seed := randomSeed(t)
+	a, b, ab, _ := fakePair(t, seed, map[string]string{"retry_base_delay": "1ms", "retry_max_delay": "2ms",
+		"max_retries": "1", "mismatch_interval": "1h"})
+	ctx := context.Background()
+	if err := a.objects.CreateBucket(ctx, "bk1"); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 10*time.Second, func() error { _, err := b.objects.Bucket(ctx, "bk1"); return err })
+	ab.set(faults{incompatible: true})
+	ab.mu.Lock()
+	before := ab.calls
+	ab.mu.Unlock()
+	for i := range 20 {
+		if _, err := a.objects.PutObject(ctx, "bk1", fmt.Sprintf("k%d", i), strings.NewReader("x"), objects.PutOptions{Size: 1}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The link goes down on each refusal and the prober brings it back:
+	// let that happen a number of times.
+	eventually(t, 20*time.Second, func() error {
+		ab.mu.Lock()
+		defer ab.mu.Unlock()
+		if ab.calls-before < 10 {
+			return fmt.Errorf("%d sends attempted", ab.calls-before)
+		}
+		return nil
+	})
+	tg := (*a.engine.targets.Load())[0]
+	if p, r := tg.snapshot(); p.n != 20 || r.n != 0 || droppedCount(a) != 0 {
+		t.Fatalf("after refusals: %d pending, %d retrying, %v dropped; want 20, 0, 0", p.n, r.n, droppedCount(a))
+	}
+	ab.set(faults{})
+	checkConverged(t, a, b, nil, nil)
 }

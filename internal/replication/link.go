@@ -2,6 +2,7 @@ package replication
 
 import (
 	"context"
+	"errors"
 	"time"
 )
 
@@ -59,6 +60,18 @@ func probeWait(s linkState, interval time.Duration) time.Duration {
 		return interval
 	}
 	return min(interval, 200*time.Millisecond)
+}
+
+// incompatible logs, once per link-down, a send refused because the two
+// sites speak incompatible protocol versions: the work waits in the
+// journal like work for an unreachable peer, and the prober (whose health
+// calls the peer refuses the same way) keeps the link down until one site
+// is upgraded.
+func (t *target) incompatible(err error) {
+	if errors.Is(err, ErrIncompatible) && t.online() {
+		t.e.log.Error("peer speaks an incompatible protocol version: sends wait until one site is upgraded",
+			"target", t.site.Name, "err", err)
+	}
 }
 
 // online reports whether sends may run.

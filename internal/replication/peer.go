@@ -97,4 +97,8 @@ var (
 	ErrNoResync = errors.New("replication: no resync for that site")
 	// ErrRefused: the peer refused the request (an error it returned).
 	ErrRefused = errors.New("replication: refused by peer")
+	// ErrIncompatible: the peer speaks a protocol version this site cannot
+	// (or the other way round). Sends to it wait in the journal, as for an
+	// unreachable peer, spending no retry, until one site is upgraded.
+	ErrIncompatible = errors.New("incompatible peer protocol version")
 )

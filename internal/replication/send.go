@@ -53,7 +53,8 @@ func (t *target) runBatch(jobs []job) {
 	results, err := t.peer.SendVersions(ctx, items)
 	switch {
 	case err == nil:
-	case errors.Is(err, ErrLinkDown) || t.ctx.Err() != nil:
+	case errors.Is(err, ErrLinkDown) || errors.Is(err, ErrIncompatible) || t.ctx.Err() != nil:
+		t.incompatible(err)
 		t.observe(sendLinkDown)
 		t.release(sent...)
 		return
@@ -88,7 +89,8 @@ func (t *target) run(j job) {
 	switch {
 	case err == nil:
 		t.succeeded(j, out, sent, start)
-	case errors.Is(err, ErrLinkDown) || t.ctx.Err() != nil:
+	case errors.Is(err, ErrLinkDown) || errors.Is(err, ErrIncompatible) || t.ctx.Err() != nil:
+		t.incompatible(err)
 		t.observe(sendLinkDown)
 		t.release(j)
 	default:

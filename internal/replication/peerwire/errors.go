@@ -3,13 +3,17 @@ package peerwire
 import (
 	"errors"
 	"fmt"
+
+	"github.com/twinlake/twinlake/internal/replication"
 )
 
 // ErrIncompatible is returned (inside an *IncompatibleError, or for a
 // malformed Header) when a peer speaks a protocol version this site does
 // not: older than MinCompatible, or newer than Version. It is a refusal,
 // not a link failure: retrying will not help until one site is upgraded.
-var ErrIncompatible = errors.New("incompatible peer protocol version")
+// It is replication.ErrIncompatible, so the engine classifies it without
+// knowing the wire.
+var ErrIncompatible = replication.ErrIncompatible
 
 // ErrMalformed is a body that does not decode to the wire type of its call.
 var ErrMalformed = errors.New("malformed peer protocol body")
