@@ -68,6 +68,9 @@ type Config struct {
 	// RegisterTable reads, a manifest list or manifest a purge reads.
 	// Default 64 MiB.
 	MaxMetadataBytes int64
+	// IdempotencyLifetime is how long the answer of a mutation sent with an
+	// Idempotency-Key is kept and replayed (idempotency.go). Default 30m.
+	IdempotencyLifetime time.Duration
 }
 
 func (c *Config) ensureDefaults() {
@@ -80,14 +83,21 @@ func (c *Config) ensureDefaults() {
 	if c.MaxMetadataBytes == 0 {
 		c.MaxMetadataBytes = 64 << 20
 	}
+	if c.IdempotencyLifetime == 0 {
+		c.IdempotencyLifetime = 30 * time.Minute
+	}
 }
 
 // Validate reports every problem with the configuration at once.
 func (c *Config) Validate() error {
+	var errs []error
 	if c.MaxMetadataBytes < 0 {
-		return errors.New("catalog: MaxMetadataBytes must be >= 0")
+		errs = append(errs, errors.New("catalog: MaxMetadataBytes must be >= 0"))
 	}
-	return nil
+	if c.IdempotencyLifetime < 0 {
+		errs = append(errs, errors.New("catalog: IdempotencyLifetime must be >= 0"))
+	}
+	return errors.Join(errs...)
 }
 
 // Catalog is the Iceberg catalog of one site. It is safe for concurrent use.
@@ -229,18 +239,27 @@ func (c *Catalog) readObject(ctx context.Context, bucket, key string) ([]byte, e
 var locationSchemes = map[string]bool{"s3": true, "s3a": true, "s3n": true}
 
 // keyInWarehouse returns the object key an s3://warehouse/key location names,
-// refusing locations in another bucket or under the reserved prefix.
+// refusing locations in another bucket (or with a user, port, query or
+// fragment), under the reserved prefix, or whose path has '.', '..' or
+// empty segments: engines and S3 clients resolve those differently, so the
+// files would not be where the catalog checks and purges.
 func keyInWarehouse(wh, location string) (string, error) {
 	u, err := url.Parse(location)
-	if err != nil || !locationSchemes[u.Scheme] {
+	if err != nil || !locationSchemes[u.Scheme] || u.Opaque != "" {
 		return "", fmt.Errorf("%w: %q is not an s3:// location", ErrInvalidLocation, location)
 	}
-	if u.Host != wh {
-		return "", fmt.Errorf("%w: %q is outside warehouse %q", ErrInvalidLocation, location, wh)
+	if u.User != nil || u.RawQuery != "" || u.Fragment != "" || u.ForceQuery || u.Host != wh {
+		return "", fmt.Errorf("%w: %q is outside warehouse bucket %q", ErrInvalidLocation, location, wh)
 	}
 	key := strings.TrimPrefix(u.Path, "/")
-	if key == "" || strings.HasPrefix(key, ReservedPrefix) {
-		return "", fmt.Errorf("%w: %q is not a location a table may use", ErrInvalidLocation, location)
+	segs := strings.Split(strings.TrimSuffix(key, "/"), "/")
+	if key == "" || segs[0]+"/" == ReservedPrefix {
+		return "", fmt.Errorf("%w: %q is at the bucket root or under the reserved prefix %s", ErrInvalidLocation, location, ReservedPrefix)
+	}
+	for _, seg := range segs {
+		if seg == "" || seg == "." || seg == ".." {
+			return "", fmt.Errorf("%w: %q has an empty, '.' or '..' path segment", ErrInvalidLocation, location)
+		}
 	}
 	if err := objects.ValidateKey(key); err != nil {
 		return "", fmt.Errorf("%w: %q: %v", ErrInvalidLocation, location, err)

@@ -295,13 +295,13 @@ func TestCreateChecksAndStagedCreate(t *testing.T) {
 	// A second name for the live table's metadata file would share its
 	// location; once the table is dropped (not purged) the file registers.
 	copyID := Ident{Namespace: []string{"ns"}, Name: "copy"}
-	if _, err := c.RegisterTable(ctx, "lake", copyID, tbl.MetadataLocation); !errors.Is(err, ErrLocationInUse) {
+	if _, err := c.RegisterTable(ctx, "lake", copyID, tbl.MetadataLocation, RegisterOptions{}); !errors.Is(err, ErrLocationInUse) {
 		t.Errorf("register a live table's metadata: %v", err)
 	}
 	if err := c.DropTable(ctx, "lake", id, false); err != nil {
 		t.Fatal(err)
 	}
-	reg, err := c.RegisterTable(ctx, "lake", copyID, tbl.MetadataLocation)
+	reg, err := c.RegisterTable(ctx, "lake", copyID, tbl.MetadataLocation, RegisterOptions{})
 	if err != nil || reg.Version != 0 || reg.MetadataLocation != tbl.MetadataLocation {
 		t.Errorf("register = %+v, %v", reg, err)
 	}

@@ -145,7 +145,7 @@ func (c *Catalog) listEntries(ctx context.Context, k entryKind, wh string, ns []
 	}
 	err = meta.Scan(c.meta, start, meta.PrefixEnd(prefix), func(key, _ []byte) (bool, error) {
 		if page.Size > 0 && len(out) == page.Size {
-			next = encodeToken([]byte(out[len(out)-1].Name))
+			next = encodeToken(prefix, []byte(out[len(out)-1].Name))
 			return false, nil
 		}
 		out = append(out, Ident{Namespace: ns, Name: string(key[len(prefix):])})
@@ -194,6 +194,9 @@ func (c *Catalog) renameEntry(ctx context.Context, k entryKind, wh string, from,
 		return err
 	}
 	k.moveLocation(b, wh, from, e.Location, to, e.Location)
+	if err := c.markApplied(ctx, b, wh, "", ""); err != nil {
+		return err
+	}
 	return b.Commit(true)
 }
 
@@ -226,6 +229,9 @@ func (c *Catalog) dropEntry(ctx context.Context, k entryKind, wh string, id Iden
 	b.Delete(entryKey(k.pfx, wh, id))
 	b.Delete(metadataKey(e.ID))
 	k.unindexLocation(b, wh, id, e.Location)
+	if err := c.markApplied(ctx, b, wh, "", ""); err != nil {
+		return entry{}, nil, err
+	}
 	if err := b.Commit(true); err != nil {
 		return entry{}, nil, err
 	}

@@ -52,6 +52,10 @@ var (
 	// ErrInvalidRequest: any other malformed request, such as an update the
 	// metadata builder rejects (BadRequestException, 400).
 	ErrInvalidRequest = errors.New("catalog: invalid request")
+	// ErrUnprocessable: a well-formed request whose parts contradict each
+	// other, such as a namespace property both set and removed
+	// (UnprocessableEntityException, 422).
+	ErrUnprocessable = errors.New("catalog: unprocessable request")
 	// ErrInvalidRecord: an identity record or key that does not parse.
 	ErrInvalidRecord = errors.New("catalog: invalid identity record")
 )

@@ -83,6 +83,8 @@ func ValidateIdent(id Ident) error {
 //	c/v/<warehouse>\0<ns>\0<view>         view entry
 //	c/m/<id>                              current metadata JSON of the entry with that id
 //	c/l/<warehouse>\0<path>/\0<ns>\0<table> a table's location (path: its object key), empty value
+//	c/k/<warehouse>\0<idempotency key>    the recorded answer of a keyed mutation (idempotency.go)
+//	c/x/<expiry><warehouse>\0<key>        expiry index of those answers
 //
 // <ns> is the levels joined with 0x1f; names hold no control characters, so
 // 0x00 and 0x1f never occur inside a part and prefix scans are exact.

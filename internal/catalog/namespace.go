@@ -3,6 +3,7 @@ package catalog
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -85,6 +86,9 @@ func (c *Catalog) saveNamespace(ctx context.Context, wh string, levels []string,
 		}
 		b.Set(namespaceKey(wh, levels), data)
 	}
+	if err := c.markApplied(ctx, b, wh, "", ""); err != nil {
+		return err
+	}
 	return b.Commit(true)
 }
 
@@ -143,7 +147,7 @@ func (c *Catalog) ListNamespaces(ctx context.Context, wh string, parent []string
 			return true, nil // a grandchild
 		}
 		if page.Size > 0 && len(out) == page.Size {
-			next = encodeToken(last)
+			next = encodeToken(prefix, last)
 			return false, nil
 		}
 		out = append(out, append(slices.Clone(parent), rest))
@@ -153,26 +157,49 @@ func (c *Catalog) ListNamespaces(ctx context.Context, wh string, parent []string
 	return out, next, err
 }
 
+// Page tokens are opaque to clients: base64url of the last name a page
+// returned and a check of it bound to the listing (the scan prefix). The
+// next page starts just after that name, whether or not it still exists, so
+// pages stay complete and never repeat a name while others are created or
+// dropped. A token that does not check out, or belongs to another listing,
+// is ErrInvalidRequest. The check guards against corruption and mix-ups,
+// not forgery: a forged token only chooses where a listing starts.
+const tokenCheckBytes = 8
+
 // pageStart is where a page's scan begins: just after the token's key.
 func pageStart(prefix []byte, token string) ([]byte, error) {
 	if token == "" {
 		return prefix, nil
 	}
-	after, err := base64.RawURLEncoding.DecodeString(token)
-	if err != nil {
+	raw, err := base64.RawURLEncoding.DecodeString(token)
+	if err != nil || len(raw) < tokenCheckBytes {
 		return nil, fmt.Errorf("%w: bad page token", ErrInvalidRequest)
+	}
+	after := raw[:len(raw)-tokenCheckBytes]
+	if !bytes.Equal(raw[len(after):], tokenCheck(prefix, after)) {
+		return nil, fmt.Errorf("%w: page token is not one this listing returned", ErrInvalidRequest)
 	}
 	return append(append(bytes.Clone(prefix), after...), 0), nil
 }
 
-func encodeToken(lastSuffix []byte) string { return base64.RawURLEncoding.EncodeToString(lastSuffix) }
+func encodeToken(prefix, lastSuffix []byte) string {
+	return base64.RawURLEncoding.EncodeToString(append(bytes.Clone(lastSuffix), tokenCheck(prefix, lastSuffix)...))
+}
+
+func tokenCheck(prefix, last []byte) []byte {
+	h := sha256.New()
+	h.Write(prefix)
+	h.Write([]byte{0})
+	h.Write(last)
+	return h.Sum(nil)[:tokenCheckBytes]
+}
 
 // UpdateNamespace removes and sets namespace properties. A key both removed
 // and set is an error; removals of absent keys are reported as Missing.
 func (c *Catalog) UpdateNamespace(ctx context.Context, wh string, levels []string, removals []string, updates map[string]string) (PropertiesSummary, error) {
 	for _, k := range removals {
 		if _, ok := updates[k]; ok {
-			return PropertiesSummary{}, fmt.Errorf("%w: property %q is both removed and set", ErrInvalidRequest, k)
+			return PropertiesSummary{}, fmt.Errorf("%w: property %q is both removed and set", ErrUnprocessable, k)
 		}
 	}
 	if err := ValidateNamespace(levels); err != nil {

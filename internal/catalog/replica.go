@@ -278,7 +278,7 @@ func (c *Catalog) Clear(ctx context.Context) error {
 	c.structMu.Lock()
 	defer c.structMu.Unlock()
 	b := c.meta.NewBatch()
-	for _, p := range []string{pfxNamespace, pfxTable, pfxView, pfxMetadata, pfxLocation} {
+	for _, p := range []string{pfxNamespace, pfxTable, pfxView, pfxMetadata, pfxLocation, pfxIdempotency, pfxIdemExpiry} {
 		b.DeleteRange([]byte(p), meta.PrefixEnd([]byte(p)))
 	}
 	if err := b.Commit(true); err != nil {

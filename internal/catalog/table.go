@@ -137,11 +137,20 @@ func (c *Catalog) DropTable(ctx context.Context, wh string, id Ident, purge bool
 	return c.purge(ctx, wh, id, e, metadata)
 }
 
+// RegisterOptions adjust RegisterTable.
+type RegisterOptions struct {
+	// Overwrite replaces the metadata location of an existing table of that
+	// name (the spec's overwrite=true) instead of answering ErrTableExists.
+	Overwrite bool
+}
+
 // RegisterTable adds a table from an existing metadata file in the
-// warehouse, without writing a new one. A location that overlaps a live
+// warehouse, without writing a new one; with opts.Overwrite an existing
+// table of that name is pointed at the file in one batch (a view of that
+// name is still ErrViewExists). A location that overlaps another live
 // table's is ErrLocationInUse (as registering a live table's own metadata
-// under a second name would be).
-func (c *Catalog) RegisterTable(ctx context.Context, wh string, id Ident, metadataLocation string) (*Table, error) {
+// under a second name would be); the replaced table's own location is not.
+func (c *Catalog) RegisterTable(ctx context.Context, wh string, id Ident, metadataLocation string, opts RegisterOptions) (*Table, error) {
 	if err := ValidateIdent(id); err != nil {
 		return nil, err
 	}
@@ -166,17 +175,24 @@ func (c *Catalog) RegisterTable(ctx context.Context, wh string, id Ident, metada
 	if _, err := c.getNamespace(wh, id.Namespace); err != nil {
 		return nil, err
 	}
+	p := &pendingTable{id: id}
 	if err := c.checkFree(tableKind, wh, id); err != nil {
-		return nil, err
+		prev, gerr := c.getEntry(tableKind, wh, id)
+		if !opts.Overwrite || gerr != nil {
+			return nil, err
+		}
+		p.prev, p.existed = prev, true
 	}
 	c.locMu.Lock()
 	defer c.locMu.Unlock()
 	if err := c.checkLocation(wh, id, md.Location()); err != nil {
 		return nil, err
 	}
-	p := &pendingTable{id: id, e: entry{ID: newID(), UUID: md.TableUUID().String(), Location: md.Location(),
-		MetadataLocation: metadataLocation, Version: parseMetadataVersion(metadataLocation), UpdatedMS: c.nowMS()},
-		md: md, data: data, changed: true, registered: true}
+	// A new entry ID: the metadata cache is keyed by ID and version, and the
+	// registered file's version may equal the replaced one's.
+	p.e = entry{ID: newID(), UUID: md.TableUUID().String(), Location: md.Location(),
+		MetadataLocation: metadataLocation, Version: parseMetadataVersion(metadataLocation), UpdatedMS: c.nowMS()}
+	p.md, p.data, p.changed, p.registered = md, data, true, true
 	if err := c.writeCommits(ctx, wh, []*pendingTable{p}, nil); err != nil {
 		return nil, err
 	}

@@ -298,11 +298,24 @@ func (c *Catalog) writeCommits(ctx context.Context, wh string, ps []*pendingTabl
 			return err
 		}
 		tableKind.moveLocation(b, wh, p.id, p.prev.Location, p.id, p.e.Location)
+		if p.existed && p.prev.ID != p.e.ID {
+			b.Delete(metadataKey(p.prev.ID)) // a register with overwrite replaced the entry
+		}
+	}
+	refKind, refLocation := "", ""
+	if txn == nil && len(ps) == 1 {
+		refKind, refLocation = KindTable, ps[0].e.MetadataLocation
+	}
+	if err := c.markApplied(ctx, b, wh, refKind, refLocation); err != nil {
+		return err
 	}
 	if err := b.Commit(true); err != nil {
 		return err
 	}
 	for _, p := range ps {
+		if p.existed && p.prev.ID != p.e.ID {
+			c.cache.drop(p.prev.ID)
+		}
 		c.cache.put(p.e.ID, p.e.Version, p.md)
 	}
 	return nil

@@ -95,6 +95,9 @@ func (c *Catalog) writeView(ctx context.Context, wh string, id Ident, e entry, m
 	if err := setEntry(b, viewKind, wh, id, e, data); err != nil {
 		return nil, err
 	}
+	if err := c.markApplied(ctx, b, wh, KindView, e.MetadataLocation); err != nil {
+		return nil, err
+	}
 	if err := b.Commit(true); err != nil {
 		return nil, err
 	}

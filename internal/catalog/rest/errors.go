@@ -25,6 +25,12 @@ var (
 	errReadOnly = errors.New("catalog changes are refused here")
 	// errMethod is answered (405) for a known path with another method.
 	errMethod = errors.New("method not allowed on this endpoint")
+	// errUnsupported is answered (406 UnsupportedOperationException) for an
+	// endpoint of the spec this server does not serve.
+	errUnsupported = errors.New("the server does not support this operation")
+	// errKeyReused is answered (422 UnprocessableEntityException) for an
+	// Idempotency-Key first used for another request.
+	errKeyReused = errors.New("idempotency key reused")
 )
 
 // Iceberg error types used on the wire.
@@ -41,6 +47,8 @@ const (
 	typeNamespaceNotEmpty = "NamespaceNotEmptyException"
 	typeCommitFailed      = "CommitFailedException"
 	typeMethodNotAllowed  = "MethodNotAllowedException"
+	typeUnsupported       = "UnsupportedOperationException"
+	typeUnprocessable     = "UnprocessableEntityException"
 	typeInternal          = "InternalServerError"
 )
 
@@ -56,6 +64,8 @@ var errorTable = []struct {
 	{errBadRequest, typeBadRequest, http.StatusBadRequest},
 	{errNoRoute, typeNotFound, http.StatusNotFound},
 	{errMethod, typeMethodNotAllowed, http.StatusMethodNotAllowed},
+	{errUnsupported, typeUnsupported, http.StatusNotAcceptable},
+	{errKeyReused, typeUnprocessable, http.StatusUnprocessableEntity},
 	{catalog.ErrNoSuchWarehouse, typeNoSuchWarehouse, http.StatusNotFound},
 	{catalog.ErrNoSuchNamespace, typeNoSuchNamespace, http.StatusNotFound},
 	{catalog.ErrNoSuchTable, typeNoSuchTable, http.StatusNotFound},
@@ -69,6 +79,7 @@ var errorTable = []struct {
 	{catalog.ErrInvalidLocation, typeBadRequest, http.StatusBadRequest},
 	{catalog.ErrLocationInUse, typeBadRequest, http.StatusBadRequest},
 	{catalog.ErrInvalidRequest, typeBadRequest, http.StatusBadRequest},
+	{catalog.ErrUnprocessable, typeUnprocessable, http.StatusUnprocessableEntity},
 }
 
 // errorModel is the Iceberg REST error body.

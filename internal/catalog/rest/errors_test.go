@@ -56,6 +56,18 @@ func TestErrorModel(t *testing.T) {
 		{"rename missing", "POST", v1 + "/tables/rename", `{"source":{"namespace":["ns"],"name":"zz"},"destination":{"namespace":["ns"],"name":"yy"}}`, false, 404, "NoSuchTableException"},
 		{"bad page size", "GET", v1 + "/namespaces/ns/tables?pageSize=0", "", false, 400, "BadRequestException"},
 		{"unknown route", "GET", v1 + "/bogus", "", false, 404, "NotFoundException"},
+		{"unserved spec endpoint", "POST", v1 + "/namespaces/ns/tables/t/plan", "{}", false, 406, "UnsupportedOperationException"},
+		{"property set and removed", "POST", v1 + "/namespaces/ns/properties", `{"removals":["a"],"updates":{"a":"b"}}`, false, 422, "UnprocessableEntityException"},
+		{"bogus page token", "GET", v1 + "/namespaces/ns/tables?pageToken=bogus", "", false, 400, "BadRequestException"},
+		{"bogus namespace page token", "GET", v1 + "/namespaces?pageToken=bogus", "", false, 400, "BadRequestException"},
+		{"location with ..", "POST", v1 + "/namespaces/ns/tables", `{"name":"u","location":"s3://lake/ns/../u","schema":` + schema + `}`, false, 400, "BadRequestException"},
+		{"location with .", "POST", v1 + "/namespaces/ns/tables", `{"name":"u","location":"s3://lake/ns/./u","schema":` + schema + `}`, false, 400, "BadRequestException"},
+		{"location with escaped ..", "POST", v1 + "/namespaces/ns/tables", `{"name":"u","location":"s3://lake/ns/%2E%2E/u","schema":` + schema + `}`, false, 400, "BadRequestException"},
+		{"location with empty segment", "POST", v1 + "/namespaces/ns/tables", `{"name":"u","location":"s3://lake/ns//u","schema":` + schema + `}`, false, 400, "BadRequestException"},
+		{"location with port", "POST", v1 + "/namespaces/ns/tables", `{"name":"u","location":"s3://lake:9000/u","schema":` + schema + `}`, false, 400, "BadRequestException"},
+		{"location is the reserved prefix", "POST", v1 + "/namespaces/ns/tables", `{"name":"u","location":"s3://lake/.twinlake","schema":` + schema + `}`, false, 400, "BadRequestException"},
+		{"set-location with ..", "POST", v1 + "/namespaces/ns/tables/t", `{"requirements":[],"updates":[{"action":"set-location","location":"s3://lake/a/../b"}]}`, false, 400, "BadRequestException"},
+		{"view location with ..", "POST", v1 + "/namespaces/ns/views", `{"name":"v","location":"s3://lake/../v","schema":` + schema + `,"view-version":{"version-id":1,"timestamp-ms":1,"schema-id":0,"summary":{},"representations":[{"type":"sql","sql":"SELECT 1","dialect":"spark"}],"default-namespace":["ns"]}}`, false, 400, "BadRequestException"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			status, body := e.do(c.method, c.path, c.body, !c.unsigned)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"time"
 )
 
 // getConfig answers GET /v1/config?warehouse=NAME with the prefix and the
@@ -29,8 +30,9 @@ func (s *Server) getConfig(w http.ResponseWriter, r *http.Request, c *call) erro
 			"s3.path-style-access": "true",
 			"s3.region":            s.cfg.Region,
 		},
-		Overrides: map[string]string{"prefix": wh},
-		Endpoints: advertised,
+		Overrides:              map[string]string{"prefix": wh},
+		Endpoints:              advertised,
+		IdempotencyKeyLifetime: isoDuration(s.cat.IdempotencyLifetime()),
 	})
 	return nil
 }
@@ -105,4 +107,16 @@ func (s *Server) updateNamespace(w http.ResponseWriter, r *http.Request, c *call
 	}
 	writeJSON(w, http.StatusOK, updatePropertiesResponse{Updated: sum.Updated, Removed: sum.Removed, Missing: sum.Missing})
 	return nil
+}
+
+// isoDuration renders d as an ISO-8601 duration (PT30M, PT24H, PT90S).
+func isoDuration(d time.Duration) string {
+	sec := int64(d / time.Second)
+	switch {
+	case sec > 0 && sec%3600 == 0:
+		return fmt.Sprintf("PT%dH", sec/3600)
+	case sec > 0 && sec%60 == 0:
+		return fmt.Sprintf("PT%dM", sec/60)
+	}
+	return fmt.Sprintf("PT%dS", sec)
 }

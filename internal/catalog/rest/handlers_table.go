@@ -11,6 +11,17 @@ func tableResponse(t *catalog.Table) loadResponse {
 	return loadResponse{MetadataLocation: t.MetadataLocation, Metadata: t.MetadataJSON, Config: map[string]string{}}
 }
 
+// writeTableResult answers a create, register or commit with the table's
+// full metadata and its ETag; a keyed call records the metadata file as its
+// answer.
+func writeTableResult(w http.ResponseWriter, c *call, t *catalog.Table, body loadResponse) {
+	if t.MetadataLocation != "" {
+		w.Header().Set("ETag", etag(t.MetadataLocation, snapshotsAll))
+		c.ref = &answerRef{kind: catalog.KindTable, location: t.MetadataLocation}
+	}
+	writeJSON(w, http.StatusOK, body)
+}
+
 func (s *Server) listTables(w http.ResponseWriter, r *http.Request, c *call) error {
 	p, err := page(r)
 	if err != nil {
@@ -46,16 +57,36 @@ func (s *Server) createTable(w http.ResponseWriter, r *http.Request, c *call) er
 	if req.StageCreate {
 		c.msg += " staged"
 	}
-	writeJSON(w, http.StatusOK, tableResponse(t))
+	writeTableResult(w, c, t, tableResponse(t))
 	return nil
 }
 
+// loadTable answers the table's metadata (all snapshots, or with
+// snapshots=refs only the referenced ones) with its ETag, or 304 when
+// If-None-Match names the ETag.
 func (s *Server) loadTable(w http.ResponseWriter, r *http.Request, c *call) error {
+	mode, err := snapshotsMode(r)
+	if err != nil {
+		return err
+	}
 	t, err := s.cat.LoadTable(r.Context(), c.params["prefix"], tableIdent(c, "table"))
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, tableResponse(t))
+	tag := etag(t.MetadataLocation, mode)
+	w.Header().Set("ETag", tag)
+	if inm := r.Header.Get("If-None-Match"); inm != "" && noneMatch(inm, tag) {
+		c.msg = "not modified"
+		w.WriteHeader(http.StatusNotModified)
+		return nil
+	}
+	body := tableResponse(t)
+	if mode == snapshotsRefs {
+		if body.Metadata, err = refsOnly(t.MetadataJSON); err != nil {
+			return err
+		}
+	}
+	writeJSON(w, http.StatusOK, body)
 	return nil
 }
 
@@ -86,7 +117,7 @@ func (s *Server) commitTable(w http.ResponseWriter, r *http.Request, c *call) er
 		return err
 	}
 	c.msg = fmt.Sprintf("%s version=%d", id, t.Version)
-	writeJSON(w, http.StatusOK, loadResponse{MetadataLocation: t.MetadataLocation, Metadata: t.MetadataJSON})
+	writeTableResult(w, c, t, loadResponse{MetadataLocation: t.MetadataLocation, Metadata: t.MetadataJSON})
 	return nil
 }
 
@@ -126,11 +157,15 @@ func (s *Server) registerTable(w http.ResponseWriter, r *http.Request, c *call) 
 	}
 	id := catalog.Ident{Namespace: namespaceParam(c), Name: req.Name}
 	c.msg = id.String() + " " + req.MetadataLocation
-	t, err := s.cat.RegisterTable(r.Context(), c.params["prefix"], id, req.MetadataLocation)
+	if req.Overwrite {
+		c.msg += " overwrite"
+	}
+	t, err := s.cat.RegisterTable(r.Context(), c.params["prefix"], id, req.MetadataLocation,
+		catalog.RegisterOptions{Overwrite: req.Overwrite})
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, tableResponse(t))
+	writeTableResult(w, c, t, tableResponse(t))
 	return nil
 }
 

@@ -11,6 +11,13 @@ func viewResponse(v *catalog.View) loadResponse {
 	return loadResponse{MetadataLocation: v.MetadataLocation, Metadata: v.MetadataJSON, Config: map[string]string{}}
 }
 
+// writeViewResult answers a create or replace; a keyed call records the
+// metadata file as its answer.
+func writeViewResult(w http.ResponseWriter, c *call, v *catalog.View) {
+	c.ref = &answerRef{kind: catalog.KindView, location: v.MetadataLocation}
+	writeJSON(w, http.StatusOK, viewResponse(v))
+}
+
 func (s *Server) listViews(w http.ResponseWriter, r *http.Request, c *call) error {
 	p, err := page(r)
 	if err != nil {
@@ -37,7 +44,7 @@ func (s *Server) createView(w http.ResponseWriter, r *http.Request, c *call) err
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, viewResponse(v))
+	writeViewResult(w, c, v)
 	return nil
 }
 
@@ -71,7 +78,7 @@ func (s *Server) replaceView(w http.ResponseWriter, r *http.Request, c *call) er
 		return err
 	}
 	c.msg = fmt.Sprintf("%s version=%d", id, v.Version)
-	writeJSON(w, http.StatusOK, viewResponse(v))
+	writeViewResult(w, c, v)
 	return nil
 }
 

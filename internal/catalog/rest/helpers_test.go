@@ -61,11 +61,27 @@ var _ icecatalog.Catalog = (*icerest.Catalog)(nil)
 // and returns the status and body.
 func (e *env) do(method, path, body string, sign bool) (int, string) {
 	e.t.Helper()
+	resp, data := e.send(method, path, body, sign, nil)
+	return resp.StatusCode, data
+}
+
+// doH sends a signed raw request with extra headers and returns the
+// response (body closed) and its body.
+func (e *env) doH(method, path, body string, hdr map[string]string) (*http.Response, string) {
+	e.t.Helper()
+	return e.send(method, path, body, true, hdr)
+}
+
+func (e *env) send(method, path, body string, sign bool, hdr map[string]string) (*http.Response, string) {
+	e.t.Helper()
 	req, err := http.NewRequestWithContext(e.t.Context(), method, e.site.URL+path, strings.NewReader(body))
 	if err != nil {
 		e.t.Fatal(err)
 	}
 	req.Header.Set("Content-Type", "application/json")
+	for k, v := range hdr {
+		req.Header.Set(k, v)
+	}
 	if sign {
 		sum := sha256.Sum256([]byte(body))
 		hash := hex.EncodeToString(sum[:])
@@ -81,7 +97,7 @@ func (e *env) do(method, path, body string, sign bool) (int, string) {
 	}
 	defer resp.Body.Close()
 	data, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(data)
+	return resp, string(data)
 }
 
 // getObject reads an object of the warehouse through the S3 API.

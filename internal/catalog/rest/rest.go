@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"io"
 	"log/slog"
 	"net/http"
@@ -100,6 +101,7 @@ type Server struct {
 	cat     *catalog.Catalog
 	log     *slog.Logger
 	metrics *serverMetrics
+	keys    *keyLocks // Idempotency-Key serialisation
 }
 
 var _ http.Handler = (*Server)(nil)
@@ -114,7 +116,8 @@ func New(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Server{cfg: cfg, cat: cfg.Catalog, log: cfg.Logger.With("component", "catalog-rest"), metrics: m}, nil
+	return &Server{cfg: cfg, cat: cfg.Catalog, log: cfg.Logger.With("component", "catalog-rest"), metrics: m,
+		keys: &keyLocks{seed: maphash.MakeSeed()}}, nil
 }
 
 // call is one request being served: its route parameters and what the
@@ -122,7 +125,13 @@ func New(cfg Config) (*Server, error) {
 type call struct {
 	params map[string]string
 	msg    string
+	// ref is set by a mutation answering a table's or view's load result:
+	// its recorded idempotent answer is the metadata file, not the body.
+	ref *answerRef
 }
+
+// answerRef names the metadata file a load result carries.
+type answerRef struct{ kind, location string }
 
 // handler serves one route; it returns errors rather than writing them.
 type handler func(s *Server, w http.ResponseWriter, r *http.Request, c *call) error
@@ -162,8 +171,25 @@ var routes = []route{
 	{method: http.MethodPost, pattern: "{prefix}/views/rename", name: "tables.RenameView", h: (*Server).renameView},
 }
 
+// unserved are the spec's endpoints this server does not serve: they are
+// answered 406 UnsupportedOperationException (an unknown path is 404).
+var unserved = []string{
+	"oauth/tokens",
+	"{prefix}/namespaces/{namespace}/functions",
+	"{prefix}/namespaces/{namespace}/functions/{function}",
+	"{prefix}/namespaces/{namespace}/tables/{table}/plan",
+	"{prefix}/namespaces/{namespace}/tables/{table}/plan/{plan-id}",
+	"{prefix}/namespaces/{namespace}/tables/{table}/tasks",
+	"{prefix}/namespaces/{namespace}/tables/{table}/unregister",
+	"{prefix}/namespaces/{namespace}/tables/{table}/credentials",
+	"{prefix}/namespaces/{namespace}/tables/{table}/sign",
+	"{prefix}/namespaces/{namespace}/register-view",
+}
+
+var unservedSegs [][]string
+
 // advertised is the endpoint list the config call returns ("METHOD
-// /v1/path"), built from the route table.
+// /v1/path"), built from the route table: exactly what is served.
 var advertised []string
 
 func init() {
@@ -172,6 +198,9 @@ func init() {
 		if routes[i].pattern != "config" {
 			advertised = append(advertised, routes[i].method+" /v1/"+routes[i].pattern)
 		}
+	}
+	for _, p := range unserved {
+		unservedSegs = append(unservedSegs, strings.Split(p, "/"))
 	}
 }
 
@@ -201,6 +230,11 @@ func match(method, escapedRel string) (*route, map[string]string, error) {
 	}
 	if pathFound {
 		return nil, nil, fmt.Errorf("%w: %s", errMethod, method)
+	}
+	for _, p := range unservedSegs {
+		if _, ok := matchSegs(p, segs); ok {
+			return nil, nil, fmt.Errorf("%w: %s /v1/%s", errUnsupported, method, strings.Join(p, "/"))
+		}
 	}
 	return nil, nil, fmt.Errorf("%w: /v1/%s", errNoRoute, escapedRel)
 }
@@ -238,10 +272,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		name, c.params = rt.name, params
 	}
 	if err == nil {
-		var key string
-		if key, err = s.authenticate(r); err == nil {
-			err = s.authorize(r, rt, c, key)
-		}
+		err = s.authenticate(r)
 	}
 	if err == nil && s.cfg.WriteGuard != nil && isChange(rt) {
 		if gerr := s.cfg.WriteGuard(r.Context(), c.params["prefix"]); gerr != nil {
@@ -249,7 +280,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if err == nil {
-		err = rt.h(s, rec, r, c)
+		if key := r.Header.Get(headerIdempotencyKey); key != "" && isChange(rt) {
+			err = s.serveIdempotent(rec, r, rt, c, key)
+		} else {
+			err = rt.h(s, rec, r, c)
+		}
 	}
 	if err != nil && rec.Status == 0 {
 		s.writeError(rec, r, err)
@@ -278,15 +313,15 @@ func isChange(rt *route) bool {
 	return rt.name != "tables.ReportMetrics"
 }
 
-func (s *Server) authenticate(r *http.Request) (string, error) {
+func (s *Server) authenticate(r *http.Request) error {
 	key, err := s.cfg.Auth.Authenticate(r)
 	if err != nil {
-		return "", err
+		return err
 	}
 	if key == "" {
-		return "", ErrUnauthenticated
+		return ErrUnauthenticated
 	}
-	return key, nil
+	return nil
 }
 
 // writeError answers err in the Iceberg error model.

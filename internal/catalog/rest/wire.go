@@ -36,6 +36,8 @@ type configResponse struct {
 	Defaults  map[string]string `json:"defaults"`
 	Overrides map[string]string `json:"overrides"`
 	Endpoints []string          `json:"endpoints"`
+	// IdempotencyKeyLifetime (ISO-8601 duration) advertises Idempotency-Key support.
+	IdempotencyKeyLifetime string `json:"idempotency-key-lifetime,omitempty"`
 }
 
 type namespaceBody struct {
@@ -100,6 +102,7 @@ type renameRequest struct {
 type registerTableRequest struct {
 	Name             string `json:"name"`
 	MetadataLocation string `json:"metadata-location"`
+	Overwrite        bool   `json:"overwrite"`
 }
 
 type createViewRequest struct {
