@@ -10,7 +10,8 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// addObjectCommands attaches mb, rb, ls, cp, cat, rm, stat and version.
+// addObjectCommands attaches the object verbs: mb, rb, ls, cp, cat, rm, stat,
+// version, pipe, head, ready, ping, tag, share, du, tree, find, diff, mirror.
 func addObjectCommands(root *cobra.Command, opts *options) {
 	for _, newCmd := range []func(*options) *cobra.Command{
 		newMBCmd,
@@ -22,6 +23,16 @@ func addObjectCommands(root *cobra.Command, opts *options) {
 		newStatCmd,
 		newVersionCmd,
 		newPipeCmd,
+		newHeadCmd,
+		newReadyCmd,
+		newPingCmd,
+		newTagCmd,
+		newShareCmd,
+		newDUCmd,
+		newTreeCmd,
+		newFindCmd,
+		newDiffCmd,
+		newMirrorCmd,
 	} {
 		root.AddCommand(newCmd(opts))
 	}
