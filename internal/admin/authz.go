@@ -67,6 +67,7 @@ var routeActions = map[string]string{
 	"admin.ListAccessKeys":     "admin:ListServiceAccounts",
 	"admin.AccessKeyInfo":      "admin:ListServiceAccounts",
 	"admin.SetAccessKeyStatus": "admin:UpdateServiceAccount",
+	"admin.EditAccessKey":      "admin:UpdateServiceAccount",
 
 	"admin.NotFound": "admin:ServerInfo",
 }

@@ -36,6 +36,7 @@ type IdentityAdmin interface {
 	CreateAccessKey(ctx context.Context, parent string, o iam.AccessKeyOptions) (iam.Credential, error)
 	RemoveAccessKey(ctx context.Context, accessKey string) error
 	SetAccessKeyEnabled(ctx context.Context, accessKey string, enabled bool) error
+	UpdateAccessKey(ctx context.Context, accessKey string, u iam.AccessKeyUpdate) error
 	AccessKey(accessKey string) (iam.AccessKeyInfo, error)
 	AccessKeys(parent string) []iam.AccessKeyInfo
 }
@@ -66,6 +67,7 @@ var iamRoutes = []route{
 	{http.MethodGet, adminclient.PathAccessKeys, "admin.ListAccessKeys", (*Server).listAccessKeys},
 	{http.MethodGet, adminclient.PathAccessKeys + "/{name}", "admin.AccessKeyInfo", (*Server).accessKeyInfo},
 	{http.MethodDelete, adminclient.PathAccessKeys + "/{name}", "admin.RemoveAccessKey", (*Server).removeAccessKey},
+	{http.MethodPatch, adminclient.PathAccessKeys + "/{name}", "admin.EditAccessKey", (*Server).editAccessKey},
 	{http.MethodPut, adminclient.PathAccessKeys + "/{name}" + adminclient.PathStatusSuffix, "admin.SetAccessKeyStatus", (*Server).setAccessKeyStatus},
 }
 
@@ -420,4 +422,24 @@ func (s *Server) setAccessKeyStatus(w http.ResponseWriter, r *http.Request, _ *c
 		return err
 	}
 	return done(w, ids.SetAccessKeyEnabled(r.Context(), r.PathValue("name"), req.Enabled))
+}
+
+func (s *Server) editAccessKey(w http.ResponseWriter, r *http.Request, _ *call) error {
+	ids, err := s.ids()
+	if err != nil {
+		return err
+	}
+	var req adminclient.AccessKeyEditRequest
+	if err := s.readJSON(r, &req); err != nil {
+		return err
+	}
+	u := iam.AccessKeyUpdate{SecretKey: req.SecretKey, Expiry: req.Expiry, Name: req.Name, Description: req.Description}
+	if req.Policy != nil {
+		doc := []byte(*req.Policy)
+		if string(doc) == "null" || string(doc) == `""` {
+			doc = nil
+		}
+		u.SessionPolicy = &doc
+	}
+	return done(w, ids.UpdateAccessKey(r.Context(), r.PathValue("name"), u))
 }

@@ -150,6 +150,17 @@ type AccessKey struct {
 	Created     time.Time       `json:"created"`
 }
 
+// AccessKeyEditRequest changes an access key; nil fields stay as they are.
+// An empty Policy removes the session policy; a zero Expiry removes the
+// expiry.
+type AccessKeyEditRequest struct {
+	SecretKey   *string          `json:"secretKey,omitempty"`
+	Policy      *json.RawMessage `json:"policy,omitempty"`
+	Expiry      *time.Time       `json:"expiry,omitempty"`
+	Name        *string          `json:"name,omitempty"`
+	Description *string          `json:"description,omitempty"`
+}
+
 // AccessKeyList is the answer of an access key list.
 type AccessKeyList struct {
 	AccessKeys []AccessKey `json:"accessKeys"`
@@ -310,4 +321,10 @@ func (c *Client) RemoveAccessKey(ctx context.Context, accessKey string) error {
 // SetAccessKeyStatus enables or disables an access key.
 func (c *Client) SetAccessKeyStatus(ctx context.Context, accessKey string, enabled bool) error {
 	return c.noAnswer(ctx, http.MethodPut, itemPath(PathAccessKeys, accessKey)+PathStatusSuffix, StatusRequest{Enabled: enabled})
+}
+
+// EditAccessKey changes an access key's secret, session policy, expiry,
+// name or description.
+func (c *Client) EditAccessKey(ctx context.Context, accessKey string, req AccessKeyEditRequest) error {
+	return c.noAnswer(ctx, http.MethodPatch, itemPath(PathAccessKeys, accessKey), req)
 }

@@ -45,6 +45,12 @@ func (a sigv4Auth) AllowAdmin(accessKey, action string) bool {
 
 var _ admin.ActionAuthorizer = sigv4Auth{}
 
+// metricsAuth lets root and users allowed admin:Prometheus (the built-in
+// diagnostics policy, say) read metrics.
+type metricsAuth struct{ sigv4Auth }
+
+func (a metricsAuth) IsAdmin(accessKey string) bool { return a.AllowAdmin(accessKey, "admin:Prometheus") }
+
 // peerAuth verifies peer API requests, body included.
 type peerAuth struct{ sigv4Auth }
 

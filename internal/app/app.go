@@ -298,7 +298,7 @@ func (s *Server) handler() (http.Handler, error) {
 	if err != nil {
 		return nil, err
 	}
-	met, err := s.metrics.Handler(metrics.Auth{Public: s.cfg.MetricsPublic, BearerToken: s.cfg.MetricsToken, Authenticator: auth})
+	met, err := s.metrics.Handler(metrics.Auth{Public: s.cfg.MetricsPublic, BearerToken: s.cfg.MetricsToken, Authenticator: metricsAuth{auth}})
 	if err != nil {
 		return nil, err
 	}

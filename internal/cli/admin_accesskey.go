@@ -16,12 +16,12 @@ import (
 func newAdminAccessKeyCmd(opts *options) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "accesskey",
-		Short: "Manage access keys of users: create, ls, rm, info, enable, disable",
+		Short: "Manage access keys of users: create, edit, ls, rm, info, enable, disable",
 		Example: `  twinlake admin accesskey create site1 alice --policy ./dashboard.json --expiry 720h --name grafana
   twinlake admin accesskey ls site1 alice
   twinlake admin accesskey disable site1 AKEXAMPLE`,
 	}
-	cmd.AddCommand(newAccessKeyCreateCmd(opts),
+	cmd.AddCommand(newAccessKeyCreateCmd(opts), newAccessKeyEditCmd(opts),
 		&cobra.Command{
 			Use: "ls ALIAS [USER]", Short: "List the access keys of a user (default: yours)",
 			Example: "  twinlake admin accesskey ls site1 alice", Args: cobra.RangeArgs(1, 2),
@@ -127,4 +127,55 @@ func parseExpiry(s string, now time.Time) (time.Time, error) {
 		return t, nil
 	}
 	return time.Time{}, fmt.Errorf("--expiry %q: want a duration (720h) or an RFC 3339 time", s)
+}
+
+func newAccessKeyEditCmd(opts *options) *cobra.Command {
+	var secret, policyFile, expiry, name, description string
+	cmd := &cobra.Command{
+		Use:   "edit ALIAS ACCESSKEY",
+		Short: "Change an access key's secret, session policy, expiry, name or description",
+		Example: `  twinlake admin accesskey edit site1 AKEXAMPLE --expiry 2160h
+  twinlake admin accesskey edit site1 AKEXAMPLE --policy ./narrower.json --name grafana-prod`,
+		Args: cobra.ExactArgs(2),
+		RunE: adminRun(opts, func(cmd *cobra.Command, c *adminclient.Client, args []string) (any, string, error) {
+			var req adminclient.AccessKeyEditRequest
+			f := cmd.Flags()
+			if f.Changed("secret-key") {
+				req.SecretKey = &secret
+			}
+			if f.Changed("name") {
+				req.Name = &name
+			}
+			if f.Changed("description") {
+				req.Description = &description
+			}
+			if f.Changed("policy") {
+				doc, err := os.ReadFile(policyFile)
+				if err != nil {
+					return nil, "", err
+				}
+				if !json.Valid(doc) {
+					return nil, "", fmt.Errorf("--policy %s: not a JSON document", policyFile)
+				}
+				raw := json.RawMessage(doc)
+				req.Policy = &raw
+			}
+			if f.Changed("expiry") {
+				t, err := parseExpiry(expiry, time.Now())
+				if err != nil {
+					return nil, "", err
+				}
+				req.Expiry = &t
+			}
+			err := c.EditAccessKey(cmd.Context(), args[1], req)
+			return map[string]string{"accessKey": args[1], "status": "edited"}, fmt.Sprintf("Edited access key `%s` successfully.", args[1]), err
+		}),
+	}
+	f := cmd.Flags()
+	f.StringVar(&secret, "secret-key", "", "new secret key")
+	f.StringVar(&policyFile, "policy", "", "new session policy file")
+	f.StringVar(&expiry, "expiry", "", "new expiry: a duration from now (720h) or a date")
+	f.StringVar(&name, "name", "", "new name")
+	f.StringVar(&description, "description", "", "new description")
+	return cmd
 }

@@ -208,3 +208,41 @@ func TestServiceCredential(t *testing.T) {
 		t.Fatal("removed service credential still found")
 	}
 }
+
+func TestUpdateAccessKey(t *testing.T) {
+	ctx := context.Background()
+	s := openTest(t, meta.NewMem(), nil)
+	if err := s.AddUser(ctx, "erin", "erinsecret"); err != nil {
+		t.Fatal(err)
+	}
+	s.Attach(ctx, Entity{User: "erin"}, []string{"readwrite"})
+	c, err := s.CreateAccessKey(ctx, "erin", AccessKeyOptions{Name: "old"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	short, past := "short", time.Now().Add(-time.Minute)
+	bad := []byte(`{"Statement":[{"Effect":"Allow","Action":"s3:Nope","Resource":"*"}]}`)
+	for _, u := range []AccessKeyUpdate{{SecretKey: &short}, {Expiry: &past}, {SessionPolicy: &bad}} {
+		if err := s.UpdateAccessKey(ctx, c.AccessKey, u); err == nil {
+			t.Fatalf("update %+v accepted", u)
+		}
+	}
+	secret, name := "a-new-secret", "new"
+	sess := []byte(`{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Action":"s3:GetObject","Resource":"*"}]}`)
+	if err := s.UpdateAccessKey(ctx, c.AccessKey, AccessKeyUpdate{SecretKey: &secret, Name: &name, SessionPolicy: &sess}); err != nil {
+		t.Fatal(err)
+	}
+	if sk, _ := s.SecretKey(c.AccessKey); sk != secret {
+		t.Fatal("secret not changed")
+	}
+	id, _ := s.Identity(c.AccessKey)
+	if id.Allowed(&policy.Request{Action: "s3:PutObject", Resource: "arn:aws:s3:::b/k"}) {
+		t.Fatal("new session policy not applied")
+	}
+	if k, _ := s.AccessKey(c.AccessKey); k.Name != "new" {
+		t.Fatalf("name = %q", k.Name)
+	}
+	if err := s.UpdateAccessKey(ctx, "nope", AccessKeyUpdate{Name: &name}); !errors.Is(err, ErrNoSuchAccessKey) {
+		t.Fatalf("missing key: %v", err)
+	}
+}

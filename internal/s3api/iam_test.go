@@ -165,6 +165,16 @@ func TestIAMEnforcement(t *testing.T) {
 		t.Fatalf("bucket policy without principal: %v", err)
 	}
 
+	// Metrics: diagnostics opens them, readonly does not.
+	if _, err := testsite.Scrape(site, "reader", "reader-secret"); err == nil {
+		t.Fatal("readonly user scraped metrics")
+	}
+	must(adm.AttachPolicy(ctx, adminclient.AttachRequest{Policies: []string{"diagnostics"}, User: "reader"}))
+	if _, err := testsite.Scrape(site, "reader", "reader-secret"); err != nil {
+		t.Fatalf("diagnostics user scrape: %v", err)
+	}
+	must(adm.DetachPolicy(ctx, adminclient.AttachRequest{Policies: []string{"diagnostics"}, User: "reader"}))
+
 	// The admin API refuses a non-admin user with its JSON error.
 	ua, _ := adminclient.New(site.URL, adminclient.Credentials{AccessKey: "reader", SecretKey: "reader-secret"}, adminclient.Config{HTTPClient: site.HTTPClient})
 	var ae *adminclient.Error
