@@ -120,32 +120,9 @@ func (c *CatalogClient) path(parts ...string) string {
 // call signs and sends one request; a 2xx answer is decoded into out (if
 // not nil), anything else returned as a *CatalogError.
 func (c *CatalogClient) call(ctx context.Context, method, path string, query url.Values, in, out any) error {
-	var body []byte
-	if in != nil {
-		var err error
-		if body, err = json.Marshal(in); err != nil {
-			return fmt.Errorf("catalog client: encode request: %w", err)
-		}
-	}
-	target := c.base + path
-	if len(query) > 0 {
-		target += "?" + query.Encode()
-	}
-	req, err := http.NewRequestWithContext(ctx, method, target, bytes.NewReader(body))
+	resp, err := c.send(ctx, method, path, query, nil, in)
 	if err != nil {
 		return err
-	}
-	req.Header.Set("Content-Type", ContentTypeJSON)
-	req.Header.Set("User-Agent", c.cfg.UserAgent)
-	sum := sha256.Sum256(body)
-	hash := hex.EncodeToString(sum[:])
-	req.Header.Set("X-Amz-Content-Sha256", hash)
-	if err := c.signer.SignHTTP(ctx, c.creds, req, hash, CatalogSigningService, c.cfg.Region, time.Now().UTC()); err != nil {
-		return fmt.Errorf("catalog client: sign request: %w", err)
-	}
-	resp, err := c.cfg.HTTPClient.Do(req)
-	if err != nil {
-		return fmt.Errorf("catalog %s %s: %w", method, path, err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
@@ -158,6 +135,42 @@ func (c *CatalogClient) call(ctx context.Context, method, path string, query url
 	}
 	_, _ = io.Copy(io.Discard, resp.Body)
 	return nil
+}
+
+// send signs and sends one request with extra headers; the caller closes
+// the answer's body.
+func (c *CatalogClient) send(ctx context.Context, method, path string, query url.Values, hdr http.Header, in any) (*http.Response, error) {
+	var body []byte
+	if in != nil {
+		var err error
+		if body, err = json.Marshal(in); err != nil {
+			return nil, fmt.Errorf("catalog client: encode request: %w", err)
+		}
+	}
+	target := c.base + path
+	if len(query) > 0 {
+		target += "?" + query.Encode()
+	}
+	req, err := http.NewRequestWithContext(ctx, method, target, bytes.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	for k, v := range hdr {
+		req.Header[k] = v
+	}
+	req.Header.Set("Content-Type", ContentTypeJSON)
+	req.Header.Set("User-Agent", c.cfg.UserAgent)
+	sum := sha256.Sum256(body)
+	hash := hex.EncodeToString(sum[:])
+	req.Header.Set("X-Amz-Content-Sha256", hash)
+	if err := c.signer.SignHTTP(ctx, c.creds, req, hash, CatalogSigningService, c.cfg.Region, time.Now().UTC()); err != nil {
+		return nil, fmt.Errorf("catalog client: sign request: %w", err)
+	}
+	resp, err := c.cfg.HTTPClient.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("catalog %s %s: %w", method, path, err)
+	}
+	return resp, nil
 }
 
 func decodeCatalogError(resp *http.Response) error {

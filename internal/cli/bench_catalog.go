@@ -22,6 +22,7 @@ type benchCatalogFlags struct {
 	duration    time.Duration
 	count       int64
 	reads       int64
+	snapshots   int
 	keep        bool
 }
 
@@ -36,6 +37,10 @@ func newBenchCatalogCmd(opts *options) *cobra.Command {
   create       creates --tables tables in one namespace
   load         loads random tables among them (--reads operations)
   list         lists all --tables tables in one call (--reads/10 operations)
+  load-all, load-refs, load-304
+               load one table of --snapshots snapshots with snapshots=all,
+               with snapshots=refs, and with If-None-Match answered 304
+               (--reads/10 operations each)
 Commit phases run for --duration or --count operations. The bench works in a
 fresh namespace of --warehouse (created if missing; default a new
 twinlake-bench-* warehouse) and removes what it created unless --keep.`,
@@ -57,6 +62,7 @@ twinlake-bench-* warehouse) and removes what it created unless --keep.`,
 	fl.DurationVar(&f.duration, "duration", 10*time.Second, "length of each commit phase")
 	fl.Int64Var(&f.count, "count", 0, "operations per commit phase, instead of --duration")
 	fl.Int64Var(&f.reads, "reads", 2000, "load operations (list runs a tenth as many, at least 5)")
+	fl.IntVar(&f.snapshots, "snapshots", 10000, "snapshots of the table the load-all/refs/304 phases load (0 skips them)")
 	fl.BoolVar(&f.keep, "keep", false, "keep the namespace, tables (and warehouse) created")
 	cmd.MarkFlagsMutuallyExclusive("duration", "count")
 	return cmd
@@ -184,14 +190,85 @@ func (b *catalogBench) run(ctx context.Context, cmd *cobra.Command, f benchCatal
 		return err
 	}
 	lists := max(f.reads/10, 5)
-	return b.phaseRow(ctx, cmd, rep, fmt.Sprintf("list-%d", n+hot), bench.Config{Concurrency: 1, Count: lists, StopOnError: true},
+	if err := b.phaseRow(ctx, cmd, rep, fmt.Sprintf("list-%d", n+hot), bench.Config{Concurrency: 1, Count: lists, StopOnError: true},
 		func(ctx context.Context, seq int64) error {
 			ids, err := b.c.ListTables(ctx, b.ns, 0)
 			if err == nil && int64(len(ids)) != n+hot {
 				err = fmt.Errorf("listed %d tables, want %d", len(ids), n+hot)
 			}
 			return err
-		})
+		}); err != nil {
+		return err
+	}
+	if f.snapshots == 0 {
+		return nil
+	}
+	return b.loadPhases(ctx, cmd, rep, f.snapshots, bench.Config{Concurrency: b.conc, Count: lists, StopOnError: true})
+}
+
+// loadPhases builds a table of n snapshots (metadata only: add-snapshot
+// commits of 1,000 snapshots each, naming a manifest list that is never
+// read) and measures loading it with snapshots=all, =refs and a 304.
+func (b *catalogBench) loadPhases(ctx context.Context, cmd *cobra.Command, rep *benchCatalogReport, n int, cfg bench.Config) error {
+	id := b.ident("snaps", 0)
+	res, err := b.c.CreateTable(ctx, id.Namespace, adminclient.CatalogCreateTable{Name: id.Name, Schema: benchSchema})
+	if err != nil {
+		return err
+	}
+	var md struct {
+		Location string `json:"location"`
+	}
+	if err := json.Unmarshal(res.Metadata, &md); err != nil {
+		return err
+	}
+	fmt.Fprintf(cmd.ErrOrStderr(), "bench: building a table of %d snapshots ...\n", n)
+	now := time.Now().UnixMilli()
+	for from := 1; from <= n; from += 1000 {
+		var upd []map[string]any
+		for i := from; i < from+1000 && i <= n; i++ {
+			snap := map[string]any{"snapshot-id": i, "sequence-number": i, "timestamp-ms": now + int64(i),
+				"manifest-list": fmt.Sprintf("%s/metadata/snap-%d.avro", md.Location, i),
+				"summary": map[string]string{"operation": "append"}, "schema-id": 0}
+			if i > 1 {
+				snap["parent-snapshot-id"] = i - 1
+			}
+			upd = append(upd, map[string]any{"action": "add-snapshot", "snapshot": snap})
+			if i == from+999 || i == n {
+				upd = append(upd, map[string]any{"action": "set-snapshot-ref", "ref-name": "main", "type": "branch", "snapshot-id": i})
+			}
+		}
+		raw, err := json.Marshal(upd)
+		if err != nil {
+			return err
+		}
+		if _, err := b.c.CommitTable(ctx, id, json.RawMessage(`[]`), raw); err != nil {
+			return fmt.Errorf("bench: build the snapshots table: %w", err)
+		}
+	}
+	cur, err := b.c.LoadTableWith(ctx, id, adminclient.LoadTableOptions{})
+	if err != nil {
+		return err
+	}
+	for _, p := range []struct {
+		name string
+		opts adminclient.LoadTableOptions
+	}{
+		{"load-all", adminclient.LoadTableOptions{Snapshots: "all"}},
+		{"load-refs", adminclient.LoadTableOptions{Snapshots: "refs"}},
+		{"load-304", adminclient.LoadTableOptions{IfNoneMatch: cur.ETag}},
+	} {
+		name := fmt.Sprintf("%s-%dsnap", p.name, n)
+		if err := b.phaseRow(ctx, cmd, rep, name, cfg, func(ctx context.Context, _ int64) error {
+			r, err := b.c.LoadTableWith(ctx, id, p.opts)
+			if err == nil && p.opts.IfNoneMatch != "" && !r.NotModified {
+				err = fmt.Errorf("load with If-None-Match %s: not 304", p.opts.IfNoneMatch)
+			}
+			return err
+		}); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // cleanup drops every table, the namespace and (if the bench created it)

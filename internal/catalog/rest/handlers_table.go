@@ -19,7 +19,7 @@ func writeTableResult(w http.ResponseWriter, c *call, t *catalog.Table, body loa
 		w.Header().Set("ETag", etag(t.MetadataLocation, snapshotsAll))
 		c.ref = &answerRef{kind: catalog.KindTable, location: t.MetadataLocation}
 	}
-	writeJSON(w, http.StatusOK, body)
+	writeLoad(w, body)
 }
 
 func (s *Server) listTables(w http.ResponseWriter, r *http.Request, c *call) error {
@@ -82,11 +82,11 @@ func (s *Server) loadTable(w http.ResponseWriter, r *http.Request, c *call) erro
 	}
 	body := tableResponse(t)
 	if mode == snapshotsRefs {
-		if body.Metadata, err = refsOnly(t.MetadataJSON); err != nil {
+		if body.Metadata, err = s.refs.get(t.MetadataLocation, t.MetadataJSON); err != nil {
 			return err
 		}
 	}
-	writeJSON(w, http.StatusOK, body)
+	writeLoad(w, body)
 	return nil
 }
 

@@ -15,7 +15,7 @@ func viewResponse(v *catalog.View) loadResponse {
 // metadata file as its answer.
 func writeViewResult(w http.ResponseWriter, c *call, v *catalog.View) {
 	c.ref = &answerRef{kind: catalog.KindView, location: v.MetadataLocation}
-	writeJSON(w, http.StatusOK, viewResponse(v))
+	writeLoad(w, viewResponse(v))
 }
 
 func (s *Server) listViews(w http.ResponseWriter, r *http.Request, c *call) error {
@@ -53,7 +53,7 @@ func (s *Server) loadView(w http.ResponseWriter, r *http.Request, c *call) error
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, viewResponse(v))
+	writeLoad(w, viewResponse(v))
 	return nil
 }
 

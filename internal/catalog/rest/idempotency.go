@@ -152,7 +152,7 @@ func (s *Server) replay(w http.ResponseWriter, r *http.Request, rt *route, c *ca
 		if a.RefKind == catalog.KindTable {
 			w.Header().Set("ETag", etag(a.RefLocation, snapshotsAll))
 		}
-		writeJSON(w, http.StatusOK, loadResponse{MetadataLocation: a.RefLocation, Metadata: data})
+		writeLoad(w, loadResponse{MetadataLocation: a.RefLocation, Metadata: data})
 		return nil
 	}
 	if a.Applied {

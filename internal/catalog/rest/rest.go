@@ -7,6 +7,7 @@
 package rest
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -102,6 +103,7 @@ type Server struct {
 	log     *slog.Logger
 	metrics *serverMetrics
 	keys    *keyLocks // Idempotency-Key serialisation
+	refs    *refsCache
 }
 
 var _ http.Handler = (*Server)(nil)
@@ -117,7 +119,7 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	return &Server{cfg: cfg, cat: cfg.Catalog, log: cfg.Logger.With("component", "catalog-rest"), metrics: m,
-		keys: &keyLocks{seed: maphash.MakeSeed()}}, nil
+		keys: &keyLocks{seed: maphash.MakeSeed()}, refs: newRefsCache(64)}, nil
 }
 
 // call is one request being served: its route parameters and what the
@@ -272,7 +274,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		name, c.params = rt.name, params
 	}
 	if err == nil {
-		err = s.authenticate(r)
+		var key string
+		if key, err = s.authenticate(r); err == nil {
+			err = s.authorize(r, rt, c, key)
+		}
 	}
 	if err == nil && s.cfg.WriteGuard != nil && isChange(rt) {
 		if gerr := s.cfg.WriteGuard(r.Context(), c.params["prefix"]); gerr != nil {
@@ -313,15 +318,15 @@ func isChange(rt *route) bool {
 	return rt.name != "tables.ReportMetrics"
 }
 
-func (s *Server) authenticate(r *http.Request) error {
+func (s *Server) authenticate(r *http.Request) (string, error) {
 	key, err := s.cfg.Auth.Authenticate(r)
 	if err != nil {
-		return err
+		return "", err
 	}
 	if key == "" {
-		return ErrUnauthenticated
+		return "", ErrUnauthenticated
 	}
-	return nil
+	return key, nil
 }
 
 // writeError answers err in the Iceberg error model.
@@ -346,6 +351,33 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	w.WriteHeader(status)
 	_, _ = w.Write(data)
+}
+
+// writeLoad answers 200 with a load result. The metadata is written as
+// stored, not re-encoded: json.Marshal would re-validate and compact
+// megabytes of metadata on every load of a table with many snapshots.
+func writeLoad(w http.ResponseWriter, lr loadResponse) {
+	loc, _ := json.Marshal(lr.MetadataLocation)
+	var buf bytes.Buffer
+	buf.Grow(len(lr.Metadata) + len(loc) + 64)
+	buf.WriteByte('{')
+	if lr.MetadataLocation != "" { // a staged create has none
+		buf.WriteString(`"metadata-location":`)
+		buf.Write(loc)
+		buf.WriteByte(',')
+	}
+	buf.WriteString(`"metadata":`)
+	buf.Write(lr.Metadata)
+	if lr.Config != nil {
+		cfg, _ := json.Marshal(lr.Config)
+		buf.WriteString(`,"config":`)
+		buf.Write(cfg)
+	}
+	buf.WriteByte('}')
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(buf.Bytes())
 }
 
 // readJSON decodes a bounded body into v: one JSON value, nothing after it.

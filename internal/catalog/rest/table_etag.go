@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"sync"
 )
 
 // Table ETags and the snapshots=refs representation of loadTable.
@@ -105,4 +106,40 @@ func refsOnly(metadata []byte) ([]byte, error) {
 	}
 	md["snapshots"] = data
 	return json.Marshal(md)
+}
+
+// refsCache keeps the snapshots=refs metadata of recently loaded metadata
+// files (immutable, so keyed by location): filtering a table of 10,000
+// snapshots costs more than sending them all. Bounded; when full an
+// arbitrary entry goes.
+type refsCache struct {
+	mu  sync.Mutex
+	max int
+	m   map[string][]byte
+}
+
+func newRefsCache(max int) *refsCache { return &refsCache{max: max, m: map[string][]byte{}} }
+
+// get returns the refs-only metadata of the file at location.
+func (rc *refsCache) get(location string, metadata []byte) ([]byte, error) {
+	rc.mu.Lock()
+	data, ok := rc.m[location]
+	rc.mu.Unlock()
+	if ok {
+		return data, nil
+	}
+	data, err := refsOnly(metadata)
+	if err != nil {
+		return nil, err
+	}
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	if len(rc.m) >= rc.max {
+		for k := range rc.m {
+			delete(rc.m, k)
+			break
+		}
+	}
+	rc.m[location] = data
+	return data, nil
 }
