@@ -357,7 +357,7 @@ func TestBucketSettingsMultipartAndTagsReplicate(t *testing.T) {
 	if err := cs[1].SetBucketTagging(ctx, "settings", mustTags(t, map[string]string{"team": "data"})); err != nil {
 		t.Fatal(err)
 	}
-	policy := `{"Version":"2012-10-17","Statement":[]}`
+	policy := `{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Principal":{"AWS":["*"]},"Action":["s3:GetObject"],"Resource":["arn:aws:s3:::settings/public/*"]}]}`
 	if err := cs[0].SetBucketPolicy(ctx, "settings", policy); err != nil {
 		t.Fatal(err)
 	}
