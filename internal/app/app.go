@@ -251,7 +251,7 @@ func (s *Server) Start() error {
 	s.http = &http.Server{Handler: handler, ReadHeaderTimeout: 30 * time.Second, IdleTimeout: 2 * time.Minute, ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelDebug)}
 	s.done = make(chan error, 1)
 	go func() { s.done <- s.http.Serve(ln) }()
-	s.log.Info("serving", "address", ln.Addr().String(), "site", s.cfg.SiteName, "deployment", s.deploymentID)
+	s.log.Info("serving", "url", s.URL(), "site", s.cfg.SiteName, "deployment", s.deploymentID)
 	return nil
 }
 
@@ -346,6 +346,15 @@ func (s *Server) health(w http.ResponseWriter, r *http.Request) {
 
 // Addr returns the address the server listens on.
 func (s *Server) Addr() string { return s.ln.Addr().String() }
+
+// URL returns the base URL clients reach the server at: https:// when it
+// serves TLS.
+func (s *Server) URL() string {
+	if s.cfg.TLS != nil {
+		return "https://" + s.Addr()
+	}
+	return "http://" + s.Addr()
+}
 
 // Credentials returns the root credential.
 func (s *Server) Credentials() iam.Credential { return s.iam.Root() }

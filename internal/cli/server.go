@@ -101,7 +101,7 @@ func runServer(ctx context.Context, cfg app.Config) error {
 		srv.Close(context.Background())
 		return err
 	}
-	fmt.Fprintf(cfg.Out, "twinlake serving on http://%s (data in %s)\n", srv.Addr(), cfg.Dir)
+	fmt.Fprintf(cfg.Out, "twinlake serving on %s (data in %s)\n", srv.URL(), cfg.Dir)
 	<-ctx.Done()
 	shutdown, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()

@@ -89,6 +89,7 @@ func TestS3Observe(t *testing.T) {
 	s.Observe("PutObject", 200, 5*time.Millisecond, 500, 0)
 	s.Observe("PutObject", 403, time.Millisecond, 0, 200)
 	s.Observe("GetObject", 503, time.Second, 0, 100)
+	s.Observe("GetBucketAcl", 501, time.Millisecond, 0, 100)
 	fams := families(t, r)
 	for _, tc := range []struct {
 		name   string
@@ -99,6 +100,8 @@ func TestS3Observe(t *testing.T) {
 		{S3RequestsTotal, map[string]string{LabelAPI: "PutObject", LabelCode: "403"}, 1},
 		{S3ErrorsTotal, map[string]string{LabelAPI: "PutObject", LabelClass: "4xx"}, 1},
 		{S3ErrorsTotal, map[string]string{LabelAPI: "GetObject", LabelClass: "5xx"}, 1},
+		{S3RequestsTotal, map[string]string{LabelAPI: "GetBucketAcl", LabelCode: "501"}, 1},
+		{S3ErrorsTotal, map[string]string{LabelAPI: "GetBucketAcl", LabelClass: ClassUnsupported}, 1},
 		{S3RequestDurationSeconds, map[string]string{LabelAPI: "PutObject"}, 3},
 		{S3ReceivedBytesTotal, map[string]string{LabelAPI: "PutObject"}, 1500},
 		{S3SentBytesTotal, map[string]string{LabelAPI: "PutObject"}, 200},

@@ -4,9 +4,13 @@ package metrics
 const (
 	LabelAPI    = "api"    // S3 operation, e.g. PutObject
 	LabelCode   = "code"   // HTTP status code
-	LabelClass  = "class"  // status class of an error: 4xx or 5xx
+	LabelClass  = "class"  // status class of an error: 4xx, 5xx or unsupported (501)
 	LabelTarget = "target" // peer site a replication metric is about
 )
+
+// ClassUnsupported is the LabelClass of 501 NotImplemented answers: an S3
+// API twinlake does not serve, counted apart from server failures (5xx).
+const ClassUnsupported = "unsupported"
 
 // Metric names of all of twinlake, one table so that names stay consistent
 // and dashboards have one place to look. The part named in each group's

@@ -1,6 +1,7 @@
 package metrics
 
 import (
+	"net/http"
 	"strconv"
 	"sync"
 	"time"
@@ -99,6 +100,10 @@ func (s *S3) series(api string, status int) *s3Children {
 		sent:     s.sent.WithLabelValues(api),
 	}
 	switch {
+	case status == http.StatusNotImplemented:
+		// An API twinlake does not serve is the client's choice, not a
+		// server failure: alerts on the 5xx class must not fire for it.
+		c.errors = s.errors.WithLabelValues(api, ClassUnsupported)
 	case status >= 500:
 		c.errors = s.errors.WithLabelValues(api, "5xx")
 	case status >= 400:

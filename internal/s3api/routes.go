@@ -59,13 +59,6 @@ var routes = []route{
 	{http.MethodDelete, scopeObject, "", "DeleteObject", (*Server).deleteObject},
 }
 
-// unsupported sub-resources answer NotImplemented rather than being served
-// as a plain GET or PUT of the bucket or object.
-var unsupported = []string{"acl", "cors", "lifecycle", "logging", "notification", "replication",
-	"website", "accelerate", "requestPayment", "object-lock", "retention", "legal-hold",
-	"torrent", "restore", "select", "analytics", "metrics", "inventory", "intelligent-tiering",
-	"ownershipControls", "publicAccessBlock", "attributes"}
-
 func matchRoute(req *request) *route {
 	sc := scopeService
 	switch {
@@ -74,10 +67,9 @@ func matchRoute(req *request) *route {
 	case req.bucket != "":
 		sc = scopeBucket
 	}
-	for _, q := range unsupported {
-		if req.query.Has(q) {
-			return nil
-		}
+	if u, ok := findUnsupported(req); ok {
+		req.api = u.name(req.r.Method, sc)
+		return nil
 	}
 	for i := range routes {
 		rt := &routes[i]
