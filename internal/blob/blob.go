@@ -66,10 +66,17 @@ type Writer struct {
 	done bool
 }
 
-// Create starts a new blob.
-func (s *Store) Create() (*Writer, error) {
-	id := NewID()
-	p, _ := s.path(id)
+// Create starts a new blob under a fresh ID.
+func (s *Store) Create() (*Writer, error) { return s.CreateAs(NewID()) }
+
+// CreateAs starts a new blob under id, which must come from NewID: a caller
+// that must record the ID durably before the file exists (an intent) takes
+// it first. It fails if a blob with that ID exists.
+func (s *Store) CreateAs(id string) (*Writer, error) {
+	p, err := s.path(id)
+	if err != nil {
+		return nil, err
+	}
 	if err := s.ensureDir(filepath.Dir(p)); err != nil {
 		return nil, err
 	}
@@ -140,16 +147,22 @@ func (s *Store) Open(id string) (*os.File, error) {
 	return f, err
 }
 
-// Remove deletes a blob; a missing blob is not an error.
+// Remove deletes a blob durably: once it returns, the file's directory
+// entry is gone from stable storage, so a record saying the blob may be
+// removed can be deleted after it. A missing blob is not an error.
 func (s *Store) Remove(id string) error {
 	p, err := s.path(id)
 	if err != nil {
 		return err
 	}
-	if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
+	err = os.Remove(p)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
 		return err
 	}
-	return nil
+	return syncDir(filepath.Dir(p))
 }
 
 // ensureDir creates a fan-out directory once and fsyncs its parent, so a

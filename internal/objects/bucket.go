@@ -132,6 +132,7 @@ func (l *Layer) deleteBucketLocked(name string, report func(meta.Batch, *Bucket,
 	batch.Delete(bucketKey(name))
 	batch.DeleteRange(latestPrefix(name), meta.PrefixEnd(latestPrefix(name)))
 	batch.DeleteRange(purgedBucketPrefix(name), meta.PrefixEnd(purgedBucketPrefix(name)))
+	batch.DeleteRange(cellPrefix(name), meta.PrefixEnd(cellPrefix(name)))
 	if report != nil {
 		report(batch, l.buckets[name], true, l.cfg.Clock.Now())
 	}
@@ -139,7 +140,6 @@ func (l *Layer) deleteBucketLocked(name string, report func(meta.Batch, *Bucket,
 		return err
 	}
 	delete(l.buckets, name)
-	l.digests.drop(name)
 	if report != nil {
 		l.replCommitted()
 	}

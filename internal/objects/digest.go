@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/binary"
 	"hash/fnv"
-	"sync"
 
 	"github.com/twinlake/twinlake/internal/meta"
 )
@@ -19,18 +18,13 @@ const DigestSlots = 256
 // finds the slots that differ without reading any version.
 type Digest [DigestSlots]uint64
 
-// digests keeps every bucket's Digest current on each version change. It is
-// built once by a scan when the layer opens, like the usage counters.
-type digests struct {
-	mu sync.Mutex
-	m  map[string]*Digest
-}
-
 // SlotOf returns the digest slot of an object key.
-func SlotOf(key string) int {
+func SlotOf(key string) int { return int(keyHash(key) % DigestSlots) }
+
+func keyHash(key string) uint32 {
 	h := fnv.New32a()
 	h.Write([]byte(key))
-	return int(h.Sum32() % DigestSlots)
+	return h.Sum32()
 }
 
 func versionHash(key string, v *Version) uint64 {
@@ -50,69 +44,25 @@ func versionHash(key string, v *Version) uint64 {
 	return h.Sum64()
 }
 
-func (d *digests) toggle(bucket, key string, v *Version) {
-	h := versionHash(key, v)
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.m == nil {
-		d.m = map[string]*Digest{}
+// BucketDigest returns the bucket's current version digest. It folds the
+// bucket's stored stats cells (at most CellsPerBucket records, whatever the
+// bucket holds) from one consistent snapshot.
+func (l *Layer) BucketDigest(ctx context.Context, bucket string) (Digest, error) {
+	var dg Digest
+	if _, err := l.Bucket(ctx, bucket); err != nil {
+		return dg, err
 	}
-	dg := d.m[bucket]
-	if dg == nil {
-		dg = &Digest{}
-		d.m[bucket] = dg
-	}
-	dg[SlotOf(key)] ^= h
-}
-
-func (d *digests) add(bucket, key string, v *Version)    { d.toggle(bucket, key, v) }
-func (d *digests) remove(bucket, key string, v *Version) { d.toggle(bucket, key, v) }
-
-func (d *digests) drop(bucket string) {
-	d.mu.Lock()
-	delete(d.m, bucket)
-	d.mu.Unlock()
-}
-
-// load builds every bucket's digest from the version records, and hands
-// each record to also (which may be nil): the startup pass that needs every
-// version reads them once.
-func (d *digests) load(m meta.Store, also func(v *Version)) error {
-	lo := []byte(pfxVersion)
-	return meta.Scan(m, lo, meta.PrefixEnd(lo), func(k, raw []byte) (bool, error) {
-		rest := k[len(pfxVersion):]
-		i := 0
-		for i < len(rest) && rest[i] != 0 {
-			i++
+	p := cellPrefix(bucket)
+	err := meta.Scan(l.meta, p, meta.PrefixEnd(p), func(k, raw []byte) (bool, error) {
+		_, n, ok := splitCellKey(k)
+		c, err := decodeCell(raw)
+		if !ok || err != nil {
+			return false, errBadCell(k)
 		}
-		bucket := string(rest[:i])
-		key, _, ok := splitVersionKey(bucket, k)
-		if !ok {
-			return true, nil
-		}
-		v := &Version{}
-		if err := decode(raw, v); err != nil {
-			return false, err
-		}
-		d.add(bucket, key, v)
-		if also != nil {
-			also(v)
-		}
+		dg[n%DigestSlots] ^= c.digest
 		return true, nil
 	})
-}
-
-// BucketDigest returns the bucket's current version digest.
-func (l *Layer) BucketDigest(ctx context.Context, bucket string) (Digest, error) {
-	if _, err := l.Bucket(ctx, bucket); err != nil {
-		return Digest{}, err
-	}
-	l.digests.mu.Lock()
-	defer l.digests.mu.Unlock()
-	if dg := l.digests.m[bucket]; dg != nil {
-		return *dg, nil
-	}
-	return Digest{}, nil
+	return dg, err
 }
 
 // SlotVersions returns every version of bucket whose key falls in one of

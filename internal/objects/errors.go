@@ -56,3 +56,7 @@ var (
 	// ErrSSEUnavailable: SSE requested but no key is configured (InvalidRequest).
 	ErrSSEUnavailable = errors.New("objects: server-side encryption unavailable")
 )
+
+// ErrFormat is returned by New when the store was written by a newer
+// twinlake whose on-disk format this binary does not know.
+var ErrFormat = errors.New("objects: unknown on-disk format")

@@ -8,6 +8,9 @@ package objects
 //	u/<bucket>\x00<esc(key)>\x00\x01<uploadID>  multipart upload record
 //	p/<uploadID>\x00<part number, 4 bytes BE>   uploaded part record
 //	x/<bucket>\x00<esc(key)>\x00\x01<versionID>  purge tombstone (HLC time of the purged version)
+//	o/c/<bucket>\x00<cell, 2 bytes BE>          stats cell: digest XOR, live objects and bytes
+//	o/i/<blobID>                                blob intent: a blob file that may be unreferenced
+//	o/format                                    on-disk format version of the object layer
 //
 // esc escapes 0x00 as 0x00 0xff and the key is terminated by 0x00 0x01, so
 // version keys sort by object key first and one key's versions are a
@@ -20,7 +23,29 @@ const (
 	pfxUpload  = "u/"
 	pfxPart    = "p/"
 	pfxPurged  = "x/"
+	pfxCell    = "o/c/"
+	pfxIntent  = "o/i/"
+	keyFormat  = "o/format"
 )
+
+// cellPrefix is the range holding every stats cell of one bucket.
+func cellPrefix(bucket string) []byte { return []byte(pfxCell + bucket + "\x00") }
+
+func cellKey(bucket string, cell int) []byte {
+	return append(cellPrefix(bucket), byte(cell>>8), byte(cell))
+}
+
+// splitCellKey recovers the bucket and cell number of a stats cell key.
+func splitCellKey(k []byte) (bucket string, cell int, ok bool) {
+	rest := k[len(pfxCell):]
+	n := len(rest)
+	if n < 3 || rest[n-3] != 0 {
+		return "", 0, false
+	}
+	return string(rest[:n-3]), int(rest[n-2])<<8 | int(rest[n-1]), true
+}
+
+func intentKey(blobID string) []byte { return []byte(pfxIntent + blobID) }
 
 func purgedBucketPrefix(bucket string) []byte { return []byte(pfxPurged + bucket + "\x00") }
 

@@ -125,7 +125,7 @@ func (l *Layer) UploadPart(ctx context.Context, bucket, key, uploadID string, nu
 	}
 	if opts.Verify != nil {
 		if err := opts.Verify(st.md5, st.sums); err != nil {
-			l.discard(st.seg)
+			l.release(st.seg)
 			return nil, err
 		}
 	}
@@ -138,18 +138,22 @@ func (l *Layer) UploadPart(ctx context.Context, bucket, key, uploadID string, nu
 	unlock := l.lockKey(bucket, key)
 	defer unlock()
 	if _, err := l.GetUpload(ctx, bucket, key, uploadID); err != nil {
-		l.discard(st.seg)
+		l.release(st.seg)
 		return nil, err
 	}
 	old, _ := l.getPart(uploadID, number)
 	batch := l.meta.NewBatch()
 	batch.Set(partKey(uploadID, number), encode(p))
-	if err := batch.Commit(true); err != nil {
-		l.discard(st.seg)
+	adopt(batch, st.seg)
+	if old != nil {
+		disown(batch, old.Segment)
+	}
+	if err := l.commitPlain(batch, true); err != nil {
+		l.release(st.seg)
 		return nil, err
 	}
 	if old != nil {
-		l.discard(old.Segment)
+		l.release(old.Segment)
 	}
 	return p, nil
 }
@@ -216,18 +220,21 @@ func (l *Layer) CompleteMultipartUpload(ctx context.Context, bucket, key, upload
 		return nil, err
 	}
 	v.ContentType, v.UserMeta, v.Headers, v.Tags, v.SSE = u.ContentType, u.UserMeta, u.Headers, u.Tags, u.SSE
+	var unused []Segment
+	for n, p := range have {
+		if !used[n] {
+			unused = append(unused, p.Segment)
+		}
+	}
 	extra := func(b meta.Batch) {
 		b.Delete(uploadKey(bucket, key, uploadID))
 		b.DeleteRange(partPrefix(uploadID), meta.PrefixEnd(partPrefix(uploadID)))
+		disown(b, unused...)
 	}
 	if err := l.commitVersionWith(ctx, bucket, key, v, cond.IfMatch, cond.IfNoneMatch, extra); err != nil {
 		return nil, err
 	}
-	for n, p := range have {
-		if !used[n] {
-			l.discard(p.Segment)
-		}
-	}
+	l.release(unused...)
 	return v, nil
 }
 
@@ -288,15 +295,18 @@ func (l *Layer) AbortMultipartUpload(ctx context.Context, bucket, key, uploadID 
 	if err != nil {
 		return err
 	}
+	var segs []Segment
+	for _, p := range have {
+		segs = append(segs, p.Segment)
+	}
 	batch := l.meta.NewBatch()
 	batch.Delete(uploadKey(bucket, key, uploadID))
 	batch.DeleteRange(partPrefix(uploadID), meta.PrefixEnd(partPrefix(uploadID)))
-	if err := batch.Commit(true); err != nil {
+	disown(batch, segs...)
+	if err := l.commitPlain(batch, true); err != nil {
 		return err
 	}
-	for _, p := range have {
-		l.discard(p.Segment)
-	}
+	l.release(segs...)
 	return nil
 }
 

@@ -49,16 +49,12 @@ func (l *Layer) DeleteObject(ctx context.Context, bucket, key, versionID string)
 }
 
 func (l *Layer) addDeleteMarkerLocked(bucket, key, versionID string) (DeleteResult, error) {
-	var orphans []Segment
 	var old *Version
 	if versionID == NullVersionID {
 		var err error
 		old, err = l.getVersion(bucket, key, NullVersionID)
 		if err != nil && !errors.Is(err, ErrVersionNotFound) {
 			return DeleteResult{}, err
-		}
-		if old != nil {
-			orphans = old.Segments
 		}
 	}
 	v := &Version{VersionID: versionID, ModTime: l.cfg.Clock.Now(), DeleteMarker: true, Origin: l.cfg.SiteID}
@@ -68,19 +64,23 @@ func (l *Layer) addDeleteMarkerLocked(bucket, key, versionID string) (DeleteResu
 	}
 	batch := l.meta.NewBatch()
 	l.replVersion(batch, bucket, key, v)
+	sum := summarize(v)
 	batch.Set(versionKey(bucket, key, versionID), encode(v))
-	batch.Set(latestKey(bucket, key), encode(summarize(v)))
-	if err := batch.Commit(true); err != nil {
+	batch.Set(latestKey(bucket, key), encode(sum))
+	t := tally{key: key}
+	t.version(v)
+	t.latest(cur, &sum)
+	if old != nil {
+		t.version(old)
+		disown(batch, old.Segments...)
+	}
+	if err := l.commit(batch, bucket, &t, true); err != nil {
 		return DeleteResult{}, err
 	}
 	l.replCommitted()
-	sum := summarize(v)
-	l.usage.replace(cur, &sum)
 	if old != nil {
-		l.digests.remove(bucket, key, old)
+		l.release(old.Segments...)
 	}
-	l.digests.add(bucket, key, v)
-	l.discard(orphans...)
 	return DeleteResult{VersionID: versionID, DeleteMarker: true}, nil
 }
 
@@ -121,19 +121,21 @@ func (l *Layer) removeVersionLocked(bucket, key, versionID string, report, remem
 	if err != nil && !errors.Is(err, ErrObjectNotFound) {
 		return DeleteResult{}, err
 	}
-	var promoted *latest
-	latestChanged := cur != nil && cur.VersionID == versionID
-	if latestChanged {
+	t := tally{key: key}
+	t.version(v)
+	disown(batch, v.Segments...)
+	if cur != nil && cur.VersionID == versionID {
 		next, err := l.newestVersion(bucket, key, versionID)
 		if err != nil {
 			return DeleteResult{}, err
 		}
 		if next == nil {
 			batch.Delete(latestKey(bucket, key))
+			t.latest(cur, nil)
 		} else {
 			s := summarize(next)
-			promoted = &s
 			batch.Set(latestKey(bucket, key), encode(s))
+			t.latest(cur, &s)
 		}
 	}
 	if report {
@@ -145,17 +147,13 @@ func (l *Layer) removeVersionLocked(bucket, key, versionID string, report, remem
 		// dropped) cannot bring it back (see ApplyReplica and Purged).
 		batch.Set(purgedKey(bucket, key, versionID), encode(v.ModTime))
 	}
-	if err := batch.Commit(true); err != nil {
+	if err := l.commit(batch, bucket, &t, true); err != nil {
 		return DeleteResult{}, err
 	}
 	if report {
 		l.replCommitted()
 	}
-	if latestChanged {
-		l.usage.replace(cur, promoted)
-	}
-	l.digests.remove(bucket, key, v)
-	l.discard(v.Segments...)
+	l.release(v.Segments...)
 	return DeleteResult{VersionID: versionID, DeleteMarker: v.DeleteMarker}, nil
 }
 

@@ -81,7 +81,7 @@ func (l *Layer) PutObject(ctx context.Context, bucket, key string, body io.Reade
 	}
 	if opts.Verify != nil {
 		if err := opts.Verify(st.md5, st.sums); err != nil {
-			l.discard(st.seg)
+			l.release(st.seg)
 			return nil, err
 		}
 	}
@@ -94,7 +94,7 @@ func (l *Layer) PutObject(ctx context.Context, bucket, key string, body io.Reade
 		v.Checksums = map[string]string{string(opts.Checksum): st.sums[opts.Checksum]}
 	}
 	if err := l.commitVersion(ctx, bucket, key, v, opts.IfMatch, opts.IfNoneMatch); err != nil {
-		l.discard(st.seg)
+		l.release(st.seg)
 		return nil, err
 	}
 	return v, nil
@@ -151,39 +151,11 @@ func (l *Layer) store(bucket, key string, body io.Reader, size int64, sse string
 	}
 	seg.Size = hs.Size()
 	if size >= 0 && seg.Size != size {
-		l.discard(seg)
+		l.release(seg)
 		return nil, ErrIncompleteBody
 	}
 	md5Hex, sums := hs.Sum()
 	return &stored{seg: seg, md5: md5Hex, sums: sums}, nil
-}
-
-func (l *Layer) storeBlob(seg *Segment, r io.Reader) error {
-	w, err := l.blobs.Create()
-	if err != nil {
-		return err
-	}
-	if _, err := io.Copy(w, r); err != nil {
-		w.Abort()
-		return err
-	}
-	id, err := w.Commit()
-	if err != nil {
-		return err
-	}
-	seg.BlobID = id
-	return nil
-}
-
-// discard removes data that no committed metadata references.
-func (l *Layer) discard(segs ...Segment) {
-	for _, s := range segs {
-		if s.BlobID != "" {
-			if err := l.blobs.Remove(s.BlobID); err != nil {
-				l.log.Warn("remove blob", "blob", s.BlobID, "err", err)
-			}
-		}
-	}
 }
 
 // checkWriteConditions evaluates If-Match/If-None-Match before the body is
@@ -266,32 +238,34 @@ func (l *Layer) commitVersionWith(ctx context.Context, bucket, key string, v *Ve
 		v.VersionID = newVersionID()
 	}
 	batch := l.meta.NewBatch()
-	var orphans []Segment
 	var old *Version
 	if v.IsNull() {
-		if old, err = l.getVersion(bucket, key, NullVersionID); err == nil {
-			orphans = old.Segments
-		} else if !errors.Is(err, ErrVersionNotFound) {
+		if old, err = l.getVersion(bucket, key, NullVersionID); err != nil && !errors.Is(err, ErrVersionNotFound) {
 			return err
 		}
 	}
 	l.replVersion(batch, bucket, key, v)
+	sum := summarize(v)
 	batch.Set(versionKey(bucket, key, v.VersionID), encode(v))
-	batch.Set(latestKey(bucket, key), encode(summarize(v)))
+	batch.Set(latestKey(bucket, key), encode(sum))
+	adopt(batch, v.Segments...)
+	t := tally{key: key}
+	t.version(v)
+	t.latest(cur, &sum)
+	if old != nil {
+		t.version(old)
+		disown(batch, old.Segments...)
+	}
 	if extra != nil {
 		extra(batch)
 	}
-	if err := batch.Commit(true); err != nil {
+	if err := l.commit(batch, bucket, &t, true); err != nil {
 		return err
 	}
 	l.replCommitted()
-	sum := summarize(v)
-	l.usage.replace(cur, &sum)
 	if old != nil {
-		l.digests.remove(bucket, key, old)
+		l.release(old.Segments...)
 	}
-	l.digests.add(bucket, key, v)
-	l.discard(orphans...)
 	return nil
 }
 

@@ -22,11 +22,12 @@ func (l *Layer) PutObjectTags(ctx context.Context, bucket, key, versionID string
 	batch := l.meta.NewBatch()
 	l.replVersion(batch, bucket, key, v)
 	batch.Set(versionKey(bucket, key, v.VersionID), encode(v))
-	if err := batch.Commit(true); err != nil {
+	t := tally{key: key}
+	t.version(&old)
+	t.version(v)
+	if err := l.commit(batch, bucket, &t, true); err != nil {
 		return v, err
 	}
 	l.replCommitted()
-	l.digests.remove(bucket, key, &old)
-	l.digests.add(bucket, key, v)
 	return v, nil
 }

@@ -69,38 +69,33 @@ type Layer struct {
 	bucketsMu sync.RWMutex
 	buckets   map[string]*Bucket
 
-	usage   usage
-	digests digests
+	cells   cellLocks
 	repl    Replicator
 	arrived func(bucket, key string)
+	// hook, set by tests, is called at each crash point (after a commit,
+	// a blob's fsync, a blob's removal); it may panic to stop there.
+	hook func(point string)
 }
 
-// New builds the layer over a metadata store and a blob store and loads the
-// bucket table.
+// New builds the layer over a metadata store and a blob store. Opening
+// reads the bucket records, the format version and the blob intents left
+// by writes in flight at a crash, never a record per object: the bucket
+// digests and usage counters are stored. The first open of a store written
+// by an older twinlake upgrades it once (see upgrade).
 func New(m meta.Store, b *blob.Store, cfg Config) (*Layer, error) {
 	cfg.ensureDefaults()
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
 	l := &Layer{meta: m, blobs: b, cfg: cfg, log: cfg.Logger.With("component", "objects"), seed: maphash.MakeSeed()}
+	l.cells.seed = maphash.MakeSeed()
 	if err := l.loadBuckets(); err != nil {
 		return nil, err
 	}
-	if err := l.usage.load(m); err != nil {
+	if err := l.upgrade(); err != nil {
 		return nil, err
 	}
-	used := map[string]bool{} // blob IDs referenced by a version or a part
-	err := l.digests.load(m, func(v *Version) {
-		for _, s := range v.Segments {
-			if s.BlobID != "" {
-				used[s.BlobID] = true
-			}
-		}
-	})
-	if err != nil {
-		return nil, err
-	}
-	if err := l.sweepOrphans(used); err != nil {
+	if err := l.recoverIntents(); err != nil {
 		return nil, err
 	}
 	return l, nil
@@ -119,43 +114,4 @@ func (l *Layer) lockKey(bucket, key string) func() {
 	mu := &l.locks[h.Sum64()%uint64(len(l.locks))]
 	mu.Lock()
 	return mu.Unlock
-}
-
-// sweepOrphans removes blob files no metadata references: a crash between
-// a blob's fsync and its metadata commit leaves one. used holds the blobs
-// the versions reference (read by the digest pass); the uploaded parts are
-// added here. It runs once, before the layer serves, so no write is in
-// flight.
-func (l *Layer) sweepOrphans(used map[string]bool) error {
-	err := meta.Scan(l.meta, []byte(pfxPart), meta.PrefixEnd([]byte(pfxPart)), func(k, raw []byte) (bool, error) {
-		var part Part
-		if err := decode(raw, &part); err != nil {
-			return false, err
-		}
-		if part.Segment.BlobID != "" {
-			used[part.Segment.BlobID] = true
-		}
-		return true, nil
-	})
-	if err != nil {
-		return err
-	}
-	var orphans []string
-	if err := l.blobs.Walk(func(id string) bool {
-		if !used[id] {
-			orphans = append(orphans, id)
-		}
-		return true
-	}); err != nil {
-		return err
-	}
-	for _, id := range orphans {
-		if err := l.blobs.Remove(id); err != nil {
-			return err
-		}
-	}
-	if len(orphans) > 0 {
-		l.log.Info("removed unreferenced blob files left by an interrupted write", "files", len(orphans))
-	}
-	return nil
 }

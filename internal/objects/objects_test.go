@@ -266,8 +266,15 @@ func TestOpenRemovesOrphanBlobs(t *testing.T) {
 	if _, err := l.PutObject(ctx, "bkt", "k", strings.NewReader(body), PutOptions{Size: int64(len(body))}); err != nil {
 		t.Fatal(err)
 	}
-	// A blob written and fsynced, its metadata never committed (a crash).
-	w, err := b.Create()
+	// A blob written and fsynced under its intent, its metadata never
+	// committed (a crash).
+	id := blob.NewID()
+	batch := m.NewBatch()
+	batch.Set(intentKey(id), nil)
+	if err := batch.Commit(true); err != nil {
+		t.Fatal(err)
+	}
+	w, err := b.CreateAs(id)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -156,21 +156,21 @@ func (l *Layer) ApplyReplicaSync(ctx context.Context, bucket, key string, in *Ve
 	// Re-check under the lock: another copy, or the version's purge from
 	// another peer, may have landed meanwhile.
 	if t, ok := l.Purged(bucket, key, in.VersionID); ok && in.ModTime <= t {
-		l.discard(segs...)
+		l.release(segs...)
 		return Stale, nil
 	}
 	if cur, err = l.getVersion(bucket, key, in.VersionID); err != nil && !errors.Is(err, ErrVersionNotFound) {
-		l.discard(segs...)
+		l.release(segs...)
 		return 0, err
 	}
 	if cur != nil {
 		if out, done := compareCopies(cur, in); done {
-			l.discard(segs...)
+			l.release(segs...)
 			return out, nil
 		}
 	}
 	if err := l.putReplicaLocked(bucket, key, v, cur, sync); err != nil {
-		l.discard(segs...)
+		l.release(segs...)
 		return 0, err
 	}
 	l.notifyArrival(bucket, key)
@@ -220,7 +220,7 @@ func (l *Layer) storeReplicaData(bucket, key string, in *Version, body io.Reader
 	for i, s := range in.Segments {
 		st, err := l.store(bucket, key, io.LimitReader(body, s.Size), s.Size, in.SSE, "")
 		if err != nil {
-			l.discard(segs...)
+			l.release(segs...)
 			return nil, err
 		}
 		want := s.ETag
@@ -228,7 +228,7 @@ func (l *Layer) storeReplicaData(bucket, key string, in *Version, body io.Reader
 			want = in.ETag
 		}
 		if want != "" && st.md5 != want {
-			l.discard(append(segs, st.seg)...)
+			l.release(append(segs, st.seg)...)
 			return nil, fmt.Errorf("%w: segment %d", ErrBadDigest, i)
 		}
 		st.seg.Number, st.seg.ETag, st.seg.Checksum = s.Number, s.ETag, s.Checksum
@@ -246,23 +246,26 @@ func (l *Layer) putReplicaLocked(bucket, key string, v, cur *Version, sync bool)
 	}
 	batch := l.meta.NewBatch()
 	batch.Set(versionKey(bucket, key, v.VersionID), encode(v))
+	adopt(batch, v.Segments...)
+	t := tally{key: key}
+	t.version(v)
+	if cur != nil {
+		t.version(cur)
+		disown(batch, cur.Segments...)
+	}
 	newLatest := lat == nil || lat.VersionID == v.VersionID ||
 		newerStamp(v.ModTime, v.Origin, v.VersionID, lat.ModTime, lat.Origin, lat.VersionID)
-	sum := summarize(v)
 	if newLatest {
+		sum := summarize(v)
 		batch.Set(latestKey(bucket, key), encode(sum))
+		t.latest(lat, &sum)
 	}
-	if err := batch.Commit(sync); err != nil {
+	if err := l.commit(batch, bucket, &t, sync); err != nil {
 		return err
 	}
-	if newLatest {
-		l.usage.replace(lat, &sum)
-	}
 	if cur != nil {
-		l.digests.remove(bucket, key, cur)
-		l.discard(cur.Segments...)
+		l.release(cur.Segments...)
 	}
-	l.digests.add(bucket, key, v)
 	return nil
 }
 
@@ -287,11 +290,12 @@ func (l *Layer) mergeReplicaMeta(bucket, key string, in *Version) (ApplyOutcome,
 	cur.MetaTime, cur.Tags, cur.UserMeta, cur.ContentType, cur.Headers = in.MetaTime, in.Tags, in.UserMeta, in.ContentType, in.Headers
 	batch := l.meta.NewBatch()
 	batch.Set(versionKey(bucket, key, cur.VersionID), encode(cur))
-	if err := batch.Commit(true); err != nil {
+	t := tally{key: key}
+	t.version(&old)
+	t.version(cur)
+	if err := l.commit(batch, bucket, &t, true); err != nil {
 		return 0, err
 	}
-	l.digests.remove(bucket, key, &old)
-	l.digests.add(bucket, key, cur)
 	l.notifyArrival(bucket, key)
 	return Applied, nil
 }

@@ -1,0 +1,140 @@
+package objects
+
+import (
+	"io"
+
+	"github.com/twinlake/twinlake/internal/blob"
+	"github.com/twinlake/twinlake/internal/meta"
+)
+
+// Blob intents. A blob file that no metadata references is found from an
+// intent record, never by walking the blob tree:
+//
+//   - before a blob file is created, a synced intent o/i/<blobID> names it;
+//   - the batch that first references the blob (a version or a part)
+//     deletes the intent;
+//   - a batch that drops the last reference to a blob (a version removed or
+//     replaced, a part replaced, an upload completed or aborted) writes the
+//     intent again, and the file is removed once that batch is durable;
+//   - the intent is deleted only after its file is removed durably.
+//
+// So at any instant every blob file is referenced by committed metadata or
+// named by an intent, and opening the layer removes the files of the
+// remaining intents (a crash between a blob's fsync and its commit, or
+// between a commit and a removal): the cost of recovery is the writes that
+// were in flight, not the objects stored.
+
+// storeBlob writes r to a new blob under a durable intent.
+func (l *Layer) storeBlob(seg *Segment, r io.Reader) error {
+	id := blob.NewID()
+	batch := l.meta.NewBatch()
+	batch.Set(intentKey(id), nil)
+	if err := l.commitPlain(batch, true); err != nil {
+		return err
+	}
+	w, err := l.blobs.CreateAs(id)
+	if err != nil {
+		l.clearIntents(id)
+		return err
+	}
+	if _, err := io.Copy(w, r); err != nil {
+		w.Abort()
+		l.clearIntents(id)
+		return err
+	}
+	if _, err := w.Commit(); err != nil {
+		l.clearIntents(id)
+		return err
+	}
+	l.crashPoint("blob")
+	seg.BlobID = id
+	return nil
+}
+
+// adopt deletes, in the batch that references segs, their blobs' intents.
+func adopt(batch meta.Batch, segs ...Segment) {
+	for _, s := range segs {
+		if s.BlobID != "" {
+			batch.Delete(intentKey(s.BlobID))
+		}
+	}
+}
+
+// disown writes, in the batch that drops the last reference to segs,
+// intents for their blobs; release removes them once it is durable.
+func disown(batch meta.Batch, segs ...Segment) {
+	for _, s := range segs {
+		if s.BlobID != "" {
+			batch.Set(intentKey(s.BlobID), nil)
+		}
+	}
+}
+
+// release removes the blobs of segs, which committed metadata does not
+// reference (never adopted, or disowned by a committed batch), then their
+// intents. A failure leaves the intent, so the next open retries.
+func (l *Layer) release(segs ...Segment) {
+	var ids []string
+	for _, s := range segs {
+		if s.BlobID == "" {
+			continue
+		}
+		if err := l.blobs.Remove(s.BlobID); err != nil {
+			l.log.Warn("remove blob", "blob", s.BlobID, "err", err)
+			continue
+		}
+		l.crashPoint("removed")
+		ids = append(ids, s.BlobID)
+	}
+	l.clearIntents(ids...)
+}
+
+// clearIntents deletes intents whose files are gone. It is not synced: an
+// intent that outlives a crash only makes the next open remove a missing
+// file.
+func (l *Layer) clearIntents(ids ...string) {
+	if len(ids) == 0 {
+		return
+	}
+	batch := l.meta.NewBatch()
+	for _, id := range ids {
+		batch.Delete(intentKey(id))
+	}
+	if err := l.commitPlain(batch, false); err != nil {
+		l.log.Warn("clear blob intents", "blobs", len(ids), "err", err)
+	}
+}
+
+// recoverIntents removes the blob file of every remaining intent, then the
+// intents. It runs when the layer opens, before it serves, so no write is
+// in flight and every intent names an unreferenced blob.
+func (l *Layer) recoverIntents() error {
+	var ids []string
+	err := meta.Scan(l.meta, []byte(pfxIntent), meta.PrefixEnd([]byte(pfxIntent)), func(k, _ []byte) (bool, error) {
+		ids = append(ids, string(k[len(pfxIntent):]))
+		return true, nil
+	})
+	if err != nil || len(ids) == 0 {
+		return err
+	}
+	batch := l.meta.NewBatch()
+	for _, id := range ids {
+		if err := l.blobs.Remove(id); err != nil {
+			return err
+		}
+		batch.Delete(intentKey(id))
+	}
+	if err := batch.Commit(true); err != nil {
+		return err
+	}
+	l.log.Info("removed unreferenced blob files left by an interrupted write", "files", len(ids))
+	return nil
+}
+
+// crashPoint calls the test hook, which may panic to stop the layer at
+// this point as a crash would.
+func (l *Layer) crashPoint(name string) {
+	if l.hook != nil {
+		l.hook(name)
+	}
+}

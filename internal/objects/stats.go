@@ -1,0 +1,187 @@
+package objects
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/maphash"
+	"sync"
+
+	"github.com/twinlake/twinlake/internal/meta"
+)
+
+// CellsPerBucket is how many stats cells a bucket's digest and usage
+// counters are spread over. A key's cell is its key hash modulo this, so
+// its digest slot is its cell modulo DigestSlots. Writers of keys in
+// different cells never wait for one another; more cells than slots keep
+// two concurrent writers of one bucket from meeting in a cell.
+const CellsPerBucket = 4 * DigestSlots
+
+// cellOf returns the stats cell of an object key.
+func cellOf(key string) int { return int(keyHash(key) % CellsPerBucket) }
+
+// cell is one stored stats cell: the XOR of the version hashes of every
+// version whose key falls in it, and the live objects (latest version not
+// a delete marker) and their bytes.
+type cell struct {
+	digest  uint64
+	objects int64
+	bytes   int64
+}
+
+func (c cell) encode() []byte {
+	b := make([]byte, 24)
+	binary.BigEndian.PutUint64(b[0:], c.digest)
+	binary.BigEndian.PutUint64(b[8:], uint64(c.objects))
+	binary.BigEndian.PutUint64(b[16:], uint64(c.bytes))
+	return b
+}
+
+func decodeCell(b []byte) (cell, error) {
+	if len(b) != 24 {
+		return cell{}, errors.New("objects: stats cell is not 24 bytes")
+	}
+	return cell{
+		digest:  binary.BigEndian.Uint64(b[0:]),
+		objects: int64(binary.BigEndian.Uint64(b[8:])),
+		bytes:   int64(binary.BigEndian.Uint64(b[16:])),
+	}, nil
+}
+
+func errBadCell(k []byte) error { return fmt.Errorf("objects: bad stats cell %q", k) }
+
+// add folds a change into the cell.
+func (c *cell) add(t tally) {
+	c.digest ^= t.digest
+	c.objects += t.objects
+	c.bytes += t.bytes
+}
+
+// tally is what one metadata batch changes in one key's stats cell: the
+// versions it adds or removes (each toggles the digest) and the change of
+// the key's latest version.
+type tally struct {
+	key            string
+	digest         uint64
+	objects, bytes int64
+}
+
+// version toggles v (added or removed) in the digest; v may be nil.
+func (t *tally) version(v *Version) {
+	if v != nil {
+		t.digest ^= versionHash(t.key, v)
+	}
+}
+
+// latest accounts for the key's latest version changing from old to new
+// (either may be nil).
+func (t *tally) latest(old, new *latest) {
+	if old != nil && !old.DeleteMarker {
+		t.objects--
+		t.bytes -= old.Size
+	}
+	if new != nil && !new.DeleteMarker {
+		t.objects++
+		t.bytes += new.Size
+	}
+}
+
+func (t *tally) empty() bool { return t.digest == 0 && t.objects == 0 && t.bytes == 0 }
+
+// cellLocks serialise the read-modify-write of one stats cell from its read
+// to the commit of the batch that carries it. They are striped by cell key:
+// two writers wait for each other only when their keys share a cell (or a
+// stripe), never because they write the same bucket.
+type cellLocks struct {
+	seed    maphash.Seed
+	stripes [4096]sync.Mutex
+}
+
+func (c *cellLocks) lock(cellKey []byte) func() {
+	mu := &c.stripes[maphash.Bytes(c.seed, cellKey)%uint64(len(c.stripes))]
+	mu.Lock()
+	return mu.Unlock
+}
+
+// commit commits batch, with bucket's stats cell of t.key updated by t in
+// the same batch, so that the stored digest and counters change exactly
+// when the versions do. The caller holds the key's lock.
+func (l *Layer) commit(batch meta.Batch, bucket string, t *tally, sync bool) error {
+	if t.empty() {
+		return l.commitPlain(batch, sync)
+	}
+	ck := cellKey(bucket, cellOf(t.key))
+	defer l.cells.lock(ck)()
+	c, err := l.readCell(ck)
+	if err != nil {
+		return err
+	}
+	c.add(*t)
+	if c == (cell{}) {
+		batch.Delete(ck)
+	} else {
+		batch.Set(ck, c.encode())
+	}
+	return l.commitPlain(batch, sync)
+}
+
+// commitPlain commits a batch that changes no stats cell.
+func (l *Layer) commitPlain(batch meta.Batch, sync bool) error {
+	if err := batch.Commit(sync); err != nil {
+		return err
+	}
+	l.crashPoint("commit")
+	return nil
+}
+
+func (l *Layer) readCell(ck []byte) (cell, error) {
+	raw, err := l.meta.Get(ck)
+	if errors.Is(err, meta.ErrNotFound) {
+		return cell{}, nil
+	}
+	if err != nil {
+		return cell{}, err
+	}
+	c, err := decodeCell(raw)
+	if err != nil {
+		return cell{}, errBadCell(ck)
+	}
+	return c, nil
+}
+
+// Usage is the site's live data: objects whose latest version is not a
+// delete marker, and their bytes.
+type Usage struct {
+	Objects int64
+	Bytes   int64
+}
+
+// Usage returns the site's live object count and bytes, summed from the
+// stored stats cells (at most CellsPerBucket per bucket, whatever the
+// buckets hold) in one consistent snapshot. A read error is logged and
+// reported as zero usage.
+func (l *Layer) Usage() Usage {
+	u, err := l.usage(context.Background())
+	if err != nil {
+		l.log.Error("read usage counters", "err", err)
+	}
+	return u
+}
+
+func (l *Layer) usage(context.Context) (Usage, error) {
+	var u Usage
+	err := meta.Scan(l.meta, []byte(pfxCell), meta.PrefixEnd([]byte(pfxCell)), func(k, raw []byte) (bool, error) {
+		c, err := decodeCell(raw)
+		if err != nil {
+			return false, errBadCell(k)
+		}
+		u.Objects += c.objects
+		u.Bytes += c.bytes
+		return true, nil
+	})
+	if err != nil {
+		return Usage{}, err
+	}
+	return u, nil
+}
