@@ -31,6 +31,7 @@ func addAdminCommands(root *cobra.Command, opts *options) {
 		newAdminGroupCmd,
 		newAdminPolicyCmd,
 		newAdminAccessKeyCmd,
+		newAdminPrometheusCmd,
 	} {
 		admin.AddCommand(newCmd(opts))
 	}
