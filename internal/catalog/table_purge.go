@@ -9,7 +9,6 @@ import (
 	"net/url"
 	"path"
 	"strings"
-	"time"
 
 	iceio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
@@ -33,7 +32,7 @@ func (c *Catalog) purge(ctx context.Context, wh string, id Ident, e entry, metad
 	if err != nil {
 		return fmt.Errorf("catalog: purge %s: parse metadata %s: %w", id, e.MetadataLocation, err)
 	}
-	fsys := objectFS{ctx: ctx, c: c}
+	fsys := ObjectIO{Ctx: ctx, Read: c.readLocation}
 	files, missing, err := referencedFiles(fsys, e.MetadataLocation, md,
 		md.Properties().GetBool(table.GCEnabledKey, true))
 	if err != nil {
@@ -167,7 +166,7 @@ func (c *Catalog) sharedFiles(ctx context.Context, wh, metadataLocation string, 
 		want[objectName(loc)] = true
 	}
 	shared := map[string]bool{}
-	fsys := objectFS{ctx: ctx, c: c}
+	fsys := ObjectIO{Ctx: ctx, Read: c.readLocation}
 	for _, id := range tables {
 		e, err := c.getEntry(tableKind, wh, id)
 		if errors.Is(err, ErrNoSuchTable) {
@@ -301,53 +300,11 @@ func objectName(location string) string {
 	return u.Host + "/" + key
 }
 
-// objectFS lets apache/iceberg-go read manifest lists and manifests from the
-// local object layer.
-type objectFS struct {
-	ctx context.Context
-	c   *Catalog
-}
-
-var _ iceio.IO = objectFS{}
-
-func (o objectFS) Open(name string) (iceio.File, error) {
-	bucket, key, ok := strings.Cut(objectName(name), "/")
+// readLocation reads the object a location names, for ObjectIO.
+func (c *Catalog) readLocation(ctx context.Context, location string) ([]byte, error) {
+	bucket, key, ok := strings.Cut(objectName(location), "/")
 	if !ok {
-		return nil, &fs.PathError{Op: "open", Path: name, Err: fs.ErrInvalid}
+		return nil, ErrNotLocation
 	}
-	data, err := o.c.readObject(o.ctx, bucket, key)
-	if errors.Is(err, objects.ErrObjectNotFound) || errors.Is(err, objects.ErrBucketNotFound) {
-		return nil, &fs.PathError{Op: "open", Path: name, Err: fs.ErrNotExist}
-	}
-	if err != nil {
-		return nil, &fs.PathError{Op: "open", Path: name, Err: err}
-	}
-	return &memFile{Reader: bytes.NewReader(data), name: path.Base(key), size: int64(len(data))}, nil
+	return c.readObject(ctx, bucket, key)
 }
-
-func (o objectFS) Remove(name string) error {
-	return &fs.PathError{Op: "remove", Path: name, Err: fs.ErrPermission}
-}
-
-// memFile is a file read whole into memory.
-type memFile struct {
-	*bytes.Reader
-	name string
-	size int64
-}
-
-func (f *memFile) Close() error { return nil }
-
-func (f *memFile) Stat() (fs.FileInfo, error) { return fileInfo{f.name, f.size}, nil }
-
-type fileInfo struct {
-	name string
-	size int64
-}
-
-func (fi fileInfo) Name() string       { return fi.name }
-func (fi fileInfo) Size() int64        { return fi.size }
-func (fi fileInfo) Mode() fs.FileMode  { return 0o444 }
-func (fi fileInfo) ModTime() time.Time { return time.Time{} }
-func (fi fileInfo) IsDir() bool        { return false }
-func (fi fileInfo) Sys() any           { return nil }

@@ -1,19 +1,14 @@
 package scanner
 
 import (
-	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"sort"
 	"strings"
 	"time"
 
 	"github.com/apache/iceberg-go/table"
-
-	iceio "github.com/apache/iceberg-go/io"
 
 	"github.com/twinlake/twinlake/internal/catalog"
 	"github.com/twinlake/twinlake/internal/config"
@@ -494,7 +489,7 @@ func (s *Scanner) missingFiles(ctx context.Context, md []byte) []string {
 	if f, ok := s.exists(ctx, snap.ManifestList); !ok {
 		return []string{f}
 	}
-	fsys := objectIO{ctx: ctx, s: s}
+	fsys := catalog.ObjectIO{Ctx: ctx, Read: s.readLocation}
 	manifests, err := snap.Manifests(fsys)
 	if err != nil {
 		return []string{snap.ManifestList + " (" + err.Error() + ")"}
@@ -519,51 +514,11 @@ func (s *Scanner) missingFiles(ctx context.Context, md []byte) []string {
 	return missing
 }
 
-// objectIO lets apache/iceberg-go read manifest files from the local object
-// layer.
-type objectIO struct {
-	ctx context.Context
-	s   *Scanner
-}
-
-func (o objectIO) Open(name string) (iceio.File, error) {
-	b, k, err := splitLocation(name)
+// readLocation reads the object a location names, for catalog.ObjectIO.
+func (s *Scanner) readLocation(ctx context.Context, location string) ([]byte, error) {
+	b, k, err := splitLocation(location)
 	if err != nil {
-		return nil, &fs.PathError{Op: "open", Path: name, Err: fs.ErrInvalid}
+		return nil, fmt.Errorf("%w: %w", catalog.ErrNotLocation, err)
 	}
-	data, err := o.s.read(o.ctx, b, k, "")
-	if errors.Is(err, objects.ErrObjectNotFound) || errors.Is(err, objects.ErrBucketNotFound) {
-		return nil, &fs.PathError{Op: "open", Path: name, Err: fs.ErrNotExist}
-	}
-	if err != nil {
-		return nil, &fs.PathError{Op: "open", Path: name, Err: err}
-	}
-	return &memFile{Reader: bytes.NewReader(data), name: k, size: int64(len(data))}, nil
+	return s.read(ctx, b, k, "")
 }
-
-func (o objectIO) Remove(name string) error {
-	return &fs.PathError{Op: "remove", Path: name, Err: fs.ErrPermission}
-}
-
-// memFile is a file read whole into memory.
-type memFile struct {
-	*bytes.Reader
-	name string
-	size int64
-}
-
-func (f *memFile) Close() error { return nil }
-
-func (f *memFile) Stat() (fs.FileInfo, error) { return fileInfo{f.name, f.size}, nil }
-
-type fileInfo struct {
-	name string
-	size int64
-}
-
-func (fi fileInfo) Name() string       { return fi.name }
-func (fi fileInfo) Size() int64        { return fi.size }
-func (fi fileInfo) Mode() fs.FileMode  { return 0o444 }
-func (fi fileInfo) ModTime() time.Time { return time.Time{} }
-func (fi fileInfo) IsDir() bool        { return false }
-func (fi fileInfo) Sys() any           { return nil }
