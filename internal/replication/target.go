@@ -7,6 +7,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/twinlake/twinlake/internal/config"
 	"github.com/twinlake/twinlake/internal/meta"
 )
@@ -58,6 +60,14 @@ type target struct {
 }
 
 func newTarget(e *Engine, s Site, p Peer, bl *backlog) *target {
+	// Every per-peer counter exists from the start at 0, so a rate or an
+	// alert on it works before its first event.
+	for _, c := range []interface {
+		WithLabelValues(...string) prometheus.Counter
+	}{
+		e.m.sentObjects, e.m.sentBytes, e.m.failedObjects, e.m.dropped, e.m.mismatches} {
+		c.WithLabelValues(s.Name)
+	}
 	return &target{e: e, site: s, peer: p, backlog: bl, wake: make(chan struct{}, 1), inflight: map[string]bool{},
 		seed: maphash.MakeSeed()}
 }
