@@ -228,7 +228,7 @@ func (b *catalogBench) loadPhases(ctx context.Context, cmd *cobra.Command, rep *
 		for i := from; i < from+1000 && i <= n; i++ {
 			snap := map[string]any{"snapshot-id": i, "sequence-number": i, "timestamp-ms": now + int64(i),
 				"manifest-list": fmt.Sprintf("%s/metadata/snap-%d.avro", md.Location, i),
-				"summary": map[string]string{"operation": "append"}, "schema-id": 0}
+				"summary":       map[string]string{"operation": "append"}, "schema-id": 0}
 			if i > 1 {
 				snap["parent-snapshot-id"] = i - 1
 			}
