@@ -34,6 +34,9 @@ var routeActions = map[string]string{
 	"admin.CreateWarehouse":        "admin:TablesWarehouseAdmin",
 	"admin.RemoveWarehouse":        "admin:TablesWarehouseAdmin",
 	"admin.SetWarehouseEncryption": "admin:TablesWarehouseAdmin",
+	"admin.SetWarehouseSettings":   "admin:TablesWarehouseAdmin",
+	"admin.ListDeletedTables":      "admin:TablesWarehouseAdmin",
+	"admin.UndropTable":            "admin:TablesWarehouseAdmin",
 
 	"admin.TablesReplicationStatus": "admin:TablesReplicationInfo",
 	"admin.TablesBackfillStatus":    "admin:TablesReplicationInfo",

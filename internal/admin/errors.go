@@ -70,6 +70,12 @@ var errorTable = []errorEntry{
 	{catalog.ErrWarehouseExists, adminclient.CodeWarehouseExists, http.StatusConflict},
 	{catalog.ErrBucketNotWarehouse, adminclient.CodeBucketNotWarehouse, http.StatusConflict},
 	{catalog.ErrWarehouseNotEmpty, adminclient.CodeWarehouseNotEmpty, http.StatusConflict},
+	{catalog.ErrNoSuchTable, adminclient.CodeNoSuchEntry, http.StatusNotFound},
+	{catalog.ErrNoSuchView, adminclient.CodeNoSuchEntry, http.StatusNotFound},
+	{catalog.ErrNoSuchNamespace, adminclient.CodeNoSuchNamespace, http.StatusNotFound},
+	{catalog.ErrTableExists, adminclient.CodeEntryExists, http.StatusConflict},
+	{catalog.ErrViewExists, adminclient.CodeEntryExists, http.StatusConflict},
+	{catalog.ErrLocationInUse, adminclient.CodeLocationInUse, http.StatusConflict},
 	{catalog.ErrInvalidIdentifier, adminclient.CodeInvalidWarehouse, http.StatusBadRequest},
 	{catalog.ErrInvalidRequest, adminclient.CodeInvalidWarehouse, http.StatusBadRequest},
 

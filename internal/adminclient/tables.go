@@ -31,6 +31,8 @@ type Warehouse struct {
 	Created time.Time `json:"created"`
 	// Encryption is the default encryption of new objects ("AES256") or "".
 	Encryption string `json:"encryption,omitempty"`
+	// SoftDelete is the soft-delete retention ("7d") or "off".
+	SoftDelete string `json:"softDelete,omitempty"`
 	// Changed is set by create when the call created or upgraded it.
 	Changed bool `json:"changed,omitempty"`
 }

@@ -99,6 +99,7 @@ type Server struct {
 	repl         *replication.Engine
 	scanner      *scanner.Scanner
 	catalog      *catalog.Catalog
+	stopExpiry   func() // stops the catalog's soft-delete expiry (tables.go)
 	deploymentID string
 	started      time.Time
 
@@ -244,6 +245,7 @@ func (s *Server) Start() error {
 		return err
 	}
 	s.scanner.Start()
+	s.startExpiry()
 	if s.cfg.TLS != nil {
 		ln = tls.NewListener(ln, s.cfg.TLS)
 	}
@@ -366,6 +368,9 @@ func (s *Server) Close(ctx context.Context) error {
 	if s.http != nil {
 		err = s.http.Shutdown(ctx)
 		<-s.done
+	}
+	if s.stopExpiry != nil {
+		s.stopExpiry()
 	}
 	if s.scanner != nil {
 		s.scanner.Close()

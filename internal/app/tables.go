@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"time"
 
+	"github.com/twinlake/twinlake/internal/admin"
 	"github.com/twinlake/twinlake/internal/adminclient"
 	"github.com/twinlake/twinlake/internal/catalog"
 	"github.com/twinlake/twinlake/internal/catalog/rest"
@@ -92,7 +94,13 @@ func (t tablesAdmin) ListWarehouses(ctx context.Context) ([]adminclient.Warehous
 
 func (t tablesAdmin) Warehouse(ctx context.Context, name string) (adminclient.Warehouse, error) {
 	w, err := t.c.Warehouse(ctx, name)
-	return wireWarehouse(w), err
+	if err != nil {
+		return wireWarehouse(w), err
+	}
+	out := wireWarehouse(w)
+	set, err := t.c.WarehouseSettings(ctx, name)
+	out.SoftDelete = catalog.FormatRetention(set.SoftDelete)
+	return out, err
 }
 
 func (t tablesAdmin) RemoveWarehouse(ctx context.Context, name string) error {
@@ -108,4 +116,59 @@ func (t tablesAdmin) SetWarehouseEncryption(ctx context.Context, name, alg strin
 	}
 	w, err := t.c.SetWarehouseEncryption(ctx, name, alg)
 	return wireWarehouse(w), err
+}
+
+// expiryInterval is how often the site looks for soft-deleted tables and
+// views whose retention ended; a scan of an empty key range when there are
+// none.
+const expiryInterval = 2 * time.Second
+
+// startExpiry runs the catalog's soft-delete expiry in the background on
+// the warehouses this site may change (not a replica's: the primary's
+// expiry replicates to it), until stopExpiry.
+func (s *Server) startExpiry() {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		s.catalog.RunExpiry(ctx, expiryInterval, func(ctx context.Context, wh string) bool {
+			return s.scanner.CatalogWriteGuard(ctx, wh) == nil
+		})
+	}()
+	s.stopExpiry = func() { cancel(); <-done }
+}
+
+var _ admin.TablesSoftDelete = tablesAdmin{}
+
+func (t tablesAdmin) SetWarehouseSettings(ctx context.Context, name string, settings map[string]string) (adminclient.Warehouse, error) {
+	if err := t.sc.CatalogWriteGuard(ctx, name); err != nil {
+		return adminclient.Warehouse{}, fmt.Errorf("%w: %w", catalog.ErrInvalidRequest, err)
+	}
+	if _, err := t.c.SetWarehouseSettings(ctx, name, settings); err != nil {
+		return adminclient.Warehouse{}, err
+	}
+	return t.Warehouse(ctx, name)
+}
+
+func (t tablesAdmin) ListDeleted(ctx context.Context, wh, kind string, ns []string) ([]adminclient.DeletedEntry, error) {
+	es, err := t.c.ListDeleted(ctx, wh, kind, ns)
+	out := make([]adminclient.DeletedEntry, len(es))
+	for i, e := range es {
+		out[i] = adminclient.DeletedEntry{Kind: e.Kind, Namespace: e.Ident.Namespace, Name: e.Ident.Name, UUID: e.UUID,
+			Location: e.Location, MetadataLocation: e.MetadataLocation, Dropped: e.Dropped, Expires: e.Expires}
+	}
+	return out, err
+}
+
+func (t tablesAdmin) Undrop(ctx context.Context, wh string, req adminclient.UndropRequest) (adminclient.UndropResult, error) {
+	if err := t.sc.CatalogWriteGuard(ctx, wh); err != nil {
+		return adminclient.UndropResult{}, fmt.Errorf("%w: %w", catalog.ErrInvalidRequest, err)
+	}
+	le, err := t.c.Undrop(ctx, wh, req.Kind, catalog.Ident{Namespace: req.Namespace, Name: req.Name},
+		catalog.UndropOptions{As: req.As, UUID: req.UUID})
+	if err != nil {
+		return adminclient.UndropResult{}, err
+	}
+	return adminclient.UndropResult{Kind: le.Kind, Namespace: le.Ident.Namespace, Name: le.Ident.Name, UUID: le.UUID,
+		MetadataLocation: le.MetadataLocation}, nil
 }

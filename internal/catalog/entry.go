@@ -201,12 +201,18 @@ func (c *Catalog) renameEntry(ctx context.Context, k entryKind, wh string, from,
 }
 
 // dropEntry removes a table or view, leaving a tombstone identity record.
-// It returns the dropped entry and its metadata so that a purge can follow.
+// It returns the dropped entry and its metadata so that a purge can follow;
+// in a warehouse with soft delete it keeps the entry as deleted instead
+// (table_undrop.go) and returns nil metadata: nothing may be purged now.
 func (c *Catalog) dropEntry(ctx context.Context, k entryKind, wh string, id Ident) (entry, []byte, error) {
 	if err := ValidateIdent(id); err != nil {
 		return entry{}, nil, err
 	}
 	if _, err := c.Warehouse(ctx, wh); err != nil {
+		return entry{}, nil, err
+	}
+	settings, err := c.WarehouseSettings(ctx, wh)
+	if err != nil {
 		return entry{}, nil, err
 	}
 	c.structMu.RLock()
@@ -216,6 +222,9 @@ func (c *Catalog) dropEntry(ctx context.Context, k entryKind, wh string, id Iden
 	e, err := c.getEntry(k, wh, id)
 	if err != nil {
 		return entry{}, nil, err
+	}
+	if settings.SoftDelete > 0 {
+		return e, nil, c.softDrop(ctx, k, wh, id, e, settings.SoftDelete)
 	}
 	metadata, err := c.entryMetadata(e)
 	if err != nil {

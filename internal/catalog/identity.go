@@ -15,7 +15,9 @@ package catalog
 //	.twinlake/catalog/views/<l1>/<l2>/<view>.json
 //
 // A drop writes the record again with Deleted set (a tombstone that keeps the
-// UUID and last metadata location); a rename writes a tombstone under the old
+// UUID and last metadata location); in a warehouse with soft delete the
+// tombstone also carries expires_ms, and an undrop writes the live record
+// again; a rename writes a tombstone under the old
 // name and a record under the new one with the same UUID. Staged tables write
 // nothing until their create is committed.
 
@@ -76,6 +78,11 @@ type Record struct {
 	Deleted bool
 	// UpdatedMS is when the change was made, in Unix milliseconds.
 	UpdatedMS int64
+	// ExpiresMS is set on the tombstone of a soft delete (softdelete.go):
+	// until then (Unix milliseconds) the dropped table or view keeps its
+	// files and can be undropped. Zero on a plain tombstone and on a live
+	// record.
+	ExpiresMS int64
 	// Txn is set for a commit made by a multi-table transaction.
 	Txn *TxnInfo
 }
@@ -115,6 +122,7 @@ type entryWire struct {
 	Version          int64    `json:"version"`
 	Deleted          bool     `json:"deleted"`
 	UpdatedMS        int64    `json:"updated_ms"`
+	ExpiresMS        int64    `json:"expires_ms,omitempty"`
 	Txn              *TxnInfo `json:"txn,omitempty"`
 }
 
@@ -131,7 +139,7 @@ func (r Record) MarshalJSON() ([]byte, error) {
 	case KindTable, KindView:
 		return json.Marshal(entryWire{Kind: r.Kind, Namespace: r.Namespace, Name: r.Name, UUID: r.UUID,
 			Location: r.Location, MetadataLocation: r.MetadataLocation, Version: r.Version,
-			Deleted: r.Deleted, UpdatedMS: r.UpdatedMS, Txn: r.Txn})
+			Deleted: r.Deleted, UpdatedMS: r.UpdatedMS, ExpiresMS: r.ExpiresMS, Txn: r.Txn})
 	}
 	return nil, fmt.Errorf("%w: unknown kind %q", ErrInvalidRecord, r.Kind)
 }
@@ -196,7 +204,7 @@ func ParseRecord(data []byte) (Record, error) {
 		}
 		r := Record{Kind: w.Kind, Namespace: w.Namespace, Name: w.Name, UUID: w.UUID, Location: w.Location,
 			MetadataLocation: w.MetadataLocation, Version: w.Version, Deleted: w.Deleted,
-			UpdatedMS: w.UpdatedMS, Txn: w.Txn}
+			UpdatedMS: w.UpdatedMS, ExpiresMS: w.ExpiresMS, Txn: w.Txn}
 		return r, r.validateEntry()
 	}
 	return Record{}, fmt.Errorf("%w: unknown kind %q", ErrInvalidRecord, head.Kind)
@@ -213,6 +221,8 @@ func (r Record) validateEntry() error {
 		return fmt.Errorf("%w: missing metadata_location", ErrInvalidRecord)
 	case r.Version < 0:
 		return fmt.Errorf("%w: negative version %d", ErrInvalidRecord, r.Version)
+	case r.ExpiresMS < 0 || (r.ExpiresMS > 0 && !r.Deleted):
+		return fmt.Errorf("%w: expires_ms on a record that is not a tombstone", ErrInvalidRecord)
 	}
 	if r.Txn == nil {
 		return nil
@@ -252,6 +262,10 @@ func TableRecordKey(namespace []string, name string) string {
 func ViewRecordKey(namespace []string, name string) string {
 	return IdentityPrefix + "views/" + escapeLevels(namespace) + "/" + url.PathEscape(name) + ".json"
 }
+
+// SoftDeleted reports whether the record is the tombstone of a soft delete:
+// the table or view can still be undropped until ExpiresMS.
+func (r Record) SoftDeleted() bool { return r.Deleted && r.ExpiresMS > 0 }
 
 // ParseRecordKey is the inverse of the key functions: it returns the kind,
 // namespace and (for tables and views) name a record key addresses.

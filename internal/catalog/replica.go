@@ -112,11 +112,35 @@ func (c *Catalog) ApplyEntry(ctx context.Context, wh string, r Record, metadata 
 		return err
 	}
 	c.cache.drop(e.ID)
-	return nil
+	return c.forgetDeleted(k, wh, id, r.UUID) // undropped on the primary
 }
 
-// ApplyDrop removes a table or view from the local catalog (its files stay).
+// ApplyDrop follows a replicated drop: it removes a table or view from the
+// local catalog (its files stay). The tombstone in the bucket decides how:
+// the one of a soft delete keeps the entry as deleted, undroppable until
+// its expiry (ApplyTombstone).
 func (c *Catalog) ApplyDrop(ctx context.Context, wh, kind string, id Ident) error {
+	if r, err := c.currentRecord(ctx, wh, kind, id); err == nil && r.Deleted {
+		return c.ApplyTombstone(ctx, wh, r)
+	}
+	return c.applyPlainDrop(wh, kind, id)
+}
+
+// currentRecord reads the newest identity record of a table or view from
+// the bucket.
+func (c *Catalog) currentRecord(ctx context.Context, wh, kind string, id Ident) (Record, error) {
+	key := TableRecordKey(id.Namespace, id.Name)
+	if kind == KindView {
+		key = ViewRecordKey(id.Namespace, id.Name)
+	}
+	data, err := c.readObject(ctx, wh, key)
+	if err != nil {
+		return Record{}, err
+	}
+	return ParseRecord(data)
+}
+
+func (c *Catalog) applyPlainDrop(wh, kind string, id Ident) error {
 	k, err := kindOf(kind)
 	if err != nil {
 		return err
@@ -278,7 +302,7 @@ func (c *Catalog) Clear(ctx context.Context) error {
 	c.structMu.Lock()
 	defer c.structMu.Unlock()
 	b := c.meta.NewBatch()
-	for _, p := range []string{pfxNamespace, pfxTable, pfxView, pfxMetadata, pfxLocation, pfxIdempotency, pfxIdemExpiry} {
+	for _, p := range []string{pfxNamespace, pfxTable, pfxView, pfxDeletedTable, pfxDeletedView, pfxMetadata, pfxLocation, pfxIdempotency, pfxIdemExpiry} {
 		b.DeleteRange([]byte(p), meta.PrefixEnd([]byte(p)))
 	}
 	if err := b.Commit(true); err != nil {

@@ -128,10 +128,12 @@ func (c *Catalog) RenameTable(ctx context.Context, wh string, from, to Ident) er
 // DropTable drops a table. With purge it then deletes the files the
 // table's metadata references (see purge; delete markers, in a versioned
 // warehouse), never others under its location; the identity tombstone keeps
-// the last metadata location either way.
+// the last metadata location either way. In a warehouse with soft delete
+// the table is kept as deleted, purge or not, until its retention ends
+// (table_undrop.go).
 func (c *Catalog) DropTable(ctx context.Context, wh string, id Ident, purge bool) error {
 	e, metadata, err := c.dropEntry(ctx, tableKind, wh, id)
-	if err != nil || !purge {
+	if err != nil || !purge || metadata == nil {
 		return err
 	}
 	return c.purge(ctx, wh, id, e, metadata)

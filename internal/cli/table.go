@@ -26,7 +26,7 @@ flagged as warehouse; namespaces nest (write levels separated by '.').`,
 	}
 	for _, newCmd := range []func(*options) *cobra.Command{
 		newTableWarehouseCmd, newTableNamespaceCmd, newTableCreateCmd, newTableListCmd, newTableShowCmd,
-		newTableRenameCmd, newTableRemoveCmd, newTableViewCmd, newTableEncryptCmd, newTableReplicateCmd,
+		newTableRenameCmd, newTableRemoveCmd, newTableUndropCmd, newTableViewCmd, newTableEncryptCmd, newTableReplicateCmd,
 	} {
 		table.AddCommand(newCmd(opts))
 	}
@@ -156,9 +156,11 @@ func newTableWarehouseCmd(opts *options) *cobra.Command {
 		},
 	}
 	remove.Flags().BoolVarP(&yes, "yes", "y", false, "do not prompt")
-	wh.AddCommand(create, list, remove)
+	wh.AddCommand(create, list, remove, newTableWarehouseSetCmd(opts))
 	return wh
 }
+
+func newTableUndropCmd(opts *options) *cobra.Command { return newUndropCmd(opts, adminclient.KindTable) }
 
 func newTableEncryptCmd(opts *options) *cobra.Command {
 	enc := &cobra.Command{Use: "encrypt", Short: "Set, show or clear a warehouse's default encryption"}

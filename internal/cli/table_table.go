@@ -75,10 +75,14 @@ func newTableCreateCmd(opts *options) *cobra.Command {
 }
 
 func newTableListCmd(opts *options) *cobra.Command {
-	return &cobra.Command{
-		Use: "list ALIAS WAREHOUSE NAMESPACE", Short: "List the tables of a namespace",
-		Example: "  twinlake table list site1 lake sales", Args: cobra.ExactArgs(3),
+	var deleted bool
+	cmd := &cobra.Command{
+		Use: "list ALIAS WAREHOUSE NAMESPACE", Short: "List the tables of a namespace (--deleted: the soft-deleted ones)",
+		Example: "  twinlake table list site1 lake sales\n  twinlake table list --deleted site1 lake sales", Args: cobra.ExactArgs(3),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if deleted {
+				return listDeleted(cmd, opts, adminclient.KindTable, args)
+			}
 			c, levels, err := nsArgs(opts, args)
 			if err != nil {
 				return err
@@ -94,6 +98,8 @@ func newTableListCmd(opts *options) *cobra.Command {
 			return printResult(cmd.OutOrStdout(), opts, map[string]any{"tables": ids}, strings.Join(lines, "\n"))
 		},
 	}
+	cmd.Flags().BoolVar(&deleted, "deleted", false, "list soft-deleted tables with drop time and expiry")
+	return cmd
 }
 
 // tableSummary is what table show prints from the metadata.

@@ -51,10 +51,14 @@ func newTableViewCmd(opts *options) *cobra.Command {
 	create.Flags().StringVar(&dialect, "dialect", "spark", "SQL dialect of --sql")
 	_ = create.MarkFlagRequired("schema")
 	_ = create.MarkFlagRequired("sql")
+	var deletedViews bool
 	list := &cobra.Command{
 		Use: "list ALIAS WAREHOUSE NAMESPACE", Short: "List the views of a namespace",
-		Example: "  twinlake table view list site1 lake sales", Args: cobra.ExactArgs(3),
+		Example: "  twinlake table view list site1 lake sales\n  twinlake table view list --deleted site1 lake sales", Args: cobra.ExactArgs(3),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if deletedViews {
+				return listDeleted(cmd, opts, adminclient.KindView, args)
+			}
 			c, levels, err := nsArgs(opts, args)
 			if err != nil {
 				return err
@@ -129,6 +133,7 @@ func newTableViewCmd(opts *options) *cobra.Command {
 		},
 	}
 	drop.Flags().BoolVarP(&yes, "yes", "y", false, "do not prompt")
-	v.AddCommand(create, list, show, drop)
+	list.Flags().BoolVar(&deletedViews, "deleted", false, "list soft-deleted views with drop time and expiry")
+	v.AddCommand(create, list, show, drop, newUndropCmd(opts, adminclient.KindView))
 	return v
 }
