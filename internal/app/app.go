@@ -304,7 +304,11 @@ func (s *Server) handler() (http.Handler, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &router{s3: s3, routes: []prefixRoute{
+	limited, err := s.limitS3(s3)
+	if err != nil {
+		return nil, err
+	}
+	return &router{s3: limited, routes: []prefixRoute{
 		{"/twinlake/health/", http.HandlerFunc(s.health)},
 		{"/twinlake/admin/v1/", adm},
 		{peerhttp.Prefix, peer},

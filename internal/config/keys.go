@@ -32,7 +32,8 @@ const (
 
 // Key names of the api subsystem.
 const (
-	APIRequestsMax = "requests_max"
+	APIRequestsMax      = "requests_max"
+	APIRequestsDeadline = "requests_deadline"
 )
 
 // Values of tables replica_catalog_consistency.
@@ -102,7 +103,10 @@ var keyTable = []Key{
 		Help: "pause between background comparisons with each peer (version mismatch detection)"},
 
 	{Subsys: SubsysAPI, Name: APIRequestsMax, Kind: KindInt, Default: "0", Min: 0, Max: 100000,
-		Help: "S3 requests served at once; 0 means unlimited"},
+		Help: "S3 requests served at once; 0 means unlimited; others queue up to requests_deadline, then get 503 SlowDown"},
+	{Subsys: SubsysAPI, Name: APIRequestsDeadline, Kind: KindDuration, Default: "10s",
+		MinDur: 10 * time.Millisecond, MaxDur: 10 * time.Minute,
+		Help: "how long an S3 request queues for a slot under requests_max before 503 SlowDown"},
 }
 
 // Keys returns a copy of the key table, in display order.

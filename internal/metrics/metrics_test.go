@@ -16,6 +16,7 @@ import (
 // allNames lists every name of names.go, for the naming rules below.
 var allNames = []string{
 	S3RequestsTotal, S3RequestDurationSeconds, S3ReceivedBytesTotal, S3SentBytesTotal, S3ErrorsTotal,
+	S3RejectedRequestsTotal, S3WaitingRequests,
 	ReplicationBacklogObjects, ReplicationOldestPendingAgeSeconds, ReplicationRetryQueueEntries,
 	ReplicationSentBytesTotal, ReplicationSentObjectsTotal, ReplicationFailedObjectsTotal,
 	ReplicationDroppedObjectsTotal, ReplicationReceivedObjectsTotal, ReplicationReceivedBytesTotal,

@@ -22,6 +22,8 @@ const (
 	S3ReceivedBytesTotal     = "twinlake_s3_received_bytes_total"     // counter {api}
 	S3SentBytesTotal         = "twinlake_s3_sent_bytes_total"         // counter {api}
 	S3ErrorsTotal            = "twinlake_s3_errors_total"             // counter {api, class}
+	S3RejectedRequestsTotal  = "twinlake_s3_rejected_requests_total"  // counter: 503 SlowDown under api requests_max
+	S3WaitingRequests        = "twinlake_s3_waiting_requests"         // gauge: queued for a slot under api requests_max
 
 	// Object replication (internal/replication), per DESIGN §4.
 	ReplicationBacklogObjects          = "twinlake_replication_backlog_objects"            // gauge {target}

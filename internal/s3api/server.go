@@ -119,6 +119,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		s.writeError(req, err)
 	}
+	req.record()
 	s.observe(req, start, err)
 }
 
