@@ -60,6 +60,9 @@ type Config struct {
 	// MetricsToken, if set, is accepted as a bearer token for metrics.
 	MetricsToken string
 	Logger       *slog.Logger
+	// AccessLog, when set, receives one JSON line per HTTP request
+	// (accesslog.go); writes to it are serialised.
+	AccessLog io.Writer
 	// Out receives the one-time notice of generated credentials.
 	Out io.Writer
 	// Clock, when set, replaces the wall clock of the site's hybrid logical
@@ -308,13 +311,13 @@ func (s *Server) handler() (http.Handler, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &router{s3: limited, routes: []prefixRoute{
+	return s.withAccessLog(&router{s3: limited, routes: []prefixRoute{
 		{"/twinlake/health/", http.HandlerFunc(s.health)},
 		{"/twinlake/admin/v1/", adm},
 		{peerhttp.Prefix, peer},
 		{"/twinlake/metrics", met},
 		{rest.PathPrefix, cat},
-	}}, nil
+	}}), nil
 }
 
 // prefixRoute mounts a surface under a path prefix.

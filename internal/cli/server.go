@@ -5,7 +5,6 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"fmt"
-	"log/slog"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -19,7 +18,7 @@ import (
 // addServerCommands attaches the server command.
 func addServerCommands(root *cobra.Command, opts *options) {
 	var cfg app.Config
-	var logLevel, certsDir string
+	var logLevel, logFormat, accessLog, certsDir string
 	cmd := &cobra.Command{
 		Use:   "server",
 		Short: "Run a twinlake site",
@@ -29,14 +28,21 @@ Root credentials come from TWINLAKE_ROOT_USER and TWINLAKE_ROOT_PASSWORD. If bot
 unset at first start, a strong secret is generated, stored (mode 0600) in the data
 directory and printed once.`,
 		Example: `  twinlake server --address 127.0.0.1:9000 --dir ./data
+  twinlake server --dir ./data --log-format json --access-log /var/log/twinlake/access.log
   TWINLAKE_ROOT_USER=admin TWINLAKE_ROOT_PASSWORD=change-me-now twinlake server --dir ./data`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			var level slog.Level
-			if err := level.UnmarshalText([]byte(logLevel)); err != nil {
-				return fmt.Errorf("--log-level: %w", err)
+			log, err := newLogger(cmd.ErrOrStderr(), logFormat, logLevel)
+			if err != nil {
+				return err
 			}
-			cfg.Logger = slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: level}))
+			cfg.Logger = log
+			access, closeAccess, err := openAccessLog(accessLog, cmd.OutOrStdout())
+			if err != nil {
+				return err
+			}
+			defer closeAccess()
+			cfg.AccessLog = access
 			cfg.Out = cmd.OutOrStdout()
 			cfg.RootUser = os.Getenv("TWINLAKE_ROOT_USER")
 			cfg.RootPassword = os.Getenv("TWINLAKE_ROOT_PASSWORD")
@@ -59,6 +65,8 @@ directory and printed once.`,
 	f.StringVar(&cfg.SiteName, "site-name", "", "this site's name (default derived from its deployment ID)")
 	f.StringVar(&cfg.Domain, "domain", "", "domain for virtual-host style requests (BUCKET.DOMAIN)")
 	f.StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn, error")
+	f.StringVar(&logFormat, "log-format", "text", "log format: text or json (one object a line, for log shippers)")
+	f.StringVar(&accessLog, "access-log", "", "write an access log, one JSON line per request, to FILE (appended) or stdout")
 	f.StringVar(&certsDir, "certs-dir", "", "serve HTTPS with DIR/public.crt and DIR/private.key; DIR/CAs/*.crt are trusted for peer sites")
 	root.AddCommand(cmd)
 }

@@ -2,10 +2,18 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/minio/minio-go/v7"
+	"github.com/minio/minio-go/v7/pkg/credentials"
 )
 
 // startServer runs `twinlake server ARGS...` on a free loopback port until
@@ -64,5 +72,154 @@ func TestServerBannerNamesScheme(t *testing.T) {
 	}
 	if strings.Contains(out.String(), "http://") {
 		t.Errorf("TLS site prints an http:// URL:\n%s", out)
+	}
+}
+
+// TestServerAccessLogAndJSONLogs: `twinlake server --log-format json
+// --access-log FILE` writes its logs as JSON objects and one JSON line per
+// request to FILE, with the fields an operator needs and no secret; an S3
+// API twinlake does not serve is logged and counted under its own name
+// with 501.
+func TestServerAccessLogAndJSONLogs(t *testing.T) {
+	t.Setenv("TWINLAKE_METRICS_AUTH", "public")
+	logPath := filepath.Join(t.TempDir(), "access.log")
+	base, out := startServer(t, "--log-format", "json", "--log-level", "info", "--access-log", logPath)
+	host := strings.TrimPrefix(base, "http://")
+	const user, secret = "serveradmin", "serveradmin-secret-123"
+	c, err := minio.New(host, &minio.Options{Creds: credentials.NewStaticV4(user, secret, "")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := t.Context()
+	if err := c.MakeBucket(ctx, "logs", minio.MakeBucketOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	body := strings.Repeat("access log ", 100)
+	if _, err := c.PutObject(ctx, "logs", "dir/obj.txt", strings.NewReader(body), int64(len(body)), minio.PutObjectOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	obj, err := c.GetObject(ctx, "logs", "dir/obj.txt", minio.GetObjectOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := io.ReadAll(obj); err != nil || string(got) != body {
+		t.Fatalf("get: %v", err)
+	}
+	if _, err := c.GetObjectACL(ctx, "logs", "dir/obj.txt"); err == nil {
+		t.Fatal("GetObjectAcl succeeded")
+	}
+	bad, _ := minio.New(host, &minio.Options{Creds: credentials.NewStaticV4(user, "wrong-secret-456", "")})
+	if _, err := bad.ListBuckets(ctx); err == nil {
+		t.Fatal("a wrong secret was accepted")
+	}
+	resp, err := http.Get(base + "/twinlake/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	metricsText, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !strings.Contains(string(metricsText), `twinlake_s3_requests_total{api="GetObjectAcl",code="501"} 1`) {
+		t.Errorf("metrics lack GetObjectAcl 501:\n%s", grepLines(string(metricsText), "twinlake_s3_"))
+	}
+
+	type entry struct {
+		Time            time.Time `json:"time"`
+		RequestID       string    `json:"requestId"`
+		RemoteAddr      string    `json:"remoteAddr"`
+		User            string    `json:"user"`
+		API             string    `json:"api"`
+		Bucket          string    `json:"bucket"`
+		Key             string    `json:"key"`
+		Status          int       `json:"status"`
+		BytesIn         int64     `json:"bytesIn"`
+		BytesOut        int64     `json:"bytesOut"`
+		Duration        string    `json:"duration"`
+		DurationSeconds *float64  `json:"durationSeconds"`
+	}
+	var entries []entry
+	waitUntilCLI(t, "the metrics scrape in the access log", func() bool {
+		data, err := os.ReadFile(logPath)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(string(data), secret) || strings.Contains(string(data), "wrong-secret") || strings.Contains(string(data), "Signature") {
+			t.Fatalf("access log holds a secret:\n%s", data)
+		}
+		entries = nil
+		for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+			var e entry
+			if err := json.Unmarshal([]byte(line), &e); err != nil {
+				t.Fatalf("access log line %q: %v", line, err)
+			}
+			entries = append(entries, e)
+		}
+		return len(entries) > 0 && entries[len(entries)-1].API == "metrics"
+	})
+	find := func(api string) entry {
+		for _, e := range entries {
+			if e.API == api {
+				return e
+			}
+		}
+		t.Fatalf("no %s in the access log: %+v", api, entries)
+		return entry{}
+	}
+	for _, e := range entries {
+		if e.Time.IsZero() || !strings.HasPrefix(e.RemoteAddr, "127.0.0.1:") || e.Status == 0 || e.Duration == "" || e.DurationSeconds == nil {
+			t.Errorf("incomplete entry %+v", e)
+		}
+	}
+	put := find("PutObject")
+	if put.User != user || put.Bucket != "logs" || put.Key != "dir/obj.txt" || put.Status != 200 || put.BytesIn < int64(len(body)) || put.RequestID == "" {
+		t.Errorf("PutObject entry %+v", put)
+	}
+	if get := find("GetObject"); get.BytesOut != int64(len(body)) || get.Status != 200 {
+		t.Errorf("GetObject entry %+v", get)
+	}
+	if acl := find("GetObjectAcl"); acl.Status != 501 || acl.Key != "dir/obj.txt" {
+		t.Errorf("GetObjectAcl entry %+v", acl)
+	}
+	if mb := find("CreateBucket"); mb.Bucket != "logs" || mb.Status != 200 {
+		t.Errorf("CreateBucket entry %+v", mb)
+	}
+	for _, e := range entries {
+		if e.Status == 403 && e.User != "" {
+			t.Errorf("a refused signature is logged as user %q", e.User)
+		}
+	}
+
+	// The server's own log is JSON, one object a line.
+	var sawServing bool
+	for _, line := range strings.Split(out.String(), "\n") {
+		if !strings.HasPrefix(line, "{") {
+			continue
+		}
+		var rec map[string]any
+		if err := json.Unmarshal([]byte(line), &rec); err != nil {
+			t.Errorf("log line %q: %v", line, err)
+		}
+		sawServing = sawServing || rec["msg"] == "serving" && rec["url"] == base
+	}
+	if !sawServing {
+		t.Errorf("no JSON serving line naming %s:\n%s", base, out)
+	}
+}
+
+func grepLines(text, sub string) string {
+	var out []string
+	for _, l := range strings.Split(text, "\n") {
+		if strings.Contains(l, sub) {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
+}
+
+func waitUntilCLI(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); !cond(); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
 	}
 }
