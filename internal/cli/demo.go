@@ -111,7 +111,7 @@ func runDemo(ctx context.Context, out io.Writer, opts *options, dir string, port
 			return fmt.Errorf("%s site: %w", site.alias, err)
 		}
 		servers = append(servers, srv)
-		url := "http://" + srv.Addr()
+		url := srv.URL()
 		cfg.Aliases[site.alias] = Alias{URL: url, AccessKey: user, SecretKey: password}
 		specs = append(specs, adminclient.ReplicationSite{Name: site.alias, Endpoint: url, AccessKey: user, SecretKey: password})
 	}
@@ -144,27 +144,15 @@ func runDemo(ctx context.Context, out io.Writer, opts *options, dir string, port
 			return fmt.Errorf("join the sites: %w", err)
 		}
 	}
-	fmt.Fprintf(out, `twinlake demo is running (data in %s).
-  primary  %s   (alias "primary")
-  dr       %s   (alias "dr")
-  credentials: %s / %s
-
-The two sites are joined by site replication, and dr is the Tables replica
-(tables replica_catalog=on). Try:
-  twinlake mb primary/photos
-  twinlake cp ./README.md primary/photos/
-  twinlake ls dr/photos
-  twinlake admin replicate status primary
-  twinlake table warehouse create primary lake
-  twinlake table namespace create primary lake sales
-  twinlake table create primary lake sales orders --schema 'id:long,name:string'
-  twinlake table replicate status dr
-  twinlake table replicate failover dr      # the DR runbook: docs/operator-guide.md
-  twinlake admin trace -v --call tables-scan dr
-Iceberg engines: REST catalog %s/_iceberg, warehouse "lake", SigV4 (s3tables).
-
-Press Ctrl-C to stop.
-`, dir, specs[0].Endpoint, specs[1].Endpoint, user, password, specs[0].Endpoint)
+	var live []demoSite
+	for i, c := range []*adminclient.Client{primary, dr} {
+		d, err := readDemoSite(ctx, c, demoSites[i].alias, specs[i].Endpoint)
+		if err != nil {
+			return err
+		}
+		live = append(live, d)
+	}
+	printDemoBanner(out, dir, user, password, live)
 	<-ctx.Done()
 	return nil
 }

@@ -55,31 +55,60 @@ func startDemo(t *testing.T, dir string, ports [2]int) (out *syncBuffer, stop fu
 // TestDemoWiresTwoSites: the README's first command. `twinlake demo` starts
 // both sites, makes dr the Tables replica, joins them with site replication
 // (through the admin API, as an operator would) and writes the aliases;
-// run again on the same directory it resumes without joining twice.
+// run again on the same directory it resumes without joining twice. Its
+// banner states the roles as they are: after `table replicate failover dr`
+// and a restart, dr is no longer named the Tables replica.
 func TestDemoWiresTwoSites(t *testing.T) {
 	t.Setenv("TWINLAKE_CONFIG_DIR", t.TempDir())
 	t.Setenv("TWINLAKE_ROOT_USER", "")
 	t.Setenv("TWINLAKE_ROOT_PASSWORD", "")
 	dir := t.TempDir()
 	ports := [2]int{freePort(t), freePort(t)}
-	for run := range 2 {
+	for run := range 3 {
+		failedOver := run == 2
 		out, stop := startDemo(t, dir, ports)
-		for _, want := range []string{fmt.Sprintf("127.0.0.1:%d", ports[0]), `(alias "dr")`, "credentials:"} {
+		wants := []string{fmt.Sprintf("127.0.0.1:%d", ports[0]), `(alias "primary", Tables primary)`, "credentials:"}
+		if failedOver {
+			wants = append(wants, `(alias "dr", Tables primary)`, "neither is a Tables replica")
+		} else {
+			wants = append(wants, `(alias "dr", Tables replica)`, "dr is the Tables replica", "table replicate failover dr")
+		}
+		for _, want := range wants {
 			if !strings.Contains(out.String(), want) {
 				t.Errorf("run %d: banner lacks %q:\n%s", run, want, out)
 			}
+		}
+		if failedOver && strings.Contains(out.String(), "failover dr") {
+			t.Errorf("run %d: banner still offers to fail over dr:\n%s", run, out)
 		}
 		got := runCLI(t, "admin", "replicate", "info", "primary", "--json")
 		if !strings.Contains(got, `"enabled":true`) || !strings.Contains(got, `"dr"`) {
 			t.Errorf("run %d: replicate info: %s", run, got)
 		}
-		if got := runCLI(t, "admin", "config", "get", "dr", "tables", "--json"); !strings.Contains(got, `"replica_catalog"`) || !strings.Contains(got, `"on"`) {
+		if got := runCLI(t, "admin", "config", "get", "dr", "tables", "--json"); !strings.Contains(got, `"replica_catalog"`) || failedOver == replicaOn(got) {
 			t.Errorf("run %d: dr tables config: %s", run, got)
 		}
 		runCLI(t, "mb", "primary/demo-bucket"+fmt.Sprint(run))
 		waitForLong(t, "the bucket on dr", func() bool { return strings.Contains(runCLI(t, "ls", "dr"), "demo-bucket"+fmt.Sprint(run)) })
+		if run == 1 {
+			runCLI(t, "table", "replicate", "failover", "dr")
+			waitForLong(t, "dr promoted", func() bool {
+				return !replicaOn(runCLI(t, "admin", "config", "get", "dr", "tables", "--json"))
+			})
+		}
 		stop()
 	}
+}
+
+// replicaOn reports whether `admin config get ALIAS tables --json` output
+// has replica_catalog on.
+func replicaOn(jsonOut string) bool {
+	for _, line := range strings.Split(jsonOut, "\n") {
+		if strings.Contains(line, `"replica_catalog"`) {
+			return strings.Contains(line, `"on"`)
+		}
+	}
+	return strings.Contains(jsonOut, `"key":"replica_catalog","value":"on"`)
 }
 
 // runCLI runs the root command and returns its output; it fails the test
