@@ -192,6 +192,7 @@ func (s *Server) build() error {
 		return err
 	}
 	s.objects.SetReplicator(s.repl)
+	s.repl.AttachIAM(s.iam)
 	if err := s.buildCatalog(); err != nil {
 		return err
 	}

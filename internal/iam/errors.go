@@ -38,4 +38,8 @@ var (
 	// ErrSealed is returned when a stored secret cannot be decrypted: the
 	// root secret it was sealed under has changed.
 	ErrSealed = errors.New("iam: secret does not decrypt under the current root secret")
+	// ErrInvalidRecord is returned by Apply for a record received from a
+	// peer that is malformed (unknown kind, payload not matching its kind,
+	// missing secret); nothing is stored.
+	ErrInvalidRecord = errors.New("iam: invalid replicated record")
 )

@@ -38,6 +38,7 @@ type Store struct {
 	snap  atomic.Pointer[snapshot]
 	svcMu sync.Mutex
 	svc   Credential
+	repl  Replicator // guarded by mu
 }
 
 // Identity is who signed a request, with everything authorization needs,
@@ -340,11 +341,18 @@ func (s *Store) write(ctx context.Context, recs ...*Record) error {
 			return err
 		}
 		b.Set([]byte(recordKey(r.Kind, r.Name)), data)
+		if s.repl != nil {
+			s.repl.IAM(b, r.Kind, r.Name, r.Updated)
+		}
 	}
 	if err := b.Commit(true); err != nil {
 		return fmt.Errorf("iam: commit: %w", err)
 	}
-	return s.reload()
+	err := s.reload()
+	if s.repl != nil {
+		s.repl.Committed()
+	}
+	return err
 }
 
 // tombstone returns the deletion record of kind/name.

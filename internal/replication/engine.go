@@ -86,6 +86,7 @@ type Engine struct {
 	// back after work for it was dropped, or the settings changed).
 	mismatchNow      chan struct{}
 	compareRequested atomic.Bool
+	iam              IAMStore // nil until AttachIAM
 	ctx              context.Context
 	cancel           context.CancelFunc
 	bg               sync.WaitGroup

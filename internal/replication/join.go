@@ -25,7 +25,9 @@ type SiteSpec struct {
 // Add joins sites into site replication. sites[0] is this site; every
 // other site must hold no buckets. Add creates the service credential on
 // every site, enables versioning on this site's buckets and queues them,
-// settings and objects, for every new peer.
+// settings and objects, and every IAM record, for every new peer. A site
+// other than the first that holds IAM records of its own is refused
+// (ErrPeerHasData): its identities are never merged or silently dropped.
 func (e *Engine) Add(ctx context.Context, sites []SiteSpec) (State, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -63,6 +65,10 @@ func (e *Engine) Add(ctx context.Context, sites []SiteSpec) (State, error) {
 			return State{}, fmt.Errorf("%w: site %s holds warehouses (%s)", ErrPeerHasData, s.Name, strings.Join(info.Warehouses, ", "))
 		case i > 0 && (len(info.Buckets) > 0 || info.Objects > 0):
 			return State{}, fmt.Errorf("%w: site %s holds %d bucket(s) (%s)", ErrPeerHasData, s.Name, len(info.Buckets), strings.Join(info.Buckets, ", "))
+		case i > 0 && info.IAMRecords > 0:
+			return State{}, fmt.Errorf("%w: site %s holds %d IAM record(s) (users, groups, policies, attachments or access keys); "+
+				"only the first site's identities replicate: remove them there, or create them on %s, before joining",
+				ErrPeerHasData, s.Name, info.IAMRecords, sites[0].Name)
 		}
 		st.Sites = append(st.Sites, Site{ID: info.DeploymentID, Name: s.Name, Endpoint: s.Endpoint})
 		peers = append(peers, p)
@@ -112,6 +118,10 @@ func (e *Engine) Join(ctx context.Context, st State) error {
 		info := e.LocalInfo(ctx)
 		if len(info.Buckets) > 0 {
 			return fmt.Errorf("%w: this site holds %d bucket(s)", ErrPeerHasData, len(info.Buckets))
+		}
+		if info.IAMRecords > 0 {
+			return fmt.Errorf("%w: this site holds %d IAM record(s); remove its users, groups, policies and access keys before joining",
+				ErrPeerHasData, info.IAMRecords)
 		}
 	}
 	if err := e.saveStateLocked(&st); err != nil {

@@ -54,7 +54,13 @@ func (t *target) failed(j job, cause error, start time.Time) {
 	} else {
 		which, retries = 1, m.RetryCount
 	}
-	d := currentRetryPolicy(t.e.cfg.Settings).next(retries, now)
+	pol := currentRetryPolicy(t.e.cfg.Settings)
+	d := pol.next(retries, now)
+	if d.drop && errors.Is(cause, ErrUnsupported) {
+		// An older peer lacks the call: the work waits for its upgrade,
+		// retried at the longest delay, and is never dropped.
+		d = retryDecision{retries: d.retries - 1, due: now.Add(pol.maxDelay)}
+	}
 	m.RetryCount, m.FailedAt, m.Err = d.retries, now.UnixNano(), cause.Error()
 	b := t.e.cfg.Meta.NewBatch()
 	b.Delete(j.key)

@@ -79,6 +79,12 @@ type PeerInfo struct {
 	ReplicaCatalog bool `json:"replicaCatalog"`
 	// BucketConfig is a fingerprint of each bucket's replicated settings.
 	BucketConfig map[string]string `json:"bucketConfig,omitempty"`
+	// IAMRecords counts the site's live IAM records (users, groups,
+	// policies, attachments, access keys); IAMDigest summarises every
+	// record's version, tombstones included. Both are empty from a peer
+	// that predates IAM replication.
+	IAMRecords int    `json:"iamRecords,omitempty"`
+	IAMDigest  string `json:"iamDigest,omitempty"`
 }
 
 // Errors.
@@ -101,4 +107,9 @@ var (
 	// (or the other way round). Sends to it wait in the journal, as for an
 	// unreachable peer, spending no retry, until one site is upgraded.
 	ErrIncompatible = errors.New("incompatible peer protocol version")
+	// ErrUnsupported: the peer does not know a call added to the protocol
+	// without a version bump (it is an older build; IAM replication is
+	// one). The work goes to the retry queue and is never dropped for it:
+	// it is sent once the peer is upgraded.
+	ErrUnsupported = errors.New("replication: the peer does not support this call")
 )

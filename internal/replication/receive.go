@@ -84,6 +84,9 @@ func (e *Engine) LocalInfo(ctx context.Context) PeerInfo {
 		info.BucketConfig[b.Name] = bucketFingerprint(b)
 	}
 	info.Objects = e.cfg.Objects.Usage().Objects
+	if e.iam != nil {
+		info.IAMRecords, info.IAMDigest = e.iam.LiveRecords(), iamDigest(e.iam)
+	}
 	if e.cfg.ReplicaCatalog != nil {
 		info.ReplicaCatalog = e.cfg.ReplicaCatalog()
 	}

@@ -66,6 +66,7 @@ const (
 	OpPurge        = "purge"         // remove a version permanently
 	OpBucket       = "bucket"        // send the bucket record
 	OpBucketDelete = "bucket-delete" // delete the bucket
+	// OpIAM (iam.go) sends an IAM record.
 )
 
 // Entry is one unit of outbound work for one target.

@@ -51,6 +51,12 @@ func (e *Engine) startResyncLocked(target string) (ResyncJob, error) {
 	if err := e.saveResync(&job, true); err != nil {
 		return ResyncJob{}, err
 	}
+	// IAM records are few: they are queued at once, not walked by the job.
+	if t := e.target(target); t != nil {
+		if _, err := e.queueIAM(t); err != nil {
+			return ResyncJob{}, err
+		}
+	}
 	e.runResyncLocked(job)
 	return job, nil
 }

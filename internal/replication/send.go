@@ -137,6 +137,9 @@ func (t *target) send(ctx context.Context, en Entry) (objects.ApplyOutcome, int6
 	case OpBucketDelete:
 		out, err := t.peer.SendBucket(ctx, objects.Bucket{Name: en.Bucket}, true, en.At)
 		return out, 0, err
+	case OpIAM:
+		out, err := t.sendIAM(ctx, en)
+		return out, 0, err
 	}
 	return 0, 0, errors.New("replication: unknown journal operation " + en.Op)
 }

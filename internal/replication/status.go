@@ -38,6 +38,10 @@ type Status struct {
 	Buckets []BucketSync   `json:"buckets"`
 	// Unreachable lists sites whose bucket settings could not be compared.
 	Unreachable []string `json:"unreachable,omitempty"`
+	// IAM says, per reachable site, whether it holds the same IAM records
+	// (same versions, tombstones included) as this site. A site that
+	// predates IAM replication reports false.
+	IAM map[string]bool `json:"iam,omitempty"`
 }
 
 func (e *Engine) siteName() string {
@@ -59,6 +63,7 @@ func (e *Engine) Status(ctx context.Context) (Status, error) {
 	}
 	local := e.LocalInfo(ctx)
 	fps := map[string]map[string]string{out.Site: local.BucketConfig}
+	out.IAM = map[string]bool{out.Site: true}
 	for _, t := range *e.targets.Load() {
 		out.Targets = append(out.Targets, t.status())
 		if !t.online() {
@@ -73,6 +78,7 @@ func (e *Engine) Status(ctx context.Context) (Status, error) {
 			continue
 		}
 		fps[t.site.Name] = info.BucketConfig
+		out.IAM[t.site.Name] = info.IAMDigest == local.IAMDigest
 	}
 	names := map[string]bool{}
 	for _, m := range fps {

@@ -30,6 +30,7 @@ import (
 	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
 	"github.com/vmihailenco/msgpack/v5"
 
+	"github.com/twinlake/twinlake/internal/iam"
 	"github.com/twinlake/twinlake/internal/objects"
 	"github.com/twinlake/twinlake/internal/replication"
 	"github.com/twinlake/twinlake/internal/replication/peerwire"
@@ -49,6 +50,7 @@ const (
 	pathResend  = Prefix + "resend"
 	pathResync  = Prefix + "resync"
 	pathCatalog = Prefix + "catalog"
+	pathIAM     = Prefix + "iam"
 
 	headerVersion = "X-Twinlake-Version"
 	region        = "us-east-1"
@@ -185,8 +187,39 @@ func (c *Client) answer(resp *http.Response, spoke int) (retry bool, err error) 
 	if eb.Code == peerwire.CodeIncompatible {
 		return c.claim == 0 && peer < spoke, fmt.Errorf("%w: %s: %w", replication.ErrRefused, c.base.Host, remoteRefusal(eb.Message))
 	}
+	if eb.Code == codeNoSuchCall {
+		return false, fmt.Errorf("%w: %s: %s (%s): %w", replication.ErrRefused, c.base.Host, eb.Message, eb.Code, errNoSuchCall)
+	}
 	return false, fmt.Errorf("%w: %s: %s (%s)", replication.ErrRefused, c.base.Host, eb.Message, eb.Code)
 }
+
+// codeNoSuchCall is the peer API error code of an unknown route, which a
+// peer of an older build answers for a call added since.
+const codeNoSuchCall = "NoSuchCall"
+
+// errNoSuchCall marks a refusal with codeNoSuchCall.
+var errNoSuchCall = errors.New("the peer does not know this call")
+
+// SendIAM implements replication.IAMPeer. The record's secret travels in
+// the signed body only. A peer that predates IAM replication (it answers
+// NoSuchCall) is reported as replication.ErrUnsupported: the record waits
+// in the retry queue, never dropped, until the peer is upgraded.
+func (c *Client) SendIAM(ctx context.Context, t iam.Transfer) (objects.ApplyOutcome, error) {
+	raw, err := msgpack.Marshal(peerwire.FromIAM(t))
+	if err != nil {
+		return 0, err
+	}
+	resp, err := c.do(ctx, http.MethodPut, pathIAM, nil, http.Header{"Content-Type": {"application/msgpack"}}, raw, 0)
+	if errors.Is(err, errNoSuchCall) {
+		return 0, fmt.Errorf("%w: %s takes no IAM records (upgrade it): %w", replication.ErrUnsupported, c.base.Host, err)
+	}
+	if err != nil {
+		return 0, err
+	}
+	return readOutcome(resp)
+}
+
+var _ replication.IAMPeer = (*Client)(nil)
 
 // send signs and sends one request claiming protocol version proto.
 func (c *Client) send(ctx context.Context, method, path string, q url.Values, hdr http.Header, body any, size int64, proto int) (*http.Response, error) {

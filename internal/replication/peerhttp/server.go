@@ -86,6 +86,7 @@ func NewServer(cfg Config) (*Server, error) {
 		{http.MethodPost, pathResend, "peer.Resend", trace.Peer, s.resend},
 		{http.MethodGet, pathResync, "peer.ResyncStatus", trace.Peer, s.resyncTo},
 		{http.MethodGet, pathCatalog, "peer.CatalogExport", trace.Peer, s.catalogExport},
+		{http.MethodPut, pathIAM, "peer.IAM", trace.Peer, s.putIAM},
 	} {
 		s.mux.Handle(rt.method+" "+rt.path, s.wrap(rt.name, rt.typ, rt.h))
 	}
@@ -166,7 +167,7 @@ func classify(err error) (string, int) {
 	case errors.Is(err, errForbidden):
 		code, status = "AccessDenied", http.StatusForbidden
 	case errors.Is(err, errNoRoute):
-		code, status = "NoSuchCall", http.StatusNotFound
+		code, status = codeNoSuchCall, http.StatusNotFound
 	case errors.Is(err, objects.ErrBucketNotFound):
 		code, status = "NoSuchBucket", http.StatusNotFound
 	case errors.Is(err, objects.ErrBucketNotEmpty):
@@ -345,6 +346,28 @@ func (s *Server) catalogExport(w http.ResponseWriter, r *http.Request, _ io.Read
 	w.Header().Set("Content-Type", "application/json")
 	_, err = w.Write(data)
 	return err
+}
+
+// putIAM applies one IAM record. Its body holds a secret in the clear:
+// nothing of it is traced or logged but the kind and name.
+func (s *Server) putIAM(w http.ResponseWriter, r *http.Request, body io.Reader, msg *string) error {
+	raw, err := readBounded(body, s.cfg.MaxMetaBytes)
+	if err != nil {
+		return err
+	}
+	if err := checkMsgpack(raw); err != nil {
+		return fmt.Errorf("%w: %w", errBadRequest, err)
+	}
+	var rec peerwire.IAMRecord
+	if err := msgpack.Unmarshal(raw, &rec); err != nil {
+		return fmt.Errorf("%w: %w", errBadRequest, err)
+	}
+	out, err := s.cfg.Engine.ReceiveIAM(r.Context(), rec.ToIAM())
+	if err != nil {
+		return err
+	}
+	*msg = "iam " + rec.Kind + " " + rec.Name + ": " + out.String()
+	return writeJSON(w, peerwire.Outcome{Outcome: out.String()})
 }
 
 // maxBatchBytes bounds a batch of small versions.

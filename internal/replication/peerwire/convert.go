@@ -152,7 +152,8 @@ func (w State) ToState() replication.State {
 // FromInfo returns the wire form of a site's description.
 func FromInfo(in replication.PeerInfo) Info {
 	w := Info{DeploymentID: in.DeploymentID, SiteName: in.SiteName, Buckets: in.Buckets, Warehouses: in.Warehouses,
-		Objects: in.Objects, ReplicaCatalog: in.ReplicaCatalog, BucketConfig: in.BucketConfig}
+		Objects: in.Objects, ReplicaCatalog: in.ReplicaCatalog, BucketConfig: in.BucketConfig,
+		IAMRecords: in.IAMRecords, IAMDigest: in.IAMDigest}
 	if in.Replication != nil {
 		st := FromState(*in.Replication)
 		w.Replication = &st
@@ -163,7 +164,8 @@ func FromInfo(in replication.PeerInfo) Info {
 // ToInfo returns the domain description a peer sent of itself.
 func (w Info) ToInfo() replication.PeerInfo {
 	in := replication.PeerInfo{DeploymentID: w.DeploymentID, SiteName: w.SiteName, Buckets: w.Buckets, Warehouses: w.Warehouses,
-		Objects: w.Objects, ReplicaCatalog: w.ReplicaCatalog, BucketConfig: w.BucketConfig}
+		Objects: w.Objects, ReplicaCatalog: w.ReplicaCatalog, BucketConfig: w.BucketConfig,
+		IAMRecords: w.IAMRecords, IAMDigest: w.IAMDigest}
 	if w.Replication != nil {
 		st := w.Replication.ToState()
 		in.Replication = &st

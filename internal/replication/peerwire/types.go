@@ -128,6 +128,10 @@ type Info struct {
 	Replication    *State            `json:"replication,omitempty"`
 	ReplicaCatalog bool              `json:"replicaCatalog"`
 	BucketConfig   map[string]string `json:"bucketConfig,omitempty"`
+	// IAMRecords and IAMDigest were added without a version bump: a peer
+	// that predates IAM replication leaves them out.
+	IAMRecords int    `json:"iamRecords,omitempty"`
+	IAMDigest  string `json:"iamDigest,omitempty"`
 }
 
 // Resend answers POST resend (JSON): how many versions were queued again.
