@@ -407,3 +407,6 @@ func (s *Server) Scanner() *scanner.Scanner { return s.scanner }
 
 // Objects returns the site's object layer.
 func (s *Server) Objects() *objects.Layer { return s.objects }
+
+// IAM returns the site's identity store.
+func (s *Server) IAM() *iam.Store { return s.iam }

@@ -3,6 +3,7 @@ package iam
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"sort"
@@ -86,11 +87,21 @@ func (s *Store) LiveRecords() int {
 }
 
 // Export returns the record kind/name as it is now, ready to send, with
-// its secret opened. ok is false when there is no such record.
+// its secret opened. ok is false when there is no such record. It reads the
+// store, not the snapshot: a record's journal entry commits with it, before
+// the snapshot is rebuilt, and a sender may pick the entry up in between.
 func (s *Store) Export(kind, name string) (t Transfer, ok bool, err error) {
-	r := s.load().records[recordKey(kind, name)]
-	if r == nil {
+	key := recordKey(kind, name)
+	raw, err := s.db.Get([]byte(key))
+	if errors.Is(err, meta.ErrNotFound) {
 		return Transfer{}, false, nil
+	}
+	if err != nil {
+		return Transfer{}, false, err
+	}
+	r, err := decodeRecord([]byte(key), raw)
+	if err != nil {
+		return Transfer{}, false, err
 	}
 	t.Record = *r
 	aad := recordKey(kind, name)

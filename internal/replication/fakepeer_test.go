@@ -567,6 +567,12 @@ func TestIncompatiblePeerSpendsNoRetries(t *testing.T) {
 		t.Fatal(err)
 	}
 	eventually(t, 10*time.Second, func() error { _, err := b.objects.Bucket(ctx, "bk1"); return err })
+	eventually(t, 10*time.Second, func() error { // the bucket's own entries are sent
+		if p, r := (*a.engine.targets.Load())[0].snapshot(); p.n+r.n > 0 {
+			return fmt.Errorf("backlog %d/%d", p.n, r.n)
+		}
+		return nil
+	})
 	ab.set(faults{incompatible: true})
 	ab.mu.Lock()
 	before := ab.calls
