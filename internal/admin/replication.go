@@ -136,7 +136,7 @@ func (s *Server) replicateStatus(w http.ResponseWriter, r *http.Request, _ *call
 			return err
 		}
 		out := adminclient.ReplicationStatus{Enabled: st.Enabled, Site: st.Site, Sites: peersOf(st.Sites),
-			Targets: targetsOf(st.Targets), Unreachable: st.Unreachable, Buckets: []adminclient.ReplicationBucketSync{}}
+			Targets: targetsOf(st.Targets), Unreachable: st.Unreachable, Buckets: []adminclient.ReplicationBucketSync{}, IAM: st.IAM}
 		for _, b := range st.Buckets {
 			out.Buckets = append(out.Buckets, adminclient.ReplicationBucketSync{Bucket: b.Bucket, Sites: b.Sites})
 		}

@@ -88,6 +88,9 @@ type ReplicationStatus struct {
 	Targets     []ReplicationTarget     `json:"targets"`
 	Buckets     []ReplicationBucketSync `json:"buckets"`
 	Unreachable []string                `json:"unreachable,omitempty"`
+	// IAM says, per reachable site, whether it holds the same users,
+	// groups, policies, attachments and access keys as this site.
+	IAM map[string]bool `json:"iam,omitempty"`
 }
 
 // ResyncStatus is a resync job.

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"sort"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -45,12 +46,33 @@ func statusHuman(st adminclient.ReplicationStatus) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Site replication status seen from %s:\n\n", st.Site)
 	writeBucketSync(&b, st)
+	writeIAMSync(&b, st.IAM)
 	b.WriteString("\n")
 	writeTargets(&b, st.Targets)
 	if len(st.Unreachable) > 0 {
 		fmt.Fprintf(&b, "\nUnreachable: %s\n", strings.Join(st.Unreachable, ", "))
 	}
 	return strings.TrimSuffix(b.String(), "\n")
+}
+
+// writeIAMSync renders whether every reachable site holds the same IAM
+// records (users, groups, policies, attachments, access keys).
+func writeIAMSync(b *strings.Builder, iam map[string]bool) {
+	if len(iam) == 0 {
+		return
+	}
+	var differ []string
+	for site, same := range iam {
+		if !same {
+			differ = append(differ, site)
+		}
+	}
+	sort.Strings(differ)
+	if len(differ) == 0 {
+		fmt.Fprintf(b, "IAM: in sync on %d/%d sites\n", len(iam), len(iam))
+		return
+	}
+	fmt.Fprintf(b, "IAM: %d/%d sites in sync; differing: %s\n", len(iam)-len(differ), len(iam), strings.Join(differ, ", "))
 }
 
 // writeBucketSync renders the bucket × site table and its summary.

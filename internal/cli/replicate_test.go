@@ -166,7 +166,7 @@ func TestAdminReplicateAddInfoStatusRm(t *testing.T) {
 		return nil
 	})
 	out = e.contains(t, []string{"admin", "replicate", "status", "site1"}, "seen from site1", "1/1 buckets in sync",
-		"Bucket  site1  site2  site3", "Peer   Link    Latency", "Retry queue", "0 (0B)")
+		"IAM: in sync on 3/3 sites", "Bucket  site1  site2  site3", "Peer   Link    Latency", "Retry queue", "0 (0B)")
 	if !strings.Contains(out, "photos  ✔      ✔      ✔") || strings.Count(out, "online") != 2 {
 		t.Errorf("status:\n%s", out)
 	}

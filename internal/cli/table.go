@@ -160,7 +160,9 @@ func newTableWarehouseCmd(opts *options) *cobra.Command {
 	return wh
 }
 
-func newTableUndropCmd(opts *options) *cobra.Command { return newUndropCmd(opts, adminclient.KindTable) }
+func newTableUndropCmd(opts *options) *cobra.Command {
+	return newUndropCmd(opts, adminclient.KindTable)
+}
 
 func newTableEncryptCmd(opts *options) *cobra.Command {
 	enc := &cobra.Command{Use: "encrypt", Short: "Set, show or clear a warehouse's default encryption"}
