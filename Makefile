@@ -14,6 +14,7 @@ fuzz:
 	go test -run='^$$' -fuzz=FuzzDecodeXML -fuzztime=30s ./internal/s3api/
 	go test -run='^$$' -fuzz=FuzzDecodeVersionHeader -fuzztime=30s ./internal/replication/peerhttp/
 	go test -run='^$$' -fuzz=FuzzDecodeBatch -fuzztime=30s ./internal/replication/peerhttp/
+	go test -run='^$$' -fuzz=FuzzDecodeIAM -fuzztime=30s ./internal/replication/peerhttp/
 	go test -run='^$$' -fuzz=FuzzParseRecord -fuzztime=30s ./internal/catalog/
 	go test -run='^$$' -fuzz=FuzzDecodeBody -fuzztime=30s ./internal/catalog/rest/
 	go test -run='^$$' -fuzz=FuzzParseTraceQuery -fuzztime=30s ./internal/admin/

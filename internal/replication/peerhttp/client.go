@@ -468,5 +468,5 @@ func decodeAnswer(body io.Reader, out any) error {
 	if err := checkMsgpack(raw); err != nil {
 		return err
 	}
-	return msgpack.Unmarshal(raw, out)
+	return unmarshalMsgpack(raw, out)
 }

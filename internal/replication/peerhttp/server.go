@@ -274,7 +274,7 @@ func (s *Server) putBucket(w http.ResponseWriter, r *http.Request, body io.Reade
 	if err := checkMsgpack(raw); err != nil {
 		return fmt.Errorf("%w: %w", errBadRequest, err)
 	}
-	if err := msgpack.Unmarshal(raw, &bb); err != nil {
+	if err := unmarshalMsgpack(raw, &bb); err != nil {
 		return fmt.Errorf("%w: %w", errBadRequest, err)
 	}
 	// A warehouse's settings follow its data: a site that takes no
@@ -359,7 +359,7 @@ func (s *Server) putIAM(w http.ResponseWriter, r *http.Request, body io.Reader, 
 		return fmt.Errorf("%w: %w", errBadRequest, err)
 	}
 	var rec peerwire.IAMRecord
-	if err := msgpack.Unmarshal(raw, &rec); err != nil {
+	if err := unmarshalMsgpack(raw, &rec); err != nil {
 		return fmt.Errorf("%w: %w", errBadRequest, err)
 	}
 	out, err := s.cfg.Engine.ReceiveIAM(r.Context(), rec.ToIAM())
@@ -417,7 +417,7 @@ func decodeVersionHeader(h string, contentLength int64) (*objects.Version, error
 		return nil, fmt.Errorf("%w: %w", errBadRequest, err)
 	}
 	var wv peerwire.ObjectVersion
-	if err := msgpack.Unmarshal(raw, &wv); err != nil {
+	if err := unmarshalMsgpack(raw, &wv); err != nil {
 		return nil, fmt.Errorf("%w: %w", errBadRequest, err)
 	}
 	v := wv.ToVersion()
@@ -452,7 +452,7 @@ func decodeBatch(raw []byte) ([]replication.VersionItem, error) {
 		return nil, fmt.Errorf("%w: %w", errBadRequest, err)
 	}
 	var wire []peerwire.VersionItem
-	if err := msgpack.Unmarshal(raw, &wire); err != nil {
+	if err := unmarshalMsgpack(raw, &wire); err != nil {
 		return nil, fmt.Errorf("%w: %w", errBadRequest, err)
 	}
 	items, err := peerwire.ToItems(wire)
