@@ -66,7 +66,7 @@ type Config struct {
 	// Out receives the one-time notice of generated credentials.
 	Out io.Writer
 	// Clock, when set, replaces the wall clock of the site's hybrid logical
-	// clock (tests skew it).
+	// clock and of IAM's expiry checks (tests skew it).
 	Clock func() time.Time
 	// PeerHTTPClient, when set, carries replication traffic to peers.
 	PeerHTTPClient *http.Client
@@ -149,7 +149,7 @@ func (s *Server) build() error {
 	if s.deploymentID, err = loadOrCreateID(s.meta, "sys/deployment-id"); err != nil {
 		return err
 	}
-	if s.iam, err = iam.Open(s.meta, root, iam.Config{Clock: hlc.New(cfg.Clock), SiteID: s.deploymentID, Logger: s.log}); err != nil {
+	if s.iam, err = iam.Open(s.meta, root, iam.Config{Clock: hlc.New(cfg.Clock), Now: cfg.Clock, SiteID: s.deploymentID, Logger: s.log}); err != nil {
 		return err
 	}
 	if cfg.SiteName == "" {
@@ -281,6 +281,7 @@ func (s *Server) handler() (http.Handler, error) {
 		WriteGuard: s.scanner.ClientWriteGuard,
 		Denied:     s.iam.IsService,
 		Authorizer: s.iam,
+		STS:        stsIssuer{s.iam},
 	})
 	if err != nil {
 		return nil, err

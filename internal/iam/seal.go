@@ -21,8 +21,12 @@ const (
 	hkdfInfo = "iam secret keys, aes-256-gcm"
 )
 
-func newSealer(rootSecret string) (sealer, error) {
-	key, err := hkdf.Key(sha256.New, []byte(rootSecret), []byte(hkdfSalt), hkdfInfo, 32)
+func newSealer(rootSecret string) (sealer, error) { return newSealerFor(rootSecret, hkdfInfo) }
+
+// newSealerFor derives a sealer for one purpose (info); keys for different
+// purposes are independent.
+func newSealerFor(rootSecret, info string) (sealer, error) {
+	key, err := hkdf.Key(sha256.New, []byte(rootSecret), []byte(hkdfSalt), info, 32)
 	if err != nil {
 		return sealer{}, err
 	}

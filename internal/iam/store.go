@@ -20,7 +20,8 @@ type Config struct {
 	Clock *hlc.Clock
 	// SiteID is recorded in each record to break last-writer-wins ties.
 	SiteID string
-	// Now reads the time for expiry checks. Default time.Now.
+	// Now reads the time for expiry checks (access keys, STS sessions).
+	// Default time.Now.
 	Now    func() time.Time
 	Logger *slog.Logger
 }
@@ -39,6 +40,9 @@ type Store struct {
 	svcMu sync.Mutex
 	svc   Credential
 	repl  Replicator // guarded by mu
+	// tokens seals STS session tokens; sessions memoises opened ones.
+	tokens   sealer
+	sessions sessionCache
 }
 
 // Identity is who signed a request, with everything authorization needs,
@@ -54,6 +58,11 @@ type Identity struct {
 	Policies []*policy.Policy
 	// Session narrows Policies for an access key with a session policy.
 	Session *policy.Policy
+	// Inline narrows further for an STS session with an inline policy.
+	Inline *policy.Policy
+	// Parent is, for an STS session's temporary key, the access key that
+	// assumed the role; "" for a long-term credential.
+	Parent string
 	// Expiry is when the key stops working; zero means never.
 	Expiry time.Time
 	secret string
@@ -85,7 +94,11 @@ func Open(db meta.Store, root Credential, cfg Config) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Store{db: db, root: root, seal: sl, cfg: cfg, log: cfg.Logger.With("component", "iam")}
+	tk, err := newSealerFor(root.SecretKey, tokenInfo)
+	if err != nil {
+		return nil, err
+	}
+	s := &Store{db: db, root: root, seal: sl, tokens: tk, cfg: cfg, log: cfg.Logger.With("component", "iam")}
 	if err := s.reload(); err != nil {
 		return nil, err
 	}
@@ -95,17 +108,25 @@ func Open(db meta.Store, root Credential, cfg Config) (*Store, error) {
 // SecretKey implements sigv4.Credentials: it finds root, the service
 // credential, enabled users and enabled, unexpired access keys of enabled
 // users. Anything else is unknown, which SigV4 answers InvalidAccessKeyId.
+// An STS temporary key is not among them: its secret comes only with its
+// session token (SessionSecretKey).
 func (s *Store) SecretKey(accessKey string) (string, bool) {
-	id, ok := s.Identity(accessKey)
-	if !ok {
+	id, ok := s.snap.Load().creds[accessKey]
+	if !ok || !id.Expiry.IsZero() && !s.cfg.Now().Before(id.Expiry) {
 		return "", false
 	}
 	return id.secret, true
 }
 
-// Identity returns the usable identity of accessKey, as SecretKey decides.
+// Identity returns the usable identity of accessKey, as SecretKey decides,
+// or of an STS temporary key whose session token a request was verified
+// with (SessionSecretKey): its parent must still be usable.
 func (s *Store) Identity(accessKey string) (*Identity, bool) {
 	id, ok := s.snap.Load().creds[accessKey]
+	if !ok {
+		id = s.sessionIdentity(accessKey)
+		ok = id != nil
+	}
 	if !ok || !id.Expiry.IsZero() && !s.cfg.Now().Before(id.Expiry) {
 		return nil, false
 	}
@@ -155,7 +176,7 @@ func (id *Identity) Allowed(r *policy.Request) bool {
 	if r.Username == "" {
 		r.Username = id.Username
 	}
-	return policy.Authorize(policy.Sets{Identity: id.Policies, Session: id.Session}, r)
+	return policy.Authorize(policy.Sets{Identity: id.Policies, Session: id.Session, Inline: id.Inline}, r)
 }
 
 // Root returns the root credential.
@@ -391,5 +412,5 @@ func (s *Store) Authorize(accessKey string, bucket *policy.Policy, r *policy.Req
 		return true
 	}
 	r.Username = id.Username
-	return policy.Authorize(policy.Sets{Identity: id.Policies, Session: id.Session, Bucket: bucket}, r)
+	return policy.Authorize(policy.Sets{Identity: id.Policies, Session: id.Session, Inline: id.Inline, Bucket: bucket}, r)
 }

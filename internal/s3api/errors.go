@@ -86,6 +86,8 @@ var errorTable = []struct {
 	{checksum.ErrAlgorithmMismatch, apiErr("InvalidRequest", 400, "Value for x-amz-sdk-checksum-algorithm header is invalid.")},
 	{checksum.ErrInvalidTrailer, apiErr("InvalidRequest", 400, "The value specified in the x-amz-trailer header is not supported.")},
 	{sigv4.ErrInvalidAccessKeyID, apiErr("InvalidAccessKeyId", 403, "The AWS Access Key Id you provided does not exist in our records.")},
+	{sigv4.ErrInvalidToken, apiErr("InvalidToken", 400, "The provided token is malformed or otherwise invalid.")},
+	{sigv4.ErrExpiredToken, apiErr("ExpiredToken", 400, "The provided token has expired.")},
 	{sigv4.ErrSignatureDoesNotMatch, apiErr("SignatureDoesNotMatch", 403, "The request signature we calculated does not match the signature you provided. Check your key and signing method.")},
 	{sigv4.ErrRequestTimeTooSkewed, apiErr("RequestTimeTooSkewed", 403, "The difference between the request time and the server's time is too large.")},
 	{sigv4.ErrExpiredPresign, apiErr("AccessDenied", 403, "Request has expired")},

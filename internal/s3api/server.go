@@ -52,6 +52,9 @@ type Config struct {
 	// Authorizer decides each request by IAM and bucket policies. Nil
 	// allows every signed request and refuses anonymous ones.
 	Authorizer Authorizer
+	// STS, when set, answers AssumeRole at POST / (sts.go). Nil leaves
+	// POST / unrouted.
+	STS SessionIssuer
 }
 
 // Validate reports every missing collaborator at once.
@@ -115,7 +118,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	sw.Header().Set("x-amz-request-id", req.id)
 	sw.Header().Set("Server", "twinlake")
 	req.bucket, req.key = s.splitPath(r)
-	err := s.serve(req)
+	var err error
+	if s.isSTS(req) {
+		s.serveSTS(req)
+	} else {
+		err = s.serve(req)
+	}
 	if err != nil {
 		s.writeError(req, err)
 	}

@@ -63,6 +63,10 @@ type Sets struct {
 	// Session, when non-nil, intersects Identity: an identity Allow counts
 	// only if the session policy allows too.
 	Session *Policy
+	// Inline, when non-nil, narrows further: the inline policy of an STS
+	// session, whose parent may itself be an access key with a session
+	// policy.
+	Inline *Policy
 	// Bucket is the bucket policy, or nil.
 	Bucket *Policy
 }
@@ -78,6 +82,9 @@ func Authorize(s Sets, r *Request) bool {
 	if s.Session != nil {
 		sess = s.Session.evaluate(r)
 	}
+	if s.Inline != nil {
+		sess = intersect(sess, s.Inline.evaluate(r))
+	}
 	var bucket Decision
 	if s.Bucket != nil {
 		bucket = s.Bucket.evaluate(r)
@@ -86,6 +93,18 @@ func Authorize(s Sets, r *Request) bool {
 		return false
 	}
 	return id == Allow && sess == Allow || bucket == Allow
+}
+
+// intersect combines two narrowing policies' decisions: a Deny in either
+// denies, both must Allow to allow.
+func intersect(a, b Decision) Decision {
+	switch {
+	case a == Deny || b == Deny:
+		return Deny
+	case a == Allow && b == Allow:
+		return Allow
+	}
+	return NoDecision
 }
 
 func (st *statement) applies(r *Request) bool {

@@ -68,6 +68,16 @@ var (
 	// S3: InvalidAccessKeyId, 403.
 	ErrInvalidAccessKeyID = errors.New("sigv4: access key id does not exist")
 
+	// ErrInvalidToken is returned when a request carries a session token
+	// (x-amz-security-token) that Credentials cannot open for its access key:
+	// garbled, issued by another site, or whose parent identity is gone or
+	// disabled. S3: InvalidToken, 400.
+	ErrInvalidToken = errors.New("sigv4: session token is malformed or otherwise invalid")
+
+	// ErrExpiredToken is returned when a request's session token is past its
+	// expiry. S3: ExpiredToken, 400.
+	ErrExpiredToken = errors.New("sigv4: session token has expired")
+
 	// ErrSignatureDoesNotMatch is returned when the request's signature is not
 	// the one its canonical request yields under the access key's secret. It
 	// arrives wrapped in a *SignatureMismatchError.

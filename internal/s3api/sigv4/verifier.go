@@ -23,6 +23,19 @@ type Credentials interface {
 	SecretKey(accessKey string) (secret string, ok bool)
 }
 
+// SessionCredentials is an optional capability of Credentials: resolving
+// the temporary access keys that STS issues, whose secret travels sealed in
+// the session token the request carries (x-amz-security-token). expired
+// reports a token that opened but is past its expiry; ok is false for a
+// token that is not valid for accessKey.
+type SessionCredentials interface {
+	SessionSecretKey(accessKey, token string) (secret string, expired, ok bool)
+}
+
+// securityToken is the header, and the presigned query parameter, that
+// carries a session token.
+const securityToken = "X-Amz-Security-Token"
+
 // Verifier authenticates SigV4-signed requests. Set the exported fields
 // before first use and do not change them after; a Verifier is safe for
 // concurrent use and must not be copied once used (it holds the signing-key
@@ -68,6 +81,9 @@ type Result struct {
 	// Signature is the request's signature, the seed of the chunk signature
 	// chain; "" if Anonymous.
 	Signature string
+	// SessionToken is the session token the request was verified with
+	// (temporary credentials), or "".
+	SessionToken string
 
 	amzDate          string            // signing time as in the string to sign
 	scope            string            // credential scope as in the string to sign
@@ -198,9 +214,10 @@ func (v *Verifier) authenticate(r *http.Request, sr *signedRequest) (*Result, er
 	if name, ok := unsignedAmzHeader(r.Header, &sr.auth); ok {
 		return nil, fmt.Errorf("%w: %s", ErrUnsignedHeader, name)
 	}
-	secret, ok := v.Creds.SecretKey(sr.auth.accessKey)
-	if !ok {
-		return nil, ErrInvalidAccessKeyID
+	token := sessionToken(r, sr)
+	secret, err := v.secretKey(sr.auth.accessKey, token)
+	if err != nil {
+		return nil, err
 	}
 	bodyHashed := false
 	if !sr.hasClaim {
@@ -220,7 +237,45 @@ func (v *Verifier) authenticate(r *http.Request, sr *signedRequest) (*Result, er
 		return nil, err
 	}
 	res.key, res.scope, res.bodyHashed = key, scopeStr, bodyHashed
+	res.SessionToken = token
 	return res, nil
+}
+
+// sessionToken returns the session token a request carries: the signed
+// x-amz-security-token header, or for a presigned request the query
+// parameter of that name (covered by the signature as part of the query).
+func sessionToken(r *http.Request, sr *signedRequest) string {
+	if t := r.Header.Get(securityToken); t != "" {
+		return t
+	}
+	if sr.presigned {
+		return sr.query.Get(securityToken)
+	}
+	return ""
+}
+
+// secretKey resolves the signing secret: from the session token when the
+// request carries one, else from the long-term credentials.
+func (v *Verifier) secretKey(accessKey, token string) (string, error) {
+	if token == "" {
+		secret, ok := v.Creds.SecretKey(accessKey)
+		if !ok {
+			return "", ErrInvalidAccessKeyID
+		}
+		return secret, nil
+	}
+	sc, ok := v.Creds.(SessionCredentials)
+	if !ok {
+		return "", ErrInvalidToken
+	}
+	secret, expired, ok := sc.SessionSecretKey(accessKey, token)
+	switch {
+	case expired:
+		return "", ErrExpiredToken
+	case !ok:
+		return "", ErrInvalidToken
+	}
+	return secret, nil
 }
 
 // checkSignature recomputes the signature over each canonical URI
