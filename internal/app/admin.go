@@ -49,7 +49,9 @@ var _ admin.ActionAuthorizer = sigv4Auth{}
 // diagnostics policy, say) read metrics.
 type metricsAuth struct{ sigv4Auth }
 
-func (a metricsAuth) IsAdmin(accessKey string) bool { return a.AllowAdmin(accessKey, "admin:Prometheus") }
+func (a metricsAuth) IsAdmin(accessKey string) bool {
+	return a.AllowAdmin(accessKey, "admin:Prometheus")
+}
 
 // peerAuth verifies peer API requests, body included.
 type peerAuth struct{ sigv4Auth }
