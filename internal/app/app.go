@@ -271,6 +271,9 @@ func (s *Server) handler() (http.Handler, error) {
 	}, func() float64 { return float64(s.trace.Dropped()) })); err != nil {
 		return nil, err
 	}
+	if err := metrics.RegisterDisk(s.metrics.Registerer(), s.cfg.Dir); err != nil {
+		return nil, err
+	}
 	s3, err := s3api.New(s3api.Config{
 		Objects:    s.objects,
 		Verifier:   s.verifier,

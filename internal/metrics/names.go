@@ -44,6 +44,10 @@ const (
 	// Trace bus (internal/trace, registered by internal/app).
 	TraceDroppedEventsTotal = "twinlake_trace_dropped_events_total" // counter
 
+	// The filesystem holding the data directory (disk.go).
+	DiskFreeBytes  = "twinlake_disk_free_bytes"  // gauge: bytes available to the server
+	DiskTotalBytes = "twinlake_disk_total_bytes" // gauge
+
 	// Iceberg REST catalog (internal/catalog/rest).
 	CatalogRequestsTotal          = "twinlake_catalog_requests_total"           // counter {api, code}
 	CatalogErrorsTotal            = "twinlake_catalog_errors_total"             // counter {api, class}
