@@ -70,4 +70,5 @@ const (
 	ScannerHeldTransactions     = "twinlake_tables_scanner_held_tables"                    // gauge: tables held for a multi-table transaction
 	ScannerState                = "twinlake_tables_scanner_state"                          // gauge {state}: 1 for the current state
 	ScannerLastSuccessTimestamp = "twinlake_tables_scanner_last_success_timestamp_seconds" // gauge
+	ScannerTables               = "twinlake_tables_scanner_tables"                         // gauge {status}: tables and views per replica status
 )

@@ -198,10 +198,15 @@ func TestRunbook(t *testing.T) {
 	for _, m := range []string{"twinlake_tables_scanner_cycles_total", "twinlake_tables_scanner_cycle_seconds_bucket",
 		"twinlake_tables_scanner_tables_behind 0", "twinlake_tables_scanner_missing_files 0",
 		"twinlake_tables_scanner_retry_requests_total", "twinlake_tables_scanner_held_tables 0",
-		`twinlake_tables_scanner_state{state="active"} 1`, "twinlake_tables_scanner_last_success_timestamp_seconds"} {
+		`twinlake_tables_scanner_state{state="active"} 1`, "twinlake_tables_scanner_last_success_timestamp_seconds",
+		`twinlake_tables_scanner_tables{status="behind"} 0`, `twinlake_tables_scanner_tables{status="missing"} 0`,
+		`twinlake_tables_scanner_tables{status="held"} 0`, `twinlake_tables_scanner_tables{status="ok"} `} {
 		if !strings.Contains(body, m) {
 			t.Fatalf("replica metrics lack %s", m)
 		}
+	}
+	if strings.Contains(body, `twinlake_tables_scanner_tables{status="ok"} 0`) {
+		t.Fatal("no table counted ok on the replica")
 	}
 	if s := p.primary.Server().Scanner().Status(0, 0); s.State != scanner.StateDisabled {
 		t.Fatalf("primary scanner state %q", s.State)

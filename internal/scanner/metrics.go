@@ -3,6 +3,7 @@ package scanner
 import (
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/twinlake/twinlake/internal/catalog"
 	"github.com/twinlake/twinlake/internal/metrics"
 )
 
@@ -13,12 +14,12 @@ type scanMetrics struct {
 
 // scanCollector reports the scanner gauges when scraped.
 type scanCollector struct {
-	s                                  *Scanner
-	behind, missing, held, state, last *prometheus.Desc
+	s                                          *Scanner
+	behind, missing, held, state, last, tables *prometheus.Desc
 }
 
 func (c *scanCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{c.behind, c.missing, c.held, c.state, c.last} {
+	for _, d := range []*prometheus.Desc{c.behind, c.missing, c.held, c.state, c.last, c.tables} {
 		ch <- d
 	}
 }
@@ -27,8 +28,12 @@ func (c *scanCollector) Collect(ch chan<- prometheus.Metric) {
 	window, role := c.s.persisted().Window, c.s.Role()
 	c.s.mu.Lock()
 	behind, missing, held := c.s.countsLocked()
+	perStatus := c.s.statusCountsLocked()
 	state, last := reportedState(c.s.state, role, window), c.s.lastOK
 	c.s.mu.Unlock()
+	for _, st := range tableStatuses {
+		ch <- prometheus.MustNewConstMetric(c.tables, prometheus.GaugeValue, float64(perStatus[st]), st)
+	}
 	ch <- prometheus.MustNewConstMetric(c.behind, prometheus.GaugeValue, float64(behind))
 	ch <- prometheus.MustNewConstMetric(c.missing, prometheus.GaugeValue, float64(missing))
 	ch <- prometheus.MustNewConstMetric(c.held, prometheus.GaugeValue, float64(held))
@@ -62,6 +67,9 @@ func newScanMetrics(s *Scanner, reg prometheus.Registerer) (*scanMetrics, error)
 		held:    prometheus.NewDesc(metrics.ScannerHeldTransactions, "Tables held back until every member of their multi-table transaction arrives.", nil, nil),
 		state:   prometheus.NewDesc(metrics.ScannerState, "1 for the scanner's current state.", []string{"state"}, nil),
 		last:    prometheus.NewDesc(metrics.ScannerLastSuccessTimestamp, "Unix time of the last completed scanner cycle (0: none).", nil, nil),
+		tables: prometheus.NewDesc(metrics.ScannerTables,
+			"Tables and views on the replica per status: ok (verified at the latest version), behind (a newer version is not complete yet), missing (behind, with files missing), held (a transaction member waiting for the others), deleted.",
+			[]string{"status"}, nil),
 	}
 	for _, col := range []prometheus.Collector{m.cycles, m.retryRequests, m.cycleSeconds, c} {
 		if err := reg.Register(col); err != nil {
@@ -69,4 +77,29 @@ func newScanMetrics(s *Scanner, reg prometheus.Registerer) (*scanMetrics, error)
 		}
 	}
 	return m, nil
+}
+
+// The replica statuses a table or view is counted under, each exactly once.
+var tableStatuses = []string{"ok", "behind", "missing", "held", "deleted"}
+
+// statusCountsLocked counts tables and views per replica status (see
+// tableStatuses). Callers hold s.mu.
+func (s *Scanner) statusCountsLocked() map[string]int {
+	out := make(map[string]int, len(tableStatuses))
+	for _, e := range s.ents {
+		switch {
+		case e.kind == catalog.KindNamespace:
+		case e.deleted:
+			out["deleted"]++
+		case e.held:
+			out["held"]++
+		case e.latest > e.verified && len(e.missing) > 0:
+			out["missing"]++
+		case e.latest > e.verified:
+			out["behind"]++
+		default:
+			out["ok"]++
+		}
+	}
+	return out
 }
