@@ -46,6 +46,18 @@ func (a tablesAuth) Authorize(accessKey string, bucket *policy.Policy, r *policy
 
 var _ rest.Authorizer = tablesAuth{}
 
+// VendCredentials implements rest.CredentialVendor over STS.
+func (a tablesAuth) VendCredentials(accessKey string, d time.Duration, scope []byte) (rest.VendedCredential, error) {
+	c, err := a.iam.VendCredentials(accessKey, d, scope)
+	if err != nil {
+		return rest.VendedCredential{}, err
+	}
+	return rest.VendedCredential{AccessKey: c.AccessKey, SecretKey: c.SecretKey, SessionToken: c.SessionToken,
+		Expiration: c.Expiration}, nil
+}
+
+var _ rest.CredentialVendor = tablesAuth{}
+
 func (a tablesAuth) Authenticate(r *http.Request) (string, error) {
 	res, err := a.v.Verify(r, rest.SigningService)
 	if err != nil {

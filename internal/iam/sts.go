@@ -58,6 +58,9 @@ type sessionClaims struct {
 	Secret    string          `json:"s"`
 	Expiry    int64           `json:"e"` // Unix seconds
 	Policy    json.RawMessage `json:"pol,omitempty"`
+	// Vended marks a credential vended by the Iceberg catalog: its rights
+	// are Policy alone, not the parent's intersected with it.
+	Vended bool `json:"v,omitempty"`
 }
 
 // AssumeRole issues a temporary credential for parent (root, a user or an
@@ -65,12 +68,34 @@ type sessionClaims struct {
 // inline policy if not empty. The expiry never outlasts an expiring parent
 // access key.
 func (s *Store) AssumeRole(parent string, d time.Duration, inline []byte) (SessionCredential, error) {
-	if d < MinSessionDuration || d > MaxSessionDuration {
-		return SessionCredential{}, fmt.Errorf("%w: %s", ErrSessionDuration, d)
-	}
 	id, ok := s.Identity(parent)
 	if !ok || id.Service || id.Parent != "" {
 		return SessionCredential{}, fmt.Errorf("%w: %q", ErrSessionDenied, parent)
+	}
+	return s.issue(id, d, inline, false)
+}
+
+// VendCredentials issues a temporary credential for the Iceberg catalog's
+// credential vending: its rights are exactly scope (which must not be
+// empty), because the catalog vouches for them from the caller's s3tables
+// rights, not the caller's s3 ones. It lasts d; the caller, or for a
+// temporary credential its parent, must stay usable for it to work, so
+// disabling or removing that identity revokes it at once.
+func (s *Store) VendCredentials(caller string, d time.Duration, scope []byte) (SessionCredential, error) {
+	id, ok := s.Identity(caller)
+	if ok && id.Parent != "" {
+		id, ok = s.Identity(id.Parent)
+	}
+	if !ok || id.Service || len(scope) == 0 {
+		return SessionCredential{}, fmt.Errorf("%w: %q", ErrSessionDenied, caller)
+	}
+	return s.issue(id, d, scope, true)
+}
+
+// issue seals a session token for the long-term identity id.
+func (s *Store) issue(id *Identity, d time.Duration, inline []byte, vended bool) (SessionCredential, error) {
+	if d < MinSessionDuration || d > MaxSessionDuration {
+		return SessionCredential{}, fmt.Errorf("%w: %s", ErrSessionDuration, d)
 	}
 	var pol json.RawMessage
 	if len(inline) > 0 {
@@ -84,7 +109,8 @@ func (s *Store) AssumeRole(parent string, d time.Duration, inline []byte) (Sessi
 	if !id.Expiry.IsZero() && id.Expiry.Before(exp) {
 		exp = id.Expiry
 	}
-	c := sessionClaims{Parent: parent, AccessKey: "ASIA" + randomKey(16), Secret: randomString(30), Expiry: exp.Unix(), Policy: pol}
+	c := sessionClaims{Parent: id.AccessKey, AccessKey: "ASIA" + randomKey(16), Secret: randomString(30),
+		Expiry: exp.Unix(), Policy: pol, Vended: vended}
 	data, err := json.Marshal(c)
 	if err != nil {
 		return SessionCredential{}, err
@@ -118,6 +144,7 @@ type session struct {
 	parent string
 	expiry time.Time
 	inline *policy.Policy
+	vended bool
 	secret string
 }
 
@@ -174,7 +201,7 @@ func (s *Store) openSession(accessKey, token string) *session {
 	if json.Unmarshal([]byte(data), &c) != nil || c.AccessKey != accessKey || c.Parent == "" {
 		return nil
 	}
-	sess := &session{token: token, parent: c.Parent, expiry: time.Unix(c.Expiry, 0), secret: c.Secret}
+	sess := &session{token: token, parent: c.Parent, expiry: time.Unix(c.Expiry, 0), secret: c.Secret, vended: c.Vended}
 	if len(c.Policy) > 0 {
 		if sess.inline, err = policy.Parse(c.Policy); err != nil {
 			return nil
@@ -198,7 +225,10 @@ func (s *Store) sessionIdentity(accessKey string) *Identity {
 	}
 	id := &Identity{AccessKey: accessKey, Username: parent.Username, Policies: parent.Policies,
 		Session: parent.Session, Inline: sess.inline, Parent: sess.parent, Expiry: sess.expiry, secret: sess.secret}
-	if parent.Root {
+	switch {
+	case sess.vended:
+		id.Policies, id.Session, id.Inline = []*policy.Policy{sess.inline}, nil, nil
+	case parent.Root:
 		id.Policies = []*policy.Policy{allowAll}
 	}
 	return id

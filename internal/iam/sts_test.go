@@ -102,3 +102,52 @@ func TestAssumeRole(t *testing.T) {
 		t.Fatal("identity of an expired session")
 	}
 }
+
+// TestVendCredentials checks the catalog's vended sessions: their rights
+// are the scope alone (the parent has no s3 rights), a temporary caller
+// vends under its parent, and disabling the parent revokes them.
+func TestVendCredentials(t *testing.T) {
+	ctx := context.Background()
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	s := openTest(t, meta.NewMem(), func() time.Time { return now })
+	if err := s.AddUser(ctx, "vic", "vicsecret1"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Attach(ctx, Entity{User: "vic"}, []string{"tablesReadOnly"}); err != nil {
+		t.Fatal(err)
+	}
+	scope := []byte(`{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Action":["s3:GetObject"],"Resource":"arn:aws:s3:::lake/t/*"}]}`)
+	if _, err := s.VendCredentials("vic", time.Hour, nil); !errors.Is(err, ErrSessionDenied) {
+		t.Fatalf("vend without scope: %v", err)
+	}
+	tmp, err := s.AssumeRole("vic", time.Hour, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.SessionSecretKey(tmp.AccessKey, tmp.SessionToken)
+	for _, caller := range []string{"vic", tmp.AccessKey} {
+		c, err := s.VendCredentials(caller, time.Hour, scope)
+		if err != nil {
+			t.Fatalf("vend for %s: %v", caller, err)
+		}
+		if _, _, ok := s.SessionSecretKey(c.AccessKey, c.SessionToken); !ok {
+			t.Fatalf("vended token for %s does not open", caller)
+		}
+		for res, want := range map[string]bool{"arn:aws:s3:::lake/t/x": true, "arn:aws:s3:::lake/u/x": false} {
+			if got := s.Authorize(c.AccessKey, nil, &policy.Request{Action: "s3:GetObject", Resource: res}); got != want {
+				t.Errorf("%s: GetObject %s = %v, want %v", caller, res, got, want)
+			}
+		}
+		if s.Authorize(c.AccessKey, nil, &policy.Request{Action: "s3tables:GetTable", Resource: "arn:aws:s3tables:::bucket/lake"}) {
+			t.Errorf("%s: vended credential has the parent's s3tables rights", caller)
+		}
+	}
+	c, _ := s.VendCredentials("vic", time.Hour, scope)
+	s.SessionSecretKey(c.AccessKey, c.SessionToken)
+	if err := s.SetUserEnabled(ctx, "vic", false); err != nil {
+		t.Fatal(err)
+	}
+	if s.Authorize(c.AccessKey, nil, &policy.Request{Action: "s3:GetObject", Resource: "arn:aws:s3:::lake/t/x"}) {
+		t.Error("vended credential works after its parent was disabled")
+	}
+}

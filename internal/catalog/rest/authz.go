@@ -29,6 +29,7 @@ var routeActions = map[string]string{
 	"tables.CreateTable":               "s3tables:CreateTable",
 	"tables.LoadTable":                 "s3tables:GetTable",
 	"tables.TableExists":               "s3tables:GetTable",
+	"tables.LoadCredentials":           "s3tables:GetTable",
 	"tables.CommitTable":               "s3tables:UpdateTable",
 	"tables.DropTable":                 "s3tables:DeleteTable",
 	"tables.ReportMetrics":             "s3tables:GetTable",
@@ -64,6 +65,15 @@ func (s *Server) authorize(r *http.Request, rt *route, c *call, accessKey string
 	if action == "" {
 		action = "s3tables:*"
 	}
+	req := s.policyRequest(r, c, action)
+	if !az.Authorize(accessKey, nil, req) {
+		return accessDenied{msg: "Access Denied: " + accessKey + " may not perform " + action + " on " + req.Resource}
+	}
+	return nil
+}
+
+// policyRequest is the request to authorize action on what c addresses.
+func (s *Server) policyRequest(r *http.Request, c *call, action string) *policy.Request {
 	req := &policy.Request{Action: action, Resource: s.tablesResource(r, c), Values: map[string]string{}}
 	if ns, ok := c.params["namespace"]; ok {
 		req.Values["s3tables:namespace"] = strings.ReplaceAll(ns, "\x1f", ".")
@@ -74,10 +84,7 @@ func (s *Server) authorize(r *http.Request, rt *route, c *call, accessKey string
 	if v, ok := c.params["view"]; ok {
 		req.Values["s3tables:viewname"] = v
 	}
-	if !az.Authorize(accessKey, nil, req) {
-		return accessDenied{msg: "Access Denied: " + accessKey + " may not perform " + action + " on " + req.Resource}
-	}
-	return nil
+	return req
 }
 
 // tablesResource returns the ARN of the warehouse, table or view a call

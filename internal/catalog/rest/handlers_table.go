@@ -57,7 +57,11 @@ func (s *Server) createTable(w http.ResponseWriter, r *http.Request, c *call) er
 	if req.StageCreate {
 		c.msg += " staged"
 	}
-	writeTableResult(w, c, t, tableResponse(t))
+	body, err := s.withVended(r, c, t, tableResponse(t))
+	if err != nil {
+		return err
+	}
+	writeTableResult(w, c, t, body)
 	return nil
 }
 
@@ -80,7 +84,10 @@ func (s *Server) loadTable(w http.ResponseWriter, r *http.Request, c *call) erro
 		w.WriteHeader(http.StatusNotModified)
 		return nil
 	}
-	body := tableResponse(t)
+	body, err := s.withVended(r, c, t, tableResponse(t))
+	if err != nil {
+		return err
+	}
 	if mode == snapshotsRefs {
 		if body.Metadata, err = s.refs.get(t.MetadataLocation, t.MetadataJSON); err != nil {
 			return err

@@ -126,6 +126,7 @@ func New(cfg Config) (*Server, error) {
 // handler adds to the trace event.
 type call struct {
 	params map[string]string
+	key    string // the caller's access key
 	msg    string
 	// ref is set by a mutation answering a table's or view's load result:
 	// its recorded idempotent answer is the metadata file, not the body.
@@ -160,6 +161,7 @@ var routes = []route{
 	{method: http.MethodHead, pattern: "{prefix}/namespaces/{namespace}/tables/{table}", name: "tables.TableExists", h: (*Server).tableExists},
 	{method: http.MethodPost, pattern: "{prefix}/namespaces/{namespace}/tables/{table}", name: "tables.CommitTable", h: (*Server).commitTable},
 	{method: http.MethodDelete, pattern: "{prefix}/namespaces/{namespace}/tables/{table}", name: "tables.DropTable", h: (*Server).dropTable},
+	{method: http.MethodGet, pattern: "{prefix}/namespaces/{namespace}/tables/{table}/credentials", name: "tables.LoadCredentials", h: (*Server).loadCredentials},
 	{method: http.MethodPost, pattern: "{prefix}/namespaces/{namespace}/tables/{table}/metrics", name: "tables.ReportMetrics", h: (*Server).reportMetrics},
 	{method: http.MethodPost, pattern: "{prefix}/namespaces/{namespace}/register", name: "tables.RegisterTable", h: (*Server).registerTable},
 	{method: http.MethodPost, pattern: "{prefix}/tables/rename", name: "tables.RenameTable", h: (*Server).renameTable},
@@ -183,7 +185,6 @@ var unserved = []string{
 	"{prefix}/namespaces/{namespace}/tables/{table}/plan/{plan-id}",
 	"{prefix}/namespaces/{namespace}/tables/{table}/tasks",
 	"{prefix}/namespaces/{namespace}/tables/{table}/unregister",
-	"{prefix}/namespaces/{namespace}/tables/{table}/credentials",
 	"{prefix}/namespaces/{namespace}/tables/{table}/sign",
 	"{prefix}/namespaces/{namespace}/register-view",
 }
@@ -276,6 +277,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if err == nil {
 		var key string
 		if key, err = s.authenticate(r); err == nil {
+			c.key = key
 			err = s.authorize(r, rt, c, key)
 		}
 	}
@@ -372,6 +374,11 @@ func writeLoad(w http.ResponseWriter, lr loadResponse) {
 		cfg, _ := json.Marshal(lr.Config)
 		buf.WriteString(`,"config":`)
 		buf.Write(cfg)
+	}
+	if lr.StorageCredentials != nil {
+		sc, _ := json.Marshal(lr.StorageCredentials)
+		buf.WriteString(`,"storage-credentials":`)
+		buf.Write(sc)
 	}
 	buf.WriteByte('}')
 	w.Header().Set("Content-Type", "application/json")

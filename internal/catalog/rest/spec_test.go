@@ -247,6 +247,9 @@ func TestConfigEndpointsExactlyServed(t *testing.T) {
 	if err := json.Unmarshal([]byte(body), &cfg); status != 200 || err != nil {
 		t.Fatalf("config: %d %s", status, body)
 	}
+	if !slices.Contains(cfg.Endpoints, "GET /v1/{prefix}/namespaces/{namespace}/tables/{table}/credentials") {
+		t.Errorf("loadCredentials is not advertised: %v", cfg.Endpoints)
+	}
 	fill := strings.NewReplacer("{prefix}", "lake", "{namespace}", "ns", "{table}", "t", "{view}", "v")
 	for _, ep := range cfg.Endpoints {
 		method, path, _ := strings.Cut(ep, " ")
@@ -256,7 +259,7 @@ func TestConfigEndpointsExactlyServed(t *testing.T) {
 		}
 	}
 	for _, ep := range []string{
-		"POST /v1/lake/namespaces/ns/tables/t/plan", "GET /v1/lake/namespaces/ns/tables/t/credentials",
+		"POST /v1/lake/namespaces/ns/tables/t/plan", "GET /v1/lake/namespaces/ns/tables/t/sign",
 		"POST /v1/lake/namespaces/ns/register-view", "GET /v1/lake/namespaces/ns/functions",
 		"POST /v1/lake/namespaces/ns/tables/t/unregister",
 	} {

@@ -82,6 +82,8 @@ type loadResponse struct {
 	MetadataLocation string            `json:"metadata-location,omitempty"`
 	Metadata         json.RawMessage   `json:"metadata"`
 	Config           map[string]string `json:"config,omitempty"`
+	// StorageCredentials carries vended credentials (vending.go).
+	StorageCredentials []storageCredential `json:"storage-credentials,omitempty"`
 }
 
 type commitTableRequest struct {
