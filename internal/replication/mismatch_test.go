@@ -39,6 +39,9 @@ func TestDroppedWorkHealsAtRuntimeInterval(t *testing.T) {
 		t.Fatal(err)
 	}
 	testsite.Eventually(t, 10*time.Second, func() error { _, err := cs[1].GetBucketVersioning(ctx, "dropped"); return err })
+	// Every bucket entry (creation, versioning) delivered first: a late one
+	// would re-create the bucket removed below.
+	testsite.Eventually(t, 10*time.Second, func() error { return testsite.Drained(m.Sites[0].Site) })
 	// site2 loses the bucket behind replication's back: every send fails
 	// (NoSuchBucket) until it is dropped. Meanwhile the link goes down and
 	// comes back, as in an outage.
