@@ -465,8 +465,5 @@ func decodeAnswer(body io.Reader, out any) error {
 	if err != nil {
 		return err
 	}
-	if err := checkMsgpack(raw); err != nil {
-		return err
-	}
-	return unmarshalMsgpack(raw, out)
+	return decodeMsgpack(raw, out)
 }

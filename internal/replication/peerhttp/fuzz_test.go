@@ -70,11 +70,8 @@ func FuzzDecodeIAM(f *testing.F) {
 		f.Fatal(err)
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		if err := checkMsgpack(data); err != nil {
-			return
-		}
 		var rec peerwire.IAMRecord
-		if err := unmarshalMsgpack(data, &rec); err != nil {
+		if err := decodeMsgpack(data, &rec); err != nil {
 			return
 		}
 		tr := rec.ToIAM()

@@ -117,11 +117,15 @@ func checkTyped(c byte, read func(int) (uint64, bool), skip, items func(uint64) 
 	return false // 0xc1 is never used
 }
 
-// unmarshalMsgpack decodes a body that passed checkMsgpack into v. The
-// decoder panics on some well-formed inputs (a nil where a struct such as
+// decodeMsgpack decodes a body from the network into v: checkMsgpack
+// first, so allocations stay bounded by the body's size, then the decoder,
+// which panics on some well-formed inputs (a nil where a struct such as
 // time.Time is expected, found by FuzzDecodeIAM); such a body is an error
 // like any other malformed one, never a panic in the handler.
-func unmarshalMsgpack(raw []byte, v any) (err error) {
+func decodeMsgpack(raw []byte, v any) (err error) {
+	if err := checkMsgpack(raw); err != nil {
+		return err
+	}
 	defer func() {
 		if p := recover(); p != nil {
 			err = fmt.Errorf("malformed MessagePack body: %v", p)

@@ -271,10 +271,7 @@ func (s *Server) putBucket(w http.ResponseWriter, r *http.Request, body io.Reade
 		return err
 	}
 	var bb peerwire.BucketChange
-	if err := checkMsgpack(raw); err != nil {
-		return fmt.Errorf("%w: %w", errBadRequest, err)
-	}
-	if err := unmarshalMsgpack(raw, &bb); err != nil {
+	if err := decodeMsgpack(raw, &bb); err != nil {
 		return fmt.Errorf("%w: %w", errBadRequest, err)
 	}
 	// A warehouse's settings follow its data: a site that takes no
@@ -355,11 +352,8 @@ func (s *Server) putIAM(w http.ResponseWriter, r *http.Request, body io.Reader, 
 	if err != nil {
 		return err
 	}
-	if err := checkMsgpack(raw); err != nil {
-		return fmt.Errorf("%w: %w", errBadRequest, err)
-	}
 	var rec peerwire.IAMRecord
-	if err := unmarshalMsgpack(raw, &rec); err != nil {
+	if err := decodeMsgpack(raw, &rec); err != nil {
 		return fmt.Errorf("%w: %w", errBadRequest, err)
 	}
 	out, err := s.cfg.Engine.ReceiveIAM(r.Context(), rec.ToIAM())
@@ -413,11 +407,8 @@ func decodeVersionHeader(h string, contentLength int64) (*objects.Version, error
 	if err != nil || len(raw) == 0 {
 		return nil, fmt.Errorf("%w: missing or bad %s", errBadRequest, headerVersion)
 	}
-	if err := checkMsgpack(raw); err != nil {
-		return nil, fmt.Errorf("%w: %w", errBadRequest, err)
-	}
 	var wv peerwire.ObjectVersion
-	if err := unmarshalMsgpack(raw, &wv); err != nil {
+	if err := decodeMsgpack(raw, &wv); err != nil {
 		return nil, fmt.Errorf("%w: %w", errBadRequest, err)
 	}
 	v := wv.ToVersion()
@@ -448,11 +439,8 @@ func readBounded(body io.Reader, limit int64) ([]byte, error) {
 
 // decodeBatch decodes a batch of versions after checking its bounds.
 func decodeBatch(raw []byte) ([]replication.VersionItem, error) {
-	if err := checkMsgpack(raw); err != nil {
-		return nil, fmt.Errorf("%w: %w", errBadRequest, err)
-	}
 	var wire []peerwire.VersionItem
-	if err := unmarshalMsgpack(raw, &wire); err != nil {
+	if err := decodeMsgpack(raw, &wire); err != nil {
 		return nil, fmt.Errorf("%w: %w", errBadRequest, err)
 	}
 	items, err := peerwire.ToItems(wire)
