@@ -89,10 +89,10 @@ func TestDemoWiresTwoSites(t *testing.T) {
 			t.Errorf("run %d: dr tables config: %s", run, got)
 		}
 		runCLI(t, "mb", "primary/demo-bucket"+fmt.Sprint(run))
-		waitForLong(t, "the bucket on dr", func() bool { return strings.Contains(runCLI(t, "ls", "dr"), "demo-bucket"+fmt.Sprint(run)) })
+		waitWithin(t, 20*time.Second, "the bucket on dr", func() bool { return strings.Contains(runCLI(t, "ls", "dr"), "demo-bucket"+fmt.Sprint(run)) })
 		if run == 1 {
 			runCLI(t, "table", "replicate", "failover", "dr")
-			waitForLong(t, "dr promoted", func() bool {
+			waitWithin(t, 20*time.Second, "dr promoted", func() bool {
 				return !replicaOn(runCLI(t, "admin", "config", "get", "dr", "tables", "--json"))
 			})
 		}
@@ -124,14 +124,4 @@ func runCLI(t *testing.T, args ...string) string {
 		t.Fatalf("twinlake %s: %v\n%s", strings.Join(args, " "), err, out.String())
 	}
 	return out.String()
-}
-
-// waitForLong is waitFor with room for replication.
-func waitForLong(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	for deadline := time.Now().Add(20 * time.Second); !cond(); time.Sleep(20 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-	}
 }
