@@ -47,11 +47,13 @@ var AdminActions = []string{
 	"admin:ListServiceAccounts",
 }
 
-// TablesActions are the Iceberg REST catalog's actions, with AIStor's names;
-// s3tables:CreateWarehouse is an alias of s3tables:CreateTableBucket.
+// TablesActions are the Iceberg REST catalog's actions, with AIStor's names.
+// The warehouse-level actions have two spellings each, AIStor's Warehouse
+// and AWS S3 Tables' TableBucket (TablesAliases).
 var TablesActions = []string{
 	"s3tables:CreateTableBucket", "s3tables:CreateWarehouse", "s3tables:DeleteTableBucket",
-	"s3tables:DeleteWarehouse", "s3tables:GetTableBucket", "s3tables:ListTableBuckets",
+	"s3tables:DeleteWarehouse", "s3tables:GetTableBucket", "s3tables:GetWarehouse",
+	"s3tables:ListTableBuckets", "s3tables:ListWarehouses",
 	"s3tables:GetConfig",
 	"s3tables:CreateNamespace", "s3tables:DeleteNamespace", "s3tables:GetNamespace",
 	"s3tables:ListNamespaces", "s3tables:UpdateNamespaceProperties",
@@ -61,6 +63,42 @@ var TablesActions = []string{
 	"s3tables:RegisterTable",
 	"s3tables:CreateView", "s3tables:DeleteView", "s3tables:GetView", "s3tables:ListViews",
 	"s3tables:RenameView", "s3tables:UpdateView",
+}
+
+// TablesAliases pairs the two spellings of each warehouse-level action:
+// a statement naming either one (or matching either one with wildcards)
+// covers both, whichever a request is authorized with.
+var TablesAliases = [][2]string{
+	{"s3tables:CreateWarehouse", "s3tables:CreateTableBucket"},
+	{"s3tables:DeleteWarehouse", "s3tables:DeleteTableBucket"},
+	{"s3tables:GetWarehouse", "s3tables:GetTableBucket"},
+	{"s3tables:ListWarehouses", "s3tables:ListTableBuckets"},
+}
+
+// withAliases returns the action patterns of a statement with, for every
+// alias pair of which the patterns match one spelling but not the other,
+// the other spelling added, so that matching stays one pass over the
+// patterns at request time.
+func withAliases(patterns []string) []string {
+	out := patterns
+	matches := func(action string) bool {
+		for _, p := range patterns {
+			if p == "*" || wildcardMatchFold(p, action) {
+				return true
+			}
+		}
+		return false
+	}
+	for _, pair := range TablesAliases {
+		a, b := matches(pair[0]), matches(pair[1])
+		switch {
+		case a && !b:
+			out = append(out[:len(out):len(out)], pair[1])
+		case b && !a:
+			out = append(out[:len(out):len(out)], pair[0])
+		}
+	}
+	return out
 }
 
 // STSActions are the security token service's actions.

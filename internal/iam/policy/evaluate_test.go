@@ -242,3 +242,58 @@ func BenchmarkEvaluate(b *testing.B) {
 		}
 	}
 }
+
+// TestTablesActionAliases: the warehouse-level s3tables actions have two
+// spellings (AIStor's Warehouse, AWS's TableBucket); a statement naming one,
+// or matching one with wildcards, covers the other, for Allow, Deny and
+// NotAction alike, and no other action.
+func TestTablesActionAliases(t *testing.T) {
+	doc := func(effect, field, actions string) string {
+		return `{"Version":"2012-10-17","Statement":[{"Effect":"` + effect + `","` + field + `":` + actions +
+			`,"Resource":"arn:aws:s3tables:::bucket/*"}]}`
+	}
+	allowAll := `{"Effect":"Allow","Action":"s3tables:*","Resource":"*"}`
+	denyWith := func(actions string) string {
+		return `{"Version":"2012-10-17","Statement":[` + allowAll + `,{"Effect":"Deny","Action":` + actions +
+			`,"Resource":"arn:aws:s3tables:::bucket/*"}]}`
+	}
+	const res = "arn:aws:s3tables:::bucket/lake"
+	cases := []struct {
+		name, policy, action string
+		want                 Decision
+	}{
+		{"create warehouse allows table bucket", doc("Allow", "Action", `"s3tables:CreateWarehouse"`), "s3tables:CreateTableBucket", Allow},
+		{"create table bucket allows warehouse", doc("Allow", "Action", `"s3tables:CreateTableBucket"`), "s3tables:CreateWarehouse", Allow},
+		{"create warehouse allows itself", doc("Allow", "Action", `"s3tables:CreateWarehouse"`), "s3tables:CreateWarehouse", Allow},
+		{"case-insensitive alias", doc("Allow", "Action", `"S3Tables:createwarehouse"`), "s3tables:CreateTableBucket", Allow},
+		{"create does not allow delete", doc("Allow", "Action", `"s3tables:CreateWarehouse"`), "s3tables:DeleteTableBucket", NoDecision},
+		{"create does not allow tables", doc("Allow", "Action", `"s3tables:CreateTableBucket"`), "s3tables:CreateTable", NoDecision},
+		{"wildcard *Warehouse covers table bucket", doc("Allow", "Action", `"s3tables:*Warehouse"`), "s3tables:DeleteTableBucket", Allow},
+		{"wildcard *TableBucket covers warehouse", doc("Allow", "Action", `"s3tables:*TableBucket"`), "s3tables:CreateWarehouse", Allow},
+		{"wildcard *TableBucket not plural list", doc("Allow", "Action", `"s3tables:*TableBucket"`), "s3tables:ListWarehouses", NoDecision},
+		{"list pair", doc("Allow", "Action", `"s3tables:ListWarehouses"`), "s3tables:ListTableBuckets", Allow},
+		{"get pair", doc("Allow", "Action", `"s3tables:GetTableBucket"`), "s3tables:GetWarehouse", Allow},
+		{"get warehouse is not get table", doc("Allow", "Action", `"s3tables:GetWarehouse"`), "s3tables:GetTable", NoDecision},
+		{"deny warehouse denies table bucket", denyWith(`"s3tables:CreateWarehouse"`), "s3tables:CreateTableBucket", Deny},
+		{"deny table bucket denies warehouse", denyWith(`"s3tables:CreateTableBucket"`), "s3tables:CreateWarehouse", Deny},
+		{"deny create leaves tables", denyWith(`"s3tables:CreateTableBucket"`), "s3tables:CreateTable", Allow},
+		{"notaction excludes the alias too", doc("Allow", "NotAction", `"s3tables:CreateWarehouse"`), "s3tables:CreateTableBucket", NoDecision},
+		{"notaction excludes the name", doc("Allow", "NotAction", `"s3tables:CreateTableBucket"`), "s3tables:CreateWarehouse", NoDecision},
+		{"notaction allows the rest", doc("Allow", "NotAction", `"s3tables:CreateTableBucket"`), "s3tables:DeleteWarehouse", Allow},
+		{"star covers both", doc("Allow", "Action", `"*"`), "s3tables:CreateWarehouse", Allow},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			p, err := Parse([]byte(c.policy))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := Evaluate([]*Policy{p}, &Request{Action: c.action, Resource: res}); got != c.want {
+				t.Fatalf("Evaluate(%s) = %v, want %v", c.action, got, c.want)
+			}
+			if string(p.JSON()) != c.policy {
+				t.Fatalf("the stored document changed: %s", p.JSON())
+			}
+		})
+	}
+}

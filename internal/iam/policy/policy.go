@@ -244,7 +244,7 @@ func (st *statement) compileActions(i int, rs rawStatement) error {
 			return errAt(i, field, "unknown action %q", a)
 		}
 	}
-	st.actions = list
+	st.actions = withAliases(list)
 	return nil
 }
 
