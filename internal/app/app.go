@@ -48,8 +48,15 @@ type Config struct {
 	// RootUser and RootPassword come from TWINLAKE_ROOT_USER/PASSWORD; when
 	// both are empty a generated credential is stored in Dir.
 	RootUser, RootPassword string
+	// PreviousRootPasswords are root passwords the site may have last run
+	// with (TWINLAKE_ROOT_PASSWORD_PREVIOUS): after a root password change,
+	// the one that opens the IAM data key lets the site re-seal its users'
+	// secrets under the new one. Not needed once the site has started with
+	// the new password; never stored or logged.
+	PreviousRootPasswords []string
 	// KMSSecretKey is TWINLAKE_KMS_SECRET_KEY; empty means a generated key
-	// stored in Dir.
+	// stored in Dir. When set, it also wraps the IAM data key, so a root
+	// password change needs no previous password.
 	KMSSecretKey string
 	// Domain enables virtual-host style S3 requests.
 	Domain string
@@ -149,7 +156,18 @@ func (s *Server) build() error {
 	if s.deploymentID, err = loadOrCreateID(s.meta, "sys/deployment-id"); err != nil {
 		return err
 	}
-	if s.iam, err = iam.Open(s.meta, root, iam.Config{Clock: hlc.New(cfg.Clock), Now: cfg.Clock, SiteID: s.deploymentID, Logger: s.log}); err != nil {
+	icfg := iam.Config{Clock: hlc.New(cfg.Clock), Now: cfg.Clock, SiteID: s.deploymentID, Logger: s.log,
+		PreviousRootSecrets: cfg.PreviousRootPasswords}
+	if stored, ok := iam.StoredRoot(cfg.Dir); ok && stored.SecretKey != root.SecretKey {
+		// The generated root was replaced by one from the environment.
+		icfg.PreviousRootSecrets = append(icfg.PreviousRootSecrets, stored.SecretKey)
+	}
+	if cfg.KMSSecretKey != "" {
+		if icfg.KMSKey, err = parseKMSKey(cfg.KMSSecretKey); err != nil {
+			return err
+		}
+	}
+	if s.iam, err = iam.Open(s.meta, root, icfg); err != nil {
 		return err
 	}
 	if cfg.SiteName == "" {

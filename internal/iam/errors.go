@@ -35,9 +35,9 @@ var (
 	ErrAccessKeyExists = errors.New("access key already exists")
 	// ErrInvalidExpiry is returned for an access key expiry in the past.
 	ErrInvalidExpiry = errors.New("invalid expiry")
-	// ErrSealed is returned when a stored secret cannot be decrypted: the
-	// root secret it was sealed under has changed.
-	ErrSealed = errors.New("iam: secret does not decrypt under the current root secret")
+	// ErrSealed is returned when a stored secret cannot be decrypted under
+	// the site's data key (a damaged record).
+	ErrSealed = errors.New("iam: secret does not decrypt under the site's data key")
 	// ErrInvalidRecord is returned by Apply for a record received from a
 	// peer that is malformed (unknown kind, payload not matching its kind,
 	// missing secret); nothing is stored.

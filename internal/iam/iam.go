@@ -62,6 +62,18 @@ func LoadOrCreateRoot(dir, user, password string) (cred Credential, created bool
 	return cred, true, nil
 }
 
+// StoredRoot returns the generated root credential stored in dir, if any:
+// when the root now comes from the environment, its secret is the one the
+// IAM data key may still be wrapped under (Config.PreviousRootSecrets).
+func StoredRoot(dir string) (Credential, bool) {
+	var cred Credential
+	data, err := os.ReadFile(filepath.Join(dir, RootFile))
+	if err != nil || json.Unmarshal(data, &cred) != nil || cred.SecretKey == "" {
+		return Credential{}, false
+	}
+	return cred, true
+}
+
 func randomString(n int) string {
 	b := make([]byte, n)
 	rand.Read(b)

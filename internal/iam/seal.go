@@ -9,13 +9,16 @@ import (
 	"fmt"
 )
 
-// sealer encrypts secret keys at rest with AES-256-GCM under a key derived
-// (HKDF-SHA256) from the root secret. The record's storage key is the
-// additional data, so a sealed secret cannot be moved to another identity.
+// sealer encrypts with AES-256-GCM: secret keys at rest under the data key
+// (datakey.go; the record's storage key is the additional data, so a sealed
+// secret cannot be moved to another identity), the data key under a key
+// derived (HKDF-SHA256) from the root secret, STS session tokens under
+// another key derived from it.
 type sealer struct{ aead cipher.AEAD }
 
-// hkdfSalt and hkdfInfo version the derivation: change them only together
-// with a re-seal of every stored secret.
+// hkdfSalt versions every derivation from the root secret; hkdfInfo is the
+// key secrets were sealed under directly before the data key, still read
+// once to convert such a site (convertLegacy).
 const (
 	hkdfSalt = "twinlake-iam-v1"
 	hkdfInfo = "iam secret keys, aes-256-gcm"

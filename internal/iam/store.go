@@ -24,6 +24,15 @@ type Config struct {
 	// Default time.Now.
 	Now    func() time.Time
 	Logger *slog.Logger
+	// PreviousRootSecrets are root secrets the site may have last run
+	// with (the operator's TWINLAKE_ROOT_PASSWORD_PREVIOUS, the generated
+	// one in the data directory): when the root secret changed, the one
+	// that opens the stored data key lets Open re-seal every secret under
+	// the new one (datakey.go). Never logged.
+	PreviousRootSecrets []string
+	// KMSKey, when set (32 bytes), also wraps the data key, so that a
+	// root password change needs no previous root secret.
+	KMSKey []byte
 }
 
 // Store holds the site's identities. It is safe for concurrent use: reads
@@ -77,9 +86,12 @@ func NewStore(root Credential) *Store {
 	return s
 }
 
-// Open loads the identities stored in db. Records whose secret no longer
-// decrypts (the root secret changed) are logged and left out, so their
-// keys are refused, rather than failing the start.
+// Open loads the identities stored in db. It first opens the data key the
+// secrets are sealed under (datakey.go): when the root secret changed and
+// no previous root secret or KMS key opens it, Open fails with
+// ErrRootChanged and changes nothing. A record whose secret does not
+// decrypt all the same (damaged) is logged and left out, so its key is
+// refused, rather than failing the start.
 func Open(db meta.Store, root Credential, cfg Config) (*Store, error) {
 	if cfg.Clock == nil {
 		cfg.Clock = hlc.New(nil)
@@ -90,15 +102,17 @@ func Open(db meta.Store, root Credential, cfg Config) (*Store, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	sl, err := newSealer(root.SecretKey)
-	if err != nil {
-		return nil, err
+	if n := len(cfg.KMSKey); n != 0 && n != 32 {
+		return nil, fmt.Errorf("iam: a KMS key of %d bytes, want 32", n)
 	}
 	tk, err := newSealerFor(root.SecretKey, tokenInfo)
 	if err != nil {
 		return nil, err
 	}
-	s := &Store{db: db, root: root, seal: sl, tokens: tk, cfg: cfg, log: cfg.Logger.With("component", "iam")}
+	s := &Store{db: db, root: root, tokens: tk, cfg: cfg, log: cfg.Logger.With("component", "iam")}
+	if err := s.unlock(); err != nil {
+		return nil, err
+	}
 	if err := s.reload(); err != nil {
 		return nil, err
 	}

@@ -125,6 +125,20 @@ func (s *Site) Restart() {
 	s.start()
 }
 
+// RestartWith stops the site and starts it again on the same directory
+// and port with opts applied to its configuration (a new root password,
+// say); later restarts keep them.
+func (s *Site) RestartWith(opts ...Option) {
+	s.t.Helper()
+	s.Stop()
+	st := settings{cfg: s.cfg}
+	for _, o := range opts {
+		o(&st)
+	}
+	s.cfg = st.cfg
+	s.start()
+}
+
 // Server exposes the running server for white-box assertions.
 func (s *Site) Server() *app.Server { return s.srv }
 
