@@ -2,6 +2,7 @@ package objects
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"net"
@@ -107,9 +108,16 @@ func (l *Layer) putBucketLocked(b *Bucket, report func(meta.Batch, *Bucket, bool
 	return nil
 }
 
-// DeleteBucket removes an empty bucket. A bucket holding any version, delete
-// marker or multipart upload is not empty.
+// DeleteBucket removes an empty bucket. A bucket holding any version or
+// delete marker is not empty.
+//
+// Multipart uploads still in progress do not keep a bucket alive, as in S3:
+// once the bucket holds no version they are aborted, then the bucket goes.
+// An upload started meanwhile makes the delete BucketNotEmpty.
 func (l *Layer) DeleteBucket(ctx context.Context, name string) error {
+	if err := l.abortUploadsOfEmptyBucket(ctx, name); err != nil {
+		return err
+	}
 	l.bucketsMu.Lock()
 	defer l.bucketsMu.Unlock()
 	if _, ok := l.buckets[name]; !ok {
@@ -144,6 +152,32 @@ func (l *Layer) deleteBucketLocked(name string, report func(meta.Batch, *Bucket,
 		l.replCommitted()
 	}
 	return nil
+}
+
+// abortUploadsOfEmptyBucket aborts every upload in progress in a bucket that
+// holds no version (and leaves a bucket with versions alone).
+func (l *Layer) abortUploadsOfEmptyBucket(ctx context.Context, name string) error {
+	if _, err := l.Bucket(ctx, name); err != nil {
+		return err
+	}
+	empty, err := l.rangeEmpty(versionBucketPrefix(name))
+	if err != nil || !empty {
+		return err
+	}
+	for {
+		page, err := l.ListMultipartUploads(ctx, name, UploadListOptions{MaxUploads: 1000})
+		if err != nil {
+			return err
+		}
+		for _, u := range page.Uploads {
+			if err := l.AbortMultipartUpload(ctx, name, u.Key, u.UploadID); err != nil && !errors.Is(err, ErrUploadNotFound) {
+				return err
+			}
+		}
+		if !page.IsTruncated {
+			return nil
+		}
+	}
 }
 
 func (l *Layer) rangeEmpty(prefix []byte) (bool, error) {

@@ -29,6 +29,7 @@ var apiActions = map[string]string{
 	"GetBucketPolicy":         "s3:GetBucketPolicy",
 	"PutBucketPolicy":         "s3:PutBucketPolicy",
 	"DeleteBucketPolicy":      "s3:DeleteBucketPolicy",
+	"GetBucketPolicyStatus":   "s3:GetBucketPolicyStatus",
 	"GetBucketEncryption":     "s3:GetEncryptionConfiguration",
 	"PutBucketEncryption":     "s3:PutEncryptionConfiguration",
 	"DeleteBucketEncryption":  "s3:PutEncryptionConfiguration",
@@ -40,6 +41,7 @@ var apiActions = map[string]string{
 	"CreateBucket":            "s3:CreateBucket",
 	"DeleteBucket":            "s3:DeleteBucket",
 	"GetObjectTagging":        "s3:GetObjectTagging",
+	"GetObjectAttributes":     "s3:GetObjectAttributes",
 	"PutObjectTagging":        "s3:PutObjectTagging",
 	"DeleteObjectTagging":     "s3:DeleteObjectTagging",
 	"CreateMultipartUpload":   "s3:PutObject",
@@ -61,6 +63,7 @@ var versionedActions = map[string]string{
 	"s3:GetObjectTagging":    "s3:GetObjectVersionTagging",
 	"s3:PutObjectTagging":    "s3:PutObjectVersionTagging",
 	"s3:DeleteObjectTagging": "s3:DeleteObjectVersionTagging",
+	"s3:GetObjectAttributes": "s3:GetObjectVersionAttributes",
 }
 
 // actionFor returns the action of a request to api.

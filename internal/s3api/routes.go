@@ -34,6 +34,7 @@ var routes = []route{
 	{http.MethodGet, scopeBucket, "policy", "GetBucketPolicy", (*Server).getBucketPolicy},
 	{http.MethodPut, scopeBucket, "policy", "PutBucketPolicy", (*Server).putBucketPolicy},
 	{http.MethodDelete, scopeBucket, "policy", "DeleteBucketPolicy", (*Server).deleteBucketPolicy},
+	{http.MethodGet, scopeBucket, "policyStatus", "GetBucketPolicyStatus", (*Server).getBucketPolicyStatus},
 	{http.MethodGet, scopeBucket, "encryption", "GetBucketEncryption", (*Server).getBucketEncryption},
 	{http.MethodPut, scopeBucket, "encryption", "PutBucketEncryption", (*Server).putBucketEncryption},
 	{http.MethodDelete, scopeBucket, "encryption", "DeleteBucketEncryption", (*Server).deleteBucketEncryption},
@@ -46,6 +47,7 @@ var routes = []route{
 	{http.MethodDelete, scopeBucket, "", "DeleteBucket", (*Server).deleteBucket},
 
 	{http.MethodGet, scopeObject, "tagging", "GetObjectTagging", (*Server).getObjectTagging},
+	{http.MethodGet, scopeObject, "attributes", "GetObjectAttributes", (*Server).getObjectAttributes},
 	{http.MethodPut, scopeObject, "tagging", "PutObjectTagging", (*Server).putObjectTagging},
 	{http.MethodDelete, scopeObject, "tagging", "DeleteObjectTagging", (*Server).deleteObjectTagging},
 	{http.MethodPost, scopeObject, "uploads", "CreateMultipartUpload", (*Server).createMultipartUpload},
@@ -76,9 +78,42 @@ func matchRoute(req *request) *route {
 		if rt.method != req.r.Method || rt.scope != sc {
 			continue
 		}
-		if rt.query == "" || req.query.Has(rt.query) {
+		if rt.query != "" && req.query.Has(rt.query) {
+			return rt
+		}
+		if rt.query == "" {
+			if namesSubresource(req) {
+				// A sub-resource with no API of this shape: never serve
+				// it as the plain request (a listing, an object read).
+				return nil
+			}
 			return rt
 		}
 	}
 	return nil
+}
+
+// subresources are the query keys that select an S3 API: every routed one
+// and every unsupported one.
+var subresources = func() map[string]bool {
+	m := map[string]bool{}
+	for _, rt := range routes {
+		if rt.query != "" {
+			m[rt.query] = true
+		}
+	}
+	for _, u := range unsupported {
+		m[u.query] = true
+	}
+	return m
+}()
+
+// namesSubresource reports whether req's query selects some S3 API.
+func namesSubresource(req *request) bool {
+	for k := range req.query {
+		if subresources[k] {
+			return true
+		}
+	}
+	return false
 }

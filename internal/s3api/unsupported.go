@@ -11,7 +11,9 @@ type unsupportedAPI struct {
 	query  string // the sub-resource query key
 	bucket string // the API's name without its verb, on a bucket ("" if none)
 	object string // the same on an object
-	post   string // the full name of the POST API, if there is one
+	// named holds, by method, the APIs not named verb+stem (POST APIs,
+	// CreateSession, RenameObject).
+	named map[string]string
 }
 
 var unsupported = []unsupportedAPI{
@@ -28,15 +30,18 @@ var unsupported = []unsupportedAPI{
 	{query: "retention", object: "ObjectRetention"},
 	{query: "legal-hold", object: "ObjectLegalHold"},
 	{query: "torrent", object: "ObjectTorrent"},
-	{query: "restore", post: "RestoreObject"},
-	{query: "select", post: "SelectObjectContent"},
+	{query: "restore", named: map[string]string{http.MethodPost: "RestoreObject"}},
+	{query: "select", named: map[string]string{http.MethodPost: "SelectObjectContent"}},
 	{query: "analytics", bucket: "BucketAnalyticsConfiguration"},
 	{query: "metrics", bucket: "BucketMetricsConfiguration"},
 	{query: "inventory", bucket: "BucketInventoryConfiguration"},
 	{query: "intelligent-tiering", bucket: "BucketIntelligentTieringConfiguration"},
 	{query: "ownershipControls", bucket: "BucketOwnershipControls"},
 	{query: "publicAccessBlock", bucket: "PublicAccessBlock"},
-	{query: "attributes", object: "ObjectAttributes"},
+	{query: "metadataTable", bucket: "BucketMetadataTableConfiguration"},
+	{query: "metadataConfiguration", bucket: "BucketMetadataConfiguration"},
+	{query: "session", named: map[string]string{http.MethodGet: "CreateSession"}},
+	{query: "renameObject", named: map[string]string{http.MethodPut: "RenameObject"}},
 }
 
 // verbs are the API name prefixes of the methods S3 APIs use; any other
@@ -58,10 +63,10 @@ func findUnsupported(req *request) (unsupportedAPI, bool) {
 // name is the S3 API a request for u with method on scope sc calls, or
 // "Unknown" when no S3 API has that shape.
 func (u unsupportedAPI) name(method string, sc scope) string {
+	if n, ok := u.named[method]; ok {
+		return n
+	}
 	if method == http.MethodPost {
-		if u.post != "" {
-			return u.post
-		}
 		return "Unknown"
 	}
 	stem := u.bucket

@@ -22,7 +22,9 @@ func TestUnsupportedAPINames(t *testing.T) {
 		{http.MethodPost, "/b/k?restore", "RestoreObject"},
 		{http.MethodPost, "/b/k?select&select-type=2", "SelectObjectContent"},
 		{http.MethodGet, "/b?publicAccessBlock", "GetPublicAccessBlock"},
-		{http.MethodGet, "/b/k?attributes", "GetObjectAttributes"},
+		{http.MethodGet, "/b?metadataTable", "GetBucketMetadataTableConfiguration"},
+		{http.MethodGet, "/b?session", "CreateSession"},
+		{http.MethodPut, "/b/k?renameObject", "RenameObject"},
 		{http.MethodDelete, "/b/k?lifecycle", "Unknown"}, // no object lifecycle API
 		{"PROPFIND", "/b?acl", "Unknown"},
 		{http.MethodPost, "/b?acl", "Unknown"},
