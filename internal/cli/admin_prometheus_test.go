@@ -40,11 +40,11 @@ func TestAdminPrometheus(t *testing.T) {
 	site := testsite.Start(t, testsite.WithApp(func(c *app.Config) { c.MetricsToken = token }))
 	e := newCLIEnv(t)
 	e.must("alias", "set", "site", site.URL, site.AccessKey, site.SecretKey)
-	t.Setenv(metricsTokenEnv, "")
+	t.Setenv("TWINLAKE_METRICS_TOKEN", "")
 
 	cfg := generated(t, e, "admin", "prometheus", "generate", "site", "--token", token)
 	sc := cfg.ScrapeConfigs[0]
-	if sc.JobName != "twinlake-site" || sc.MetricsPath != metricsPath || sc.Scheme != "http" ||
+	if sc.JobName != "twinlake-site" || sc.MetricsPath != "/twinlake/metrics" || sc.Scheme != "http" ||
 		len(sc.StaticConfigs) != 1 || len(sc.StaticConfigs[0].Targets) != 1 || sc.StaticConfigs[0].Targets[0] != site.Addr ||
 		sc.Authorization == nil || sc.Authorization.Type != "Bearer" || sc.Authorization.Credentials != token {
 		t.Fatalf("generate: %+v", sc)
@@ -52,18 +52,18 @@ func TestAdminPrometheus(t *testing.T) {
 	if status := bearerScrape(t, sc.Scheme+"://"+sc.StaticConfigs[0].Targets[0]+sc.MetricsPath, sc.Authorization.Credentials); status != http.StatusOK {
 		t.Fatalf("scrape with the generated configuration: HTTP %d", status)
 	}
-	if status := bearerScrape(t, site.URL+metricsPath, "wrong"); status != http.StatusUnauthorized {
+	if status := bearerScrape(t, site.URL+"/twinlake/metrics", "wrong"); status != http.StatusUnauthorized {
 		t.Fatalf("scrape with a wrong token: HTTP %d", status)
 	}
 	checkPromConfig(t, e, "site", "--token", token)
 
 	// The token comes from the client's environment, a file, or nowhere.
-	t.Setenv(metricsTokenEnv, "from-env")
+	t.Setenv("TWINLAKE_METRICS_TOKEN", "from-env")
 	if got := generated(t, e, "admin", "prometheus", "generate", "site", "--job", "dr").ScrapeConfigs[0]; got.JobName != "dr" ||
 		got.Authorization.Credentials != "from-env" {
-		t.Fatalf("generate with $%s: %+v", metricsTokenEnv, got)
+		t.Fatalf("generate with $TWINLAKE_METRICS_TOKEN: %+v", got)
 	}
-	t.Setenv(metricsTokenEnv, "")
+	t.Setenv("TWINLAKE_METRICS_TOKEN", "")
 	if got := generated(t, e, "admin", "prometheus", "generate", "site", "--token-file", "/etc/prom/tl.token").ScrapeConfigs[0]; got.Authorization.CredentialsFile != "/etc/prom/tl.token" ||
 		got.Authorization.Credentials != "" {
 		t.Fatalf("generate --token-file: %+v", got.Authorization)
@@ -72,7 +72,7 @@ func TestAdminPrometheus(t *testing.T) {
 		t.Fatalf("generate --public has authorization: %+v", got.Authorization)
 	}
 	out, errOut, err := e.runIn("", "admin", "prometheus", "generate", "site")
-	if err != nil || !strings.Contains(out, tokenPlaceholder) || !strings.Contains(errOut, "replace "+tokenPlaceholder) {
+	if err != nil || !strings.Contains(out, "REPLACE-WITH-TWINLAKE_METRICS_TOKEN") || !strings.Contains(errOut, "replace "+"REPLACE-WITH-TWINLAKE_METRICS_TOKEN") {
 		t.Fatalf("generate without a token: %v\n%s\nstderr: %s", err, out, errOut)
 	}
 	e.must("alias", "set", "tls", "https://lake.example.com", "k", "secret-key")

@@ -15,6 +15,9 @@ import (
 
 	"github.com/minio/minio-go/v7"
 
+	"github.com/twinlake/twinlake/internal/cli/benchcmd"
+	"github.com/twinlake/twinlake/internal/cli/cmdutil"
+	"github.com/twinlake/twinlake/internal/cli/objcmd"
 	"github.com/twinlake/twinlake/internal/testsite"
 )
 
@@ -31,7 +34,7 @@ func newSiteEnv(t *testing.T) siteEnv {
 	site := testsite.Start(t)
 	e := siteEnv{cliEnv: newCLIEnv(t), site: site}
 	e.must("alias", "set", "s1", site.URL, site.AccessKey, site.SecretKey)
-	c, err := newS3Client(Alias{URL: site.URL, AccessKey: site.AccessKey, SecretKey: site.SecretKey}, s3ClientConfig{})
+	c, err := cmdutil.NewS3Client(cmdutil.Alias{URL: site.URL, AccessKey: site.AccessKey, SecretKey: site.SecretKey}, cmdutil.S3ClientConfig{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -268,7 +271,7 @@ func TestObjectCopyAndRead(t *testing.T) {
 		{name: "stat object", args: []string{"stat", "s1/bkt/dir/hello.txt"},
 			want: []string{"Name      : s1/bkt/dir/hello.txt", "Size      : 16B (16 bytes)", "Type      : text/plain", "Owner: ana", "ETag      : "}},
 		{name: "stat object json", args: []string{"stat", "--json", "s1/bkt/dir/hello.txt"}, check: func(t *testing.T, out string) {
-			var s objectStat
+			var s objcmd.ObjectStat
 			if err := json.Unmarshal([]byte(out), &s); err != nil {
 				t.Fatal(err)
 			}
@@ -484,17 +487,6 @@ func TestObjectVersionsAndRemove(t *testing.T) {
 	})
 }
 
-func TestObjectStatShowsReplicationStatus(t *testing.T) {
-	s := objectStat{Key: "s1/bkt/k", ETag: "abc", ReplicationStatus: "PENDING", Metadata: map[string]string{"B": "2", "A": "1"}}
-	human := s.human()
-	if !strings.Contains(human, "Replication Status : PENDING") || strings.Index(human, "A: 1") > strings.Index(human, "B: 2") {
-		t.Errorf("stat output:\n%s", human)
-	}
-	if strings.Contains(objectStat{}.human(), "Replication") {
-		t.Error("stat shows a replication status the server did not send")
-	}
-}
-
 func TestBenchS3(t *testing.T) {
 	e := newSiteEnv(t)
 	before, err := e.c.ListBuckets(t.Context())
@@ -503,7 +495,7 @@ func TestBenchS3(t *testing.T) {
 	}
 
 	out := e.must("bench", "s3", "s1", "--size", "1KiB,3KiB", "--concurrency", "4", "--count", "20", "--json")
-	var rep benchS3Report
+	var rep benchcmd.BenchS3Report
 	if err := json.Unmarshal([]byte(out), &rep); err != nil {
 		t.Fatalf("bench --json output %q: %v", out, err)
 	}

@@ -2,16 +2,15 @@ package cli
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"maps"
-	"net/http"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/twinlake/twinlake/internal/adminclient"
+	"github.com/twinlake/twinlake/internal/cli/objcmd"
 	"github.com/twinlake/twinlake/internal/objects"
 	"github.com/twinlake/twinlake/internal/testsite"
 )
@@ -79,12 +78,12 @@ func decode[T any](t *testing.T, e replEnv, args ...string) T {
 // eventually polls cond for up to five seconds.
 func eventually(t *testing.T, cond func() error) {
 	t.Helper()
-	testsite.Eventually(t, 5*time.Second, cond)
+	testsite.Eventually(t, 15*time.Second, cond)
 }
 
 // statJSON stats an object through the CLI.
-func (e replEnv) statJSON(target string) (objectStat, error) {
-	var s objectStat
+func (e replEnv) statJSON(target string) (objcmd.ObjectStat, error) {
+	var s objcmd.ObjectStat
 	out, err := e.run("stat", "--json", target)
 	if err != nil {
 		return s, err
@@ -324,64 +323,4 @@ func TestAdminReplicateResync(t *testing.T) {
 		_, err := e.statJSON("site2/docs/c")
 		return err
 	})
-}
-
-func TestStatReplicationFields(t *testing.T) {
-	h := http.Header{}
-	h.Set("X-Amz-Replication-Status", "PENDING")
-	h.Set("X-Twinlake-Replication-Targets", "dep-b=COMPLETED,dep-c=PENDING")
-	h.Set("X-Twinlake-Origin", "dep-a")
-	h.Set("X-Twinlake-Mod-Time", "1736072400000000001")
-	h.Set("X-Twinlake-Replica-Timestamp", "2025-01-05T10:30:00Z")
-	h.Set("X-Twinlake-Replication-Activity", "2025-01-05T10:30:05.5Z")
-	var s objectStat
-	s.readReplicationHeaders(h)
-	if s.ReplicationStatus != "PENDING" || !maps.Equal(s.ReplicationTargets, map[string]string{"dep-b": "COMPLETED", "dep-c": "PENDING"}) ||
-		s.Origin != "dep-a" || s.ModTime != 1736072400000000001 || s.ReplicaTimestamp.Unix() != 1736073000 ||
-		s.ReplicationActivity.Sub(s.ReplicaTimestamp) != 5500*time.Millisecond {
-		t.Fatalf("parsed %+v", s)
-	}
-	human := s.human()
-	for _, w := range []string{
-		"Replication Status : PENDING\nReplication Targets :\n  dep-b: COMPLETED\n  dep-c: PENDING\n",
-		"Origin Site : dep-a\n", "HLC Mod Time : 1736072400000000001 (2025-01-05T10:20:00.000000001Z)\n",
-		"Replica Timestamp : 2025-01-05T10:30:00Z\n", "Replication Activity : 2025-01-05T10:30:05.5Z",
-	} {
-		if !strings.Contains(human, w) {
-			t.Errorf("stat output lacks %q:\n%s", w, human)
-		}
-	}
-	var none objectStat
-	none.readReplicationHeaders(http.Header{})
-	if got := none.human(); strings.Contains(got, "Replica") || strings.Contains(got, "Origin") || strings.Contains(got, "HLC") {
-		t.Errorf("stat shows replication fields the server did not send:\n%s", got)
-	}
-}
-
-func TestReplicateOutputFormats(t *testing.T) {
-	now := time.Date(2025, 1, 5, 10, 30, 0, 0, time.UTC)
-	for d, want := range map[time.Duration]string{
-		0: "0s", 412345 * time.Nanosecond: "412µs", 1234567 * time.Nanosecond: "1.23ms",
-		1234567890 * time.Nanosecond: "1.23s", 90*time.Minute + 400*time.Millisecond: "1h30m0s",
-	} {
-		if got := fmtDuration(d); got != want {
-			t.Errorf("fmtDuration(%v) = %q, want %q", d, got, want)
-		}
-	}
-	out := backlogHuman([]adminclient.BacklogEntry{
-		{Target: "site2", Op: "version", Bucket: "b", Key: "k", VersionID: "v1", RetryCount: 2, FailedAt: now.Add(-time.Minute),
-			NextRetry: now.Add(2 * time.Second), Error: "refused: NoSuchBucket"},
-		{Target: "site3", Op: "bucket", Bucket: "b", FailedAt: now, NextRetry: now},
-	}, now)
-	for _, w := range []string{"Peer   Op       Key  Version  Retries  Failed at", "site2  version  k    v1       2        2025-01-05 10:29:00 UTC  in 2s",
-		"site3  bucket   -    -        0", "due now", "2 entries"} {
-		if !strings.Contains(out, w) {
-			t.Errorf("backlog output lacks %q:\n%s", w, out)
-		}
-	}
-	err := replErr("admin replicate add a b", &adminclient.Error{Code: adminclient.CodeSiteHasData, Message: "x\ny", StatusCode: 409})
-	var ae *adminclient.Error
-	if !errors.As(err, &ae) || err.Error() != "admin replicate add a b: x y (SiteHasData, HTTP 409): "+replicationHints[adminclient.CodeSiteHasData] {
-		t.Errorf("replErr = %q", err)
-	}
 }

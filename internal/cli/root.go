@@ -1,63 +1,48 @@
-// Package cli owns the twinlake command line: the server command and the
-// operator's client commands (aliases, objects, admin, tables, bench). One
-// file per command; every command takes --json and returns errors to main,
-// which prints one line and exits non-zero.
+// Package cli assembles the twinlake command line from its command families,
+// one package each: servercmd (the server), democmd (a two-site demo),
+// objcmd (aliases, objects, anonymous access, health), admincmd (admin and
+// bucket replication), tablecmd (the Tables catalog and its DR) and benchcmd
+// (benchmarks). What they share (flags, aliases, clients, output) is in
+// cmdutil. Every command takes --json and returns errors to main, which
+// prints one line and exits non-zero. The families reach sites only through
+// the public HTTP APIs; only servercmd and democmd start servers.
 package cli
 
 import (
-	"encoding/json"
-	"fmt"
-	"io"
-
 	"github.com/spf13/cobra"
+	"github.com/twinlake/twinlake/internal/cli/admincmd"
+	"github.com/twinlake/twinlake/internal/cli/benchcmd"
+	"github.com/twinlake/twinlake/internal/cli/cmdutil"
+	"github.com/twinlake/twinlake/internal/cli/democmd"
+	"github.com/twinlake/twinlake/internal/cli/objcmd"
+	"github.com/twinlake/twinlake/internal/cli/servercmd"
+	"github.com/twinlake/twinlake/internal/cli/tablecmd"
 )
-
-// Version is the twinlake release, set at link time.
-var Version = "dev"
-
-// options are the flags every command shares.
-type options struct {
-	json      bool
-	configDir string
-}
 
 // NewRoot builds the root command with every subcommand attached.
 func NewRoot() *cobra.Command {
-	opts := &options{}
+	opts := &cmdutil.Options{}
 	root := &cobra.Command{
 		Use:           "twinlake",
 		Short:         "twinlake: S3-compatible object store with multi-site replication and an Iceberg catalog",
 		SilenceUsage:  true,
 		SilenceErrors: true,
-		Version:       Version,
+		Version:       cmdutil.Version,
 	}
-	root.PersistentFlags().BoolVar(&opts.json, "json", false, "print machine-readable JSON")
-	root.PersistentFlags().StringVar(&opts.configDir, "config-dir", "", "client config directory (default $TWINLAKE_CONFIG_DIR or ~/.twinlake)")
-	for _, add := range []func(*cobra.Command, *options){
-		addServerCommands,
-		addDemoCommand,
-		addAliasCommands,
-		addObjectCommands,
-		addAdminCommands,
-		addAnonymousCommands,
-		addReplicateCommands,
-		addTableCommands,
-		addBenchCommands,
+	root.PersistentFlags().BoolVar(&opts.JSON, "json", false, "print machine-readable JSON")
+	root.PersistentFlags().StringVar(&opts.ConfigDir, "config-dir", "", "client config directory (default $TWINLAKE_CONFIG_DIR or ~/.twinlake)")
+	for _, add := range []func(*cobra.Command, *cmdutil.Options){
+		servercmd.AddServerCommands,
+		democmd.AddDemoCommand,
+		objcmd.AddAliasCommands,
+		objcmd.AddObjectCommands,
+		admincmd.AddAdminCommands,
+		objcmd.AddAnonymousCommands,
+		admincmd.AddReplicateCommands,
+		tablecmd.AddTableCommands,
+		benchcmd.AddBenchCommands,
 	} {
 		add(root, opts)
 	}
 	return root
-}
-
-// printResult writes v as JSON with --json, else the human text.
-func printResult(w io.Writer, opts *options, v any, human string) error {
-	if opts.json {
-		enc := json.NewEncoder(w)
-		return enc.Encode(v)
-	}
-	if human == "" {
-		return nil
-	}
-	_, err := fmt.Fprintln(w, human)
-	return err
 }

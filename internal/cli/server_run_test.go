@@ -14,6 +14,7 @@ import (
 
 	"github.com/minio/minio-go/v7"
 	"github.com/minio/minio-go/v7/pkg/credentials"
+	"github.com/twinlake/twinlake/internal/testsite"
 )
 
 // startServer runs `twinlake server ARGS...` on a free loopback port until
@@ -62,7 +63,7 @@ func TestServerBannerNamesScheme(t *testing.T) {
 		t.Errorf("plain banner URL %q", url)
 	}
 	certs := t.TempDir()
-	writeCerts(t, certs)
+	testsite.WriteCerts(t, certs)
 	url, out := startServer(t, "--certs-dir", certs)
 	if !strings.HasPrefix(url, "https://127.0.0.1:") {
 		t.Errorf("TLS banner URL %q", url)

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/twinlake/twinlake/internal/cli/benchcmd"
 )
 
 func TestTableCommands(t *testing.T) {
@@ -58,7 +60,7 @@ func TestTableCommands(t *testing.T) {
 func TestBenchCatalog(t *testing.T) {
 	e := newSiteEnv(t)
 	out := e.must("bench", "catalog", "s1", "--tables", "30", "--hot-tables", "3", "--count", "40", "--reads", "50", "--concurrency", "4", "--snapshots", "1500", "--json")
-	var rep benchCatalogReport
+	var rep benchcmd.BenchCatalogReport
 	if err := json.Unmarshal([]byte(out), &rep); err != nil {
 		t.Fatalf("report: %v\n%s", err, out)
 	}

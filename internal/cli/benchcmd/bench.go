@@ -1,0 +1,21 @@
+package benchcmd
+
+import (
+	"github.com/spf13/cobra"
+	"github.com/twinlake/twinlake/internal/cli/cmdutil"
+)
+
+// AddBenchCommands attaches the bench command tree.
+func AddBenchCommands(root *cobra.Command, opts *cmdutil.Options) {
+	bench := &cobra.Command{
+		Use:   "bench",
+		Short: "Load generators: measure throughput and latency against a site",
+		Long: `Load generators. Each runs its phases at a fixed concurrency for a duration or
+an operation count and prints ops/s, MB/s (10^6 bytes) and latency percentiles
+as a table, or with --json as one machine-readable object.`,
+		Example: `  twinlake bench s3 site1 --size 4KiB,1MiB --concurrency 32 --duration 30s
+  twinlake bench catalog site1 --tables 10000 --concurrency 16`,
+	}
+	bench.AddCommand(newBenchS3Cmd(opts), newBenchCatalogCmd(opts), newBenchReplicationCmd(opts), newBenchScannerCmd(opts), newBenchStartupCmd(opts))
+	root.AddCommand(bench)
+}

@@ -1,0 +1,376 @@
+package objcmd
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"maps"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+
+	"github.com/minio/minio-go/v7"
+	"github.com/spf13/cobra"
+	"github.com/twinlake/twinlake/internal/cli/cmdutil"
+)
+
+// cpFlags are the cp command's flags.
+type cpFlags struct {
+	recursive bool
+	versionID string
+	attrs     []string
+}
+
+func newCPCmd(opts *cmdutil.Options) *cobra.Command {
+	var f cpFlags
+	cmd := &cobra.Command{
+		Use:   "cp SOURCE TARGET",
+		Short: "Copy objects and files: local to remote, remote to local, remote to remote",
+		Long: `Copy a local file to an object, an object to a local file, or an object to
+another object (server-side when both are on the same alias, streamed through
+the client otherwise). An argument is remote when its first path element is a
+configured alias; write ./PATH for a local path that starts with an alias name.
+A target ending in '/' (or an existing directory) gets the source's base name
+appended.
+
+--recursive copies a directory or a prefix. Like rsync, a source ending in '/'
+copies what is inside it; without the '/' the last path element is kept.
+
+--attr sets user metadata (x-amz-meta-*) on the copy; Content-Type sets the
+content type. A server-side copy keeps the source's metadata and adds --attr.
+
+A source of '-' reads standard input to its end into one object, as pipe does.`,
+		Example: `  twinlake cp ./report.pdf site1/docs/
+  twinlake cp --attr owner=ana --attr Content-Type=application/pdf ./report.pdf site1/docs/2024.pdf
+  twinlake cp site1/docs/2024.pdf ./
+  twinlake cp --version-id 3f1c... site1/docs/2024.pdf ./old.pdf
+  twinlake cp site1/docs/2024.pdf site1/archive/2024.pdf
+  twinlake cp --recursive ./photos site1/media/
+  twinlake cp --recursive site1/media/photos/ ./restore
+  tar czf - ./logs | twinlake cp - site1/backups/logs.tar.gz`,
+		Args: cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runCP(cmd, opts, args[0], args[1], f)
+		},
+	}
+	cmd.Flags().BoolVarP(&f.recursive, "recursive", "r", false, "copy a directory or every object under a prefix")
+	cmd.Flags().StringVar(&f.versionID, "version-id", "", "copy this version of the source object")
+	cmd.Flags().StringArrayVar(&f.attrs, "attr", nil, "metadata key=value for the copy (repeatable, or k1=v1;k2=v2)")
+	return cmd
+}
+
+// cpEnd is one side of a copy: a local path, or a remote target.
+type cpEnd struct {
+	local  string
+	remote *cmdutil.Target
+	alias  cmdutil.Alias
+}
+
+// cpResult is one copied object as printed.
+type cpResult struct {
+	Status    string `json:"status"`
+	Source    string `json:"source"`
+	Target    string `json:"target"`
+	Size      int64  `json:"size"`
+	ETag      string `json:"etag,omitempty"`
+	VersionID string `json:"versionId,omitempty"`
+}
+
+// cpJob carries what every single copy of one cp run needs.
+type cpJob struct {
+	cmd      *cobra.Command
+	opts     *cmdutil.Options
+	meta     map[string]string
+	ctype    string
+	srcC     *minio.Client
+	dstC     *minio.Client
+	sameSite bool
+}
+
+func runCP(cmd *cobra.Command, opts *cmdutil.Options, srcArg, dstArg string, f cpFlags) error {
+	if srcArg == "-" {
+		return runCPStdin(cmd, opts, dstArg, f)
+	}
+	meta, ctype, err := parseAttrs(f.attrs)
+	if err != nil {
+		return err
+	}
+	cfg, err := opts.LoadConfig()
+	if err != nil {
+		return err
+	}
+	src, dst := classifyCPArg(cfg, srcArg), classifyCPArg(cfg, dstArg)
+	if src.remote == nil && dst.remote == nil {
+		return fmt.Errorf("cp needs an ALIAS/BUCKET[/KEY] source or target (no alias named %q or %q)",
+			cmdutil.ParseTarget(srcArg).Alias, cmdutil.ParseTarget(dstArg).Alias)
+	}
+	if f.recursive && f.versionID != "" {
+		return errors.New("--version-id copies one object version: it cannot be combined with --recursive")
+	}
+	j := &cpJob{cmd: cmd, opts: opts, meta: meta, ctype: ctype}
+	for _, e := range []*cpEnd{&src, &dst} {
+		if e.remote == nil {
+			continue
+		}
+		if e.remote.Bucket == "" {
+			return fmt.Errorf("%q: want ALIAS/BUCKET[/KEY]", cmdutil.FmtTarget(*e.remote))
+		}
+		c, err := cmdutil.NewS3Client(e.alias, cmdutil.S3ClientConfig{})
+		if err != nil {
+			return err
+		}
+		if e == &src {
+			j.srcC = c
+		} else {
+			j.dstC = c
+		}
+	}
+	if src.remote != nil && dst.remote != nil {
+		j.sameSite = src.alias.URL == dst.alias.URL && src.alias.AccessKey == dst.alias.AccessKey
+	}
+	if f.recursive {
+		return j.copyTree(src, dst)
+	}
+	return j.copyOne(src, dst, f.versionID)
+}
+
+// classifyCPArg reads an argument as remote when its first path element is
+// a configured alias, as a local path otherwise.
+func classifyCPArg(cfg *cmdutil.ClientConfig, arg string) cpEnd {
+	t := cmdutil.ParseTarget(arg)
+	if a, ok := cfg.Aliases[t.Alias]; ok && !filepath.IsAbs(arg) {
+		return cpEnd{remote: &t, alias: a}
+	}
+	return cpEnd{local: arg}
+}
+
+// parseAttrs splits --attr values into user metadata and a content type.
+func parseAttrs(attrs []string) (map[string]string, string, error) {
+	meta, ctype := map[string]string{}, ""
+	for _, a := range attrs {
+		for kv := range strings.SplitSeq(a, ";") {
+			if kv == "" {
+				continue
+			}
+			k, v, ok := strings.Cut(kv, "=")
+			if !ok || k == "" {
+				return nil, "", fmt.Errorf("--attr %q: want key=value", kv)
+			}
+			if strings.EqualFold(k, "Content-Type") {
+				ctype = v
+				continue
+			}
+			meta[k] = v
+		}
+	}
+	return meta, ctype, nil
+}
+
+// copyOne copies a single file or object.
+func (j *cpJob) copyOne(src, dst cpEnd, versionID string) error {
+	if src.remote == nil {
+		st, err := os.Stat(src.local)
+		if err != nil {
+			return fmt.Errorf("cp: %w", err)
+		}
+		if st.IsDir() {
+			return fmt.Errorf("cp: %s is a directory (use --recursive)", src.local)
+		}
+		return j.put(src.local, dstKey(*dst.remote, filepath.Base(src.local)))
+	}
+	if src.remote.Key == "" || strings.HasSuffix(src.remote.Key, "/") {
+		return fmt.Errorf("cp: %s is a bucket or prefix (use --recursive)", cmdutil.FmtTarget(*src.remote))
+	}
+	base := path.Base(src.remote.Key)
+	if dst.remote != nil {
+		return j.copyRemote(*src.remote, versionID, dstKey(*dst.remote, base))
+	}
+	p := dst.local
+	if st, err := os.Stat(p); (err == nil && st.IsDir()) || strings.HasSuffix(p, string(filepath.Separator)) || strings.HasSuffix(p, "/") {
+		p = filepath.Join(p, base)
+	}
+	return j.get(*src.remote, versionID, p)
+}
+
+// dstKey appends base to a target naming a bucket or a "folder/".
+func dstKey(t cmdutil.Target, base string) cmdutil.Target {
+	if t.Key == "" || strings.HasSuffix(t.Key, "/") {
+		t.Key += base
+	}
+	return t
+}
+
+// copyTree copies a local directory or a remote prefix, object by object.
+func (j *cpJob) copyTree(src, dst cpEnd) error {
+	if dst.remote != nil && dst.remote.Key != "" && !strings.HasSuffix(dst.remote.Key, "/") {
+		dst.remote.Key += "/"
+	}
+	if src.remote == nil {
+		return j.putTree(src.local, *dst.remote)
+	}
+	ctx, cancel := context.WithCancel(j.cmd.Context())
+	defer cancel()
+	// rsync rule: "photos/" copies what is inside, "photos" keeps the name.
+	keep := src.remote.Key
+	if !strings.HasSuffix(keep, "/") {
+		keep = path.Dir(keep)
+		if keep == "." {
+			keep = ""
+		} else {
+			keep += "/"
+		}
+	}
+	lo := minio.ListObjectsOptions{Prefix: src.remote.Key, Recursive: true}
+	for obj := range j.srcC.ListObjectsIter(ctx, src.remote.Bucket, lo) {
+		if obj.Err != nil {
+			return cmdutil.S3Err("list "+cmdutil.FmtTarget(*src.remote), obj.Err)
+		}
+		if strings.HasSuffix(obj.Key, "/") {
+			continue // folder marker
+		}
+		rel := strings.TrimPrefix(obj.Key, keep)
+		from := cmdutil.Target{Alias: src.remote.Alias, Bucket: src.remote.Bucket, Key: obj.Key}
+		var err error
+		if dst.remote != nil {
+			to := *dst.remote
+			to.Key += rel
+			err = j.copyRemote(from, "", to)
+		} else {
+			// Keys are opaque: never let one write outside the target directory.
+			if !filepath.IsLocal(filepath.FromSlash(rel)) {
+				return fmt.Errorf("cp: refusing key %q: it would be written outside %s", obj.Key, dst.local)
+			}
+			err = j.get(from, "", filepath.Join(dst.local, filepath.FromSlash(rel)))
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// putTree uploads every regular file under dir.
+func (j *cpJob) putTree(dir string, dst cmdutil.Target) error {
+	root := filepath.Clean(dir)
+	keep := ""
+	if !strings.HasSuffix(dir, "/") && !strings.HasSuffix(dir, string(filepath.Separator)) {
+		keep = filepath.Base(root) + "/"
+	}
+	return filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return fmt.Errorf("cp: %w", err)
+		}
+		if !d.Type().IsRegular() {
+			return nil // directories, and symlinks or devices we do not follow
+		}
+		rel, err := filepath.Rel(root, p)
+		if err != nil {
+			return err
+		}
+		to := dst
+		to.Key += keep + filepath.ToSlash(rel)
+		return j.put(p, to)
+	})
+}
+
+// put uploads one local file.
+func (j *cpJob) put(file string, to cmdutil.Target) error {
+	info, err := j.dstC.FPutObject(j.cmd.Context(), to.Bucket, to.Key, file,
+		minio.PutObjectOptions{UserMetadata: j.meta, ContentType: j.ctype})
+	if err != nil {
+		return cmdutil.S3Err("upload "+file+" to "+cmdutil.FmtTarget(to), err)
+	}
+	return j.report(cpResult{Source: file, Target: cmdutil.FmtTarget(to), Size: info.Size, ETag: info.ETag, VersionID: info.VersionID})
+}
+
+// get downloads one object into a temporary file next to p, then renames it
+// into place, so a failed download never leaves a truncated file at p.
+func (j *cpJob) get(from cmdutil.Target, versionID, p string) error {
+	ctx := j.cmd.Context()
+	obj, err := j.srcC.GetObject(ctx, from.Bucket, from.Key, minio.GetObjectOptions{VersionID: versionID})
+	if err != nil {
+		return cmdutil.S3Err("download "+cmdutil.FmtTarget(from), err)
+	}
+	defer obj.Close()
+	info, err := obj.Stat()
+	if err != nil {
+		return cmdutil.S3Err("download "+cmdutil.FmtTarget(from), err)
+	}
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		return fmt.Errorf("cp: %w", err)
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(p), "."+filepath.Base(p)+".*.part")
+	if err != nil {
+		return fmt.Errorf("cp: %w", err)
+	}
+	defer os.Remove(tmp.Name())
+	n, err := io.Copy(tmp, obj)
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return cmdutil.S3Err("download "+cmdutil.FmtTarget(from), err)
+	}
+	if err := os.Rename(tmp.Name(), p); err != nil {
+		return fmt.Errorf("cp: %w", err)
+	}
+	return j.report(cpResult{Source: cmdutil.FmtTarget(from), Target: p, Size: n, ETag: strings.Trim(info.ETag, `"`), VersionID: info.VersionID})
+}
+
+// copyRemote copies an object: server-side on one site, streamed otherwise.
+// The copy keeps the source's content type and user metadata, with --attr
+// added on top.
+func (j *cpJob) copyRemote(from cmdutil.Target, versionID string, to cmdutil.Target) error {
+	ctx := j.cmd.Context()
+	if j.sameSite {
+		info, err := j.srcC.StatObject(ctx, from.Bucket, from.Key, minio.StatObjectOptions{VersionID: versionID})
+		if err != nil {
+			return cmdutil.S3Err("copy "+cmdutil.FmtTarget(from), err)
+		}
+		d := minio.CopyDestOptions{Bucket: to.Bucket, Object: to.Key}
+		if len(j.meta) > 0 || j.ctype != "" {
+			d.ReplaceMetadata = true
+			d.UserMetadata = j.mergedMeta(info.UserMetadata)
+			d.ContentType = cmp.Or(j.ctype, info.ContentType)
+		}
+		up, err := j.dstC.CopyObject(ctx, d, minio.CopySrcOptions{Bucket: from.Bucket, Object: from.Key, VersionID: versionID})
+		if err != nil {
+			return cmdutil.S3Err("copy "+cmdutil.FmtTarget(from)+" to "+cmdutil.FmtTarget(to), err)
+		}
+		return j.report(cpResult{Source: cmdutil.FmtTarget(from), Target: cmdutil.FmtTarget(to), Size: info.Size, ETag: up.ETag, VersionID: up.VersionID})
+	}
+	obj, err := j.srcC.GetObject(ctx, from.Bucket, from.Key, minio.GetObjectOptions{VersionID: versionID})
+	if err != nil {
+		return cmdutil.S3Err("copy "+cmdutil.FmtTarget(from), err)
+	}
+	defer obj.Close()
+	info, err := obj.Stat()
+	if err != nil {
+		return cmdutil.S3Err("copy "+cmdutil.FmtTarget(from), err)
+	}
+	up, err := j.dstC.PutObject(ctx, to.Bucket, to.Key, obj, info.Size, minio.PutObjectOptions{
+		UserMetadata: j.mergedMeta(info.UserMetadata), ContentType: cmp.Or(j.ctype, info.ContentType)})
+	if err != nil {
+		return cmdutil.S3Err("copy "+cmdutil.FmtTarget(from)+" to "+cmdutil.FmtTarget(to), err)
+	}
+	return j.report(cpResult{Source: cmdutil.FmtTarget(from), Target: cmdutil.FmtTarget(to), Size: up.Size, ETag: up.ETag, VersionID: up.VersionID})
+}
+
+// mergedMeta is the source's user metadata with --attr on top.
+func (j *cpJob) mergedMeta(src minio.StringMap) map[string]string {
+	m := map[string]string{}
+	maps.Copy(m, src)
+	maps.Copy(m, j.meta)
+	return m
+}
+
+func (j *cpJob) report(r cpResult) error {
+	r.Status = "success"
+	r.ETag = strings.Trim(r.ETag, `"`)
+	human := fmt.Sprintf("`%s` -> `%s` (%s)", r.Source, r.Target, cmdutil.FmtBytes(r.Size))
+	return cmdutil.PrintResult(j.cmd.OutOrStdout(), j.opts, r, human)
+}

@@ -1,0 +1,129 @@
+package objcmd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/minio/minio-go/v7"
+	"github.com/spf13/cobra"
+	"github.com/twinlake/twinlake/internal/cli/cmdutil"
+)
+
+func newLSCmd(opts *cmdutil.Options) *cobra.Command {
+	var recursive, versions bool
+	cmd := &cobra.Command{
+		Use:   "ls ALIAS[/BUCKET[/PREFIX]]",
+		Short: "List buckets, or objects in a bucket",
+		Example: `  twinlake ls site1
+  twinlake ls site1/photos/2024/
+  twinlake ls --recursive --versions site1/photos
+  twinlake ls --json site1/photos`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			t := cmdutil.ParseTarget(args[0])
+			c, err := opts.S3Client(t.Alias)
+			if err != nil {
+				return err
+			}
+			if t.Bucket == "" {
+				return listBuckets(cmd, opts, c, t.Alias)
+			}
+			return listObjects(cmd, opts, c, t, recursive, versions)
+		},
+	}
+	cmd.Flags().BoolVarP(&recursive, "recursive", "r", false, "list every object under the prefix, not one level")
+	cmd.Flags().BoolVar(&versions, "versions", false, "list every version and delete marker")
+	return cmd
+}
+
+// lsEntry is one listed bucket, prefix, object or object version.
+type lsEntry struct {
+	Status       string    `json:"status"`
+	Type         string    `json:"type"` // "bucket", "folder" or "file"
+	LastModified time.Time `json:"lastModified,omitzero"`
+	Size         int64     `json:"size"`
+	Key          string    `json:"key"`
+	ETag         string    `json:"etag,omitempty"`
+	StorageClass string    `json:"storageClass,omitempty"`
+	VersionID    string    `json:"versionId,omitempty"`
+	IsLatest     bool      `json:"isLatest,omitempty"`
+	DeleteMarker bool      `json:"isDeleteMarker,omitempty"`
+	// name is what the human line shows: relative to the listed folder.
+	name string
+}
+
+func (e lsEntry) human(withVersions bool) string {
+	ts := strings.Repeat(" ", 25)
+	if !e.LastModified.IsZero() {
+		ts = cmdutil.FmtListTime(e.LastModified)
+	}
+	line := fmt.Sprintf("%s %9s", ts, cmdutil.FmtBytes(e.Size))
+	if e.Type == "file" {
+		line += " " + e.StorageClass
+	}
+	if withVersions && e.Type == "file" {
+		op := "PUT"
+		if e.DeleteMarker {
+			op = "DEL"
+		}
+		line += fmt.Sprintf(" %s %s", e.VersionID, op)
+	}
+	line += " " + e.name
+	if withVersions && e.IsLatest {
+		line += " (latest)"
+	}
+	return line
+}
+
+func listBuckets(cmd *cobra.Command, opts *cmdutil.Options, c *minio.Client, alias string) error {
+	buckets, err := c.ListBuckets(cmd.Context())
+	if err != nil {
+		return cmdutil.S3Err("list buckets on "+alias, err)
+	}
+	for _, b := range buckets {
+		e := lsEntry{Status: "success", Type: "bucket", LastModified: b.CreationDate, Key: b.Name + "/", name: b.Name + "/"}
+		if err := cmdutil.PrintResult(cmd.OutOrStdout(), opts, e, e.human(false)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func listObjects(cmd *cobra.Command, opts *cmdutil.Options, c *minio.Client, t cmdutil.Target, recursive, versions bool) error {
+	ctx, cancel := context.WithCancel(cmd.Context())
+	defer cancel()
+	// Names are shown relative to the folder being listed, as mc does.
+	folder := t.Key[:strings.LastIndex(t.Key, "/")+1]
+	lo := minio.ListObjectsOptions{Prefix: t.Key, Recursive: recursive, WithVersions: versions}
+	for obj := range c.ListObjectsIter(ctx, t.Bucket, lo) {
+		if obj.Err != nil {
+			if errors.Is(obj.Err, io.EOF) {
+				break
+			}
+			return cmdutil.S3Err("list "+cmdutil.FmtTarget(t), obj.Err)
+		}
+		e := lsEntryFromObject(obj)
+		e.name = strings.TrimPrefix(obj.Key, folder)
+		if err := cmdutil.PrintResult(cmd.OutOrStdout(), opts, e, e.human(versions)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func lsEntryFromObject(obj minio.ObjectInfo) lsEntry {
+	e := lsEntry{Status: "success", Type: "file", Key: obj.Key, Size: obj.Size, LastModified: obj.LastModified,
+		ETag: strings.Trim(obj.ETag, `"`), StorageClass: obj.StorageClass, VersionID: obj.VersionID,
+		IsLatest: obj.IsLatest, DeleteMarker: obj.IsDeleteMarker}
+	if strings.HasSuffix(obj.Key, "/") && obj.LastModified.IsZero() {
+		e.Type = "folder"
+	}
+	if e.Type == "file" && e.StorageClass == "" {
+		e.StorageClass = "STANDARD"
+	}
+	return e
+}

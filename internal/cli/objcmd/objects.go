@@ -1,0 +1,34 @@
+package objcmd
+
+import (
+	"github.com/spf13/cobra"
+	"github.com/twinlake/twinlake/internal/cli/cmdutil"
+)
+
+// AddObjectCommands attaches the object verbs: mb, rb, ls, cp, cat, rm, stat,
+// version, pipe, head, ready, ping, tag, share, du, tree, find, diff, mirror.
+func AddObjectCommands(root *cobra.Command, opts *cmdutil.Options) {
+	for _, newCmd := range []func(*cmdutil.Options) *cobra.Command{
+		newMBCmd,
+		newRBCmd,
+		newLSCmd,
+		newCPCmd,
+		newCatCmd,
+		newRMCmd,
+		newStatCmd,
+		newVersionCmd,
+		newPipeCmd,
+		newHeadCmd,
+		newReadyCmd,
+		newPingCmd,
+		newTagCmd,
+		newShareCmd,
+		newDUCmd,
+		newTreeCmd,
+		newFindCmd,
+		newDiffCmd,
+		newMirrorCmd,
+	} {
+		root.AddCommand(newCmd(opts))
+	}
+}

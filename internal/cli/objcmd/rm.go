@@ -1,0 +1,187 @@
+package objcmd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"iter"
+
+	"github.com/minio/minio-go/v7"
+	"github.com/spf13/cobra"
+	"github.com/twinlake/twinlake/internal/cli/cmdutil"
+)
+
+// rmFlags are the rm command's flags.
+type rmFlags struct {
+	versionID string
+	recursive bool
+	force     bool
+	versions  bool
+	yes       bool
+}
+
+func newRMCmd(opts *cmdutil.Options) *cobra.Command {
+	var f rmFlags
+	cmd := &cobra.Command{
+		Use:   "rm ALIAS/BUCKET/KEY [ALIAS/BUCKET/KEY ...]",
+		Short: "Remove objects",
+		Long: `Remove objects. On a versioned bucket removing a key adds a delete marker;
+--version-id removes one version for good, --versions removes every version.
+--recursive removes everything under a prefix and needs --force, which is the
+confirmation: as in mc, rm --recursive --force never prompts. --versions alone
+asks before removing every version of a key; --force or --yes skips the prompt.`,
+		Example: `  twinlake rm site1/photos/2024/cat.jpg
+  twinlake rm --version-id 3f1c... site1/photos/cat.jpg
+  twinlake rm --versions --yes site1/photos/cat.jpg
+  twinlake rm --recursive --force site1/photos/2024/
+  twinlake rm --recursive --versions --force site1/photos/2024/`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if f.recursive && !f.force {
+				return errors.New("rm --recursive removes every object under the prefix: add --force to confirm")
+			}
+			if f.versionID != "" && (f.recursive || f.versions || len(args) > 1) {
+				return errors.New("--version-id names one version of one key: it cannot be combined with --recursive, --versions or several targets")
+			}
+			for _, arg := range args {
+				if err := removeTarget(cmd, opts, arg, f); err != nil {
+					return err
+				}
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&f.versionID, "version-id", "", "remove this version of the object")
+	cmd.Flags().BoolVarP(&f.recursive, "recursive", "r", false, "remove every object under the prefix (needs --force)")
+	cmd.Flags().BoolVar(&f.force, "force", false, "allow a recursive remove; never prompt")
+	cmd.Flags().BoolVar(&f.versions, "versions", false, "remove every version (and delete marker), not just the latest")
+	cmd.Flags().BoolVarP(&f.yes, "yes", "y", false, "do not prompt before a bulk remove")
+	return cmd
+}
+
+// rmResult is one removed object (or version) as printed.
+type rmResult struct {
+	Status                string `json:"status"`
+	Key                   string `json:"key"`
+	VersionID             string `json:"versionId,omitempty"`
+	DeleteMarker          bool   `json:"deleteMarker,omitempty"`
+	DeleteMarkerVersionID string `json:"deleteMarkerVersionId,omitempty"`
+}
+
+func (r rmResult) human() string {
+	s := fmt.Sprintf("Removed `%s`", r.Key)
+	if r.VersionID != "" {
+		s += fmt.Sprintf(" (versionId=%s)", r.VersionID)
+	}
+	if r.DeleteMarker && r.DeleteMarkerVersionID != "" {
+		s += fmt.Sprintf(" (delete marker %s)", r.DeleteMarkerVersionID)
+	}
+	return s + "."
+}
+
+func removeTarget(cmd *cobra.Command, opts *cmdutil.Options, arg string, f rmFlags) error {
+	t, err := cmdutil.RequireBucket(arg)
+	if err != nil {
+		return err
+	}
+	if t.Key == "" && !f.recursive {
+		return fmt.Errorf("%q: want ALIAS/BUCKET/KEY (use rb to remove a bucket, or --recursive --force for all its objects)", arg)
+	}
+	c, err := opts.S3Client(t.Alias)
+	if err != nil {
+		return err
+	}
+	ctx, w := cmd.Context(), cmd.OutOrStdout()
+	if !f.recursive && !f.versions {
+		err := c.RemoveObject(ctx, t.Bucket, t.Key, minio.RemoveObjectOptions{VersionID: f.versionID})
+		if err != nil {
+			return cmdutil.S3Err("remove "+cmdutil.FmtTarget(t), err)
+		}
+		r := rmResult{Status: "success", Key: cmdutil.FmtTarget(t), VersionID: f.versionID}
+		return cmdutil.PrintResult(w, opts, r, r.human())
+	}
+	what := "every version of `" + cmdutil.FmtTarget(t) + "`"
+	if f.recursive {
+		what = "every object under `" + cmdutil.FmtTarget(t) + "`"
+		if f.versions {
+			what = "every version of every object under `" + cmdutil.FmtTarget(t) + "`"
+		}
+	}
+	if err := cmdutil.Confirm(cmd, f.yes || f.force, "Remove "+what+"?"); err != nil {
+		return err
+	}
+	sel := ObjSelection{Prefix: t.Key, Exact: !f.recursive, AllVersions: f.versions}
+	_, err = RemoveObjects(ctx, c, t.Bucket, sel, func(r minio.RemoveObjectResult) error {
+		out := rmResult{Status: "success", Key: cmdutil.FmtTarget(cmdutil.Target{Alias: t.Alias, Bucket: t.Bucket, Key: r.ObjectName}),
+			VersionID: r.ObjectVersionID, DeleteMarker: r.DeleteMarker, DeleteMarkerVersionID: r.DeleteMarkerVersionID}
+		return cmdutil.PrintResult(w, opts, out, out.human())
+	})
+	return err
+}
+
+// objSelection picks the objects removeObjects deletes.
+type ObjSelection struct {
+	// Prefix selects keys starting with it, or exactly it when Exact.
+	Prefix string
+	Exact  bool
+	// AllVersions removes every version and delete marker by version ID;
+	// otherwise each latest object is removed (a delete marker on a
+	// versioned bucket).
+	AllVersions bool
+}
+
+// removeObjects lists the selection and removes it in batches (S3
+// multi-object delete), calling onRemoved for each success. It returns how
+// many were removed and the first failure, listing or removing.
+func RemoveObjects(ctx context.Context, c *minio.Client, bucket string, sel ObjSelection, onRemoved func(minio.RemoveObjectResult) error) (int, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var listErr error
+	objs := selectObjects(ctx, c, bucket, sel, &listErr)
+	results, err := c.RemoveObjectsWithIter(ctx, bucket, objs, minio.RemoveObjectsOptions{})
+	if err != nil {
+		return 0, cmdutil.S3Err("remove objects in "+bucket, err)
+	}
+	n := 0
+	for r := range results {
+		if r.Err != nil {
+			return n, cmdutil.S3Err(fmt.Sprintf("remove %s/%s", bucket, r.ObjectName), r.Err)
+		}
+		n++
+		if onRemoved != nil {
+			if err := onRemoved(r); err != nil {
+				return n, err
+			}
+		}
+	}
+	if listErr != nil {
+		return n, cmdutil.S3Err("list "+bucket, listErr)
+	}
+	return n, nil
+}
+
+// selectObjects iterates the selection; a listing error stops it and is
+// stored in *listErr.
+func selectObjects(ctx context.Context, c *minio.Client, bucket string, sel ObjSelection, listErr *error) iter.Seq[minio.ObjectInfo] {
+	return func(yield func(minio.ObjectInfo) bool) {
+		lo := minio.ListObjectsOptions{Prefix: sel.Prefix, Recursive: true, WithVersions: sel.AllVersions}
+		for obj := range c.ListObjectsIter(ctx, bucket, lo) {
+			if obj.Err != nil {
+				if !errors.Is(obj.Err, io.EOF) {
+					*listErr = obj.Err
+				}
+				return
+			}
+			if sel.Exact && obj.Key != sel.Prefix {
+				continue
+			}
+			if !sel.AllVersions {
+				obj.VersionID = ""
+			}
+			if !yield(obj) {
+				return
+			}
+		}
+	}
+}

@@ -1,0 +1,118 @@
+package servercmd
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/twinlake/twinlake/internal/app"
+	"github.com/twinlake/twinlake/internal/cli/cmdutil"
+)
+
+// AddServerCommands attaches the server command.
+func AddServerCommands(root *cobra.Command, opts *cmdutil.Options) {
+	var cfg app.Config
+	var logLevel, logFormat, accessLog, certsDir string
+	cmd := &cobra.Command{
+		Use:   "server",
+		Short: "Run a twinlake site",
+		Long: `Run a twinlake site: the S3 API, the admin API and health endpoints on one port.
+
+Root credentials come from TWINLAKE_ROOT_USER and TWINLAKE_ROOT_PASSWORD. If both are
+unset at first start, a strong secret is generated, stored (mode 0600) in the data
+directory and printed once.`,
+		Example: `  twinlake server --address 127.0.0.1:9000 --dir ./data
+  twinlake server --dir ./data --log-format json --access-log /var/log/twinlake/access.log
+  TWINLAKE_ROOT_USER=admin TWINLAKE_ROOT_PASSWORD=change-me-now twinlake server --dir ./data`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			log, err := newLogger(cmd.ErrOrStderr(), logFormat, logLevel)
+			if err != nil {
+				return err
+			}
+			cfg.Logger = log
+			access, closeAccess, err := openAccessLog(accessLog, cmd.OutOrStdout())
+			if err != nil {
+				return err
+			}
+			defer closeAccess()
+			cfg.AccessLog = access
+			cfg.Out = cmd.OutOrStdout()
+			cfg.RootUser = os.Getenv("TWINLAKE_ROOT_USER")
+			cfg.RootPassword = os.Getenv("TWINLAKE_ROOT_PASSWORD")
+			cfg.KMSSecretKey = os.Getenv("TWINLAKE_KMS_SECRET_KEY")
+			cfg.MetricsPublic = os.Getenv("TWINLAKE_METRICS_AUTH") == "public"
+			cfg.MetricsToken = os.Getenv("TWINLAKE_METRICS_TOKEN")
+			if certsDir != "" {
+				tlsCfg, peer, err := loadCerts(certsDir)
+				if err != nil {
+					return err
+				}
+				cfg.TLS, cfg.PeerHTTPClient = tlsCfg, peer
+			}
+			return runServer(cmd.Context(), cfg)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&cfg.Address, "address", "127.0.0.1:9000", "listen address")
+	f.StringVar(&cfg.Dir, "dir", "./data", "data directory")
+	f.StringVar(&cfg.SiteName, "site-name", "", "this site's name (default derived from its deployment ID)")
+	f.StringVar(&cfg.Domain, "domain", "", "domain for virtual-host style requests (BUCKET.DOMAIN)")
+	f.StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn, error")
+	f.StringVar(&logFormat, "log-format", "text", "log format: text or json (one object a line, for log shippers)")
+	f.StringVar(&accessLog, "access-log", "", "write an access log, one JSON line per request, to FILE (appended) or stdout")
+	f.StringVar(&certsDir, "certs-dir", "", "serve HTTPS with DIR/public.crt and DIR/private.key; DIR/CAs/*.crt are trusted for peer sites")
+	root.AddCommand(cmd)
+}
+
+// loadCerts reads the site's certificate and key from dir, and builds the
+// client peers are reached with: the system roots plus dir/CAs/*.crt.
+func loadCerts(dir string) (*tls.Config, *http.Client, error) {
+	cert, err := tls.LoadX509KeyPair(filepath.Join(dir, "public.crt"), filepath.Join(dir, "private.key"))
+	if err != nil {
+		return nil, nil, fmt.Errorf("--certs-dir: %w", err)
+	}
+	pool, err := x509.SystemCertPool()
+	if err != nil || pool == nil {
+		pool = x509.NewCertPool()
+	}
+	cas, _ := filepath.Glob(filepath.Join(dir, "CAs", "*.crt"))
+	for _, p := range cas {
+		pem, err := os.ReadFile(p)
+		if err != nil {
+			return nil, nil, fmt.Errorf("--certs-dir: %w", err)
+		}
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, nil, fmt.Errorf("--certs-dir: %s holds no PEM certificate", p)
+		}
+	}
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.TLSClientConfig = &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
+	tr.MaxIdleConnsPerHost = 256
+	return &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}, &http.Client{Transport: tr}, nil
+}
+
+// runServer runs a site until ctx is cancelled (SIGINT/SIGTERM), then shuts
+// down gracefully.
+func runServer(ctx context.Context, cfg app.Config) error {
+	srv, err := app.New(cfg)
+	if err != nil {
+		return err
+	}
+	if err := srv.Start(); err != nil {
+		srv.Close(context.Background())
+		return err
+	}
+	fmt.Fprintf(cfg.Out, "twinlake serving on %s (data in %s)\n", srv.URL(), cfg.Dir)
+	<-ctx.Done()
+	shutdown, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	return srv.Close(shutdown)
+}
