@@ -334,13 +334,20 @@ func (s *Server) handler() (http.Handler, error) {
 	if err != nil {
 		return nil, err
 	}
-	return s.withAccessLog(&router{s3: limited, routes: []prefixRoute{
+	con, err := s.newConsole(auth)
+	if err != nil {
+		return nil, err
+	}
+	h := s.withAccessLog(&router{s3: limited, routes: []prefixRoute{
 		{"/twinlake/health/", http.HandlerFunc(s.health)},
 		{"/twinlake/admin/v1/", adm},
 		{peerhttp.Prefix, peer},
 		{"/twinlake/metrics", met},
 		{rest.PathPrefix, cat},
-	}}), nil
+		{"/twinlake/console", con},
+	}})
+	con.SetBackend(h)
+	return h, nil
 }
 
 // prefixRoute mounts a surface under a path prefix.
