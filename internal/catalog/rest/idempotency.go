@@ -116,6 +116,11 @@ func (s *Server) serveIdempotent(w *httprec.Recorder, r *http.Request, rt *route
 	switch {
 	case c.ref != nil && w.Status == http.StatusOK:
 		ans.RefKind, ans.RefLocation = c.ref.kind, c.ref.location
+	case c.vended:
+		// A staged create's answer with vended credentials: they are not
+		// kept. Nothing was applied, so a retry runs it again and vends
+		// afresh.
+		return herr
 	case cw.overflow:
 		// Too large to keep: the Applied mark of the mutation's batch stays,
 		// and a retry gets an answer rebuilt from the current state.
@@ -149,10 +154,18 @@ func (s *Server) replay(w http.ResponseWriter, r *http.Request, rt *route, c *ca
 		if err != nil {
 			return err
 		}
+		body := loadResponse{MetadataLocation: a.RefLocation, Metadata: data}
 		if a.RefKind == catalog.KindTable {
 			w.Header().Set("ETag", etag(a.RefLocation, snapshotsAll))
+			if rt.name == "tables.CreateTable" {
+				// Credentials are never recorded: a replay asking for
+				// them gets fresh ones for the table it created.
+				if body, err = s.replayVended(w, r, c, body); err != nil {
+					return err
+				}
+			}
 		}
-		writeLoad(w, loadResponse{MetadataLocation: a.RefLocation, Metadata: data})
+		writeLoad(w, body)
 		return nil
 	}
 	if a.Applied {

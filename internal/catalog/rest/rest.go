@@ -131,6 +131,9 @@ type call struct {
 	// ref is set by a mutation answering a table's or view's load result:
 	// its recorded idempotent answer is the metadata file, not the body.
 	ref *answerRef
+	// vended is set when the answer carries vended credentials: they are
+	// never recorded as an idempotent answer (vending.go).
+	vended bool
 }
 
 // answerRef names the metadata file a load result carries.

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -185,7 +186,10 @@ func vendScope(own, foreign []s3Prefix, write bool) ([]byte, error) {
 }
 
 // withVended adds vended credentials to a table's load result when the
-// request asks for them.
+// request asks for them, with the table's loadCredentials path (relative
+// to the catalog's base URI) as client.refresh-credentials-endpoint, where
+// Iceberg's S3 file IO asks for new ones before these expire: also after
+// a 304 Not Modified, which has no body to carry credentials in.
 func (s *Server) withVended(r *http.Request, c *call, t *catalog.Table, body loadResponse) (loadResponse, error) {
 	if !wantsVending(r) {
 		return body, nil
@@ -200,9 +204,38 @@ func (s *Server) withVended(r *http.Request, c *call, t *catalog.Table, body loa
 	for k, v := range scs[0].Config {
 		body.Config[k] = v
 	}
+	if t.Ident.Name != "" && t.MetadataLocation != "" { // a staged table has no credentials endpoint yet
+		body.Config["client.refresh-credentials-endpoint"] = "v1/" + url.PathEscape(c.params["prefix"]) + "/namespaces/" +
+			url.PathEscape(strings.Join(t.Ident.Namespace, "\x1f")) + "/tables/" + url.PathEscape(t.Ident.Name) + "/credentials"
+	}
 	body.StorageCredentials = scs
 	c.msg += " vended"
+	c.vended = true
 	return body, nil
+}
+
+// replayVended adds fresh vended credentials to the replayed answer of a
+// createTable when the replay asks for them: for the table at the recorded
+// metadata file's location, named as the request names it.
+func (s *Server) replayVended(w http.ResponseWriter, r *http.Request, c *call, body loadResponse) (loadResponse, error) {
+	if !wantsVending(r) {
+		return body, nil
+	}
+	var req struct {
+		Name string `json:"name"`
+	}
+	var md struct {
+		Location string `json:"location"`
+	}
+	if err := s.readJSON(w, r, &req); err != nil {
+		return body, err
+	}
+	if err := json.Unmarshal(body.Metadata, &md); err != nil {
+		return body, fmt.Errorf("replayed metadata: %w", err)
+	}
+	t := &catalog.Table{Ident: catalog.Ident{Namespace: namespaceParam(c), Name: req.Name}, Location: md.Location,
+		MetadataLocation: body.MetadataLocation, MetadataJSON: body.Metadata}
+	return s.withVended(r, c, t, body)
 }
 
 // loadCredentials serves the spec's loadCredentials.
