@@ -44,11 +44,15 @@ func FromHeaders(h http.Header) (Declared, error) {
 	if err := d.readSDKAlgorithm(h.Get(HeaderSDKAlgorithm)); err != nil {
 		return Declared{}, err
 	}
-	if v := h.Get(HeaderContentMD5); v != "" {
-		if _, err := ParseContentMD5(v); err != nil {
+	if vs := h.Values(HeaderContentMD5); len(vs) > 0 {
+		// Present but empty is malformed too (S3: InvalidDigest), not absent.
+		if len(vs) > 1 {
+			return Declared{}, fmt.Errorf("%w: more than one Content-MD5", ErrInvalidDigest)
+		}
+		if _, err := ParseContentMD5(vs[0]); err != nil {
 			return Declared{}, err
 		}
-		d.ContentMD5 = v
+		d.ContentMD5 = vs[0]
 	}
 	return d, nil
 }

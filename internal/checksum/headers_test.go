@@ -63,6 +63,7 @@ func TestFromHeaders(t *testing.T) {
 		{"sdk algorithm unknown", header("x-amz-sdk-checksum-algorithm", "MD5"), Declared{}, ErrUnknownAlgorithm},
 		{"content-md5 wrong length", header("Content-MD5", crc), Declared{}, ErrInvalidDigest},
 		{"content-md5 not base64", header("Content-MD5", "zzz"), Declared{}, ErrInvalidDigest},
+		{"content-md5 present but empty", header("Content-MD5", ""), Declared{}, ErrInvalidDigest},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

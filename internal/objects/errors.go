@@ -13,7 +13,8 @@ var (
 	ErrBucketNotEmpty = errors.New("objects: bucket not empty")
 	// ErrInvalidBucketName: name breaks S3 naming rules (InvalidBucketName).
 	ErrInvalidBucketName = errors.New("objects: invalid bucket name")
-	// ErrInvalidKey: empty, over 1024 bytes or not UTF-8 (KeyTooLongError / InvalidArgument).
+	// ErrInvalidKey: empty, not UTF-8, or (for a new object) holding a control
+	// character XML cannot carry (InvalidArgument).
 	ErrInvalidKey = errors.New("objects: invalid object key")
 	// ErrKeyTooLong: key over 1024 bytes (KeyTooLongError).
 	ErrKeyTooLong = errors.New("objects: object key too long")

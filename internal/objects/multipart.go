@@ -65,7 +65,7 @@ func validUploadID(id string) bool {
 // CreateMultipartUpload starts an upload; opts carry the object's metadata
 // (size and conditions are ignored).
 func (l *Layer) CreateMultipartUpload(ctx context.Context, bucket, key string, opts PutOptions) (*Upload, error) {
-	if err := ValidateKey(key); err != nil {
+	if err := ValidateNewKey(key); err != nil {
 		return nil, err
 	}
 	b, err := l.Bucket(ctx, bucket)

@@ -29,6 +29,23 @@ func ValidateKey(key string) error {
 	return nil
 }
 
+// ValidateNewKey checks the key of a new object: ValidateKey, and no
+// character XML 1.0 cannot carry (C0 controls other than tab, line feed
+// and carriage return; U+FFFE, U+FFFF), which no S3 listing could name.
+// Reads and deletes take any key ValidateKey accepts, so an object stored
+// before this rule stays reachable.
+func ValidateNewKey(key string) error {
+	if err := ValidateKey(key); err != nil {
+		return err
+	}
+	for _, r := range key {
+		if r < 0x20 && r != '\t' && r != '\n' && r != '\r' || r == 0xFFFE || r == 0xFFFF {
+			return fmt.Errorf("%w: control character %U", ErrInvalidKey, r)
+		}
+	}
+	return nil
+}
+
 // PutOptions describe one object write.
 type PutOptions struct {
 	// Size is the body length, or -1 if unknown until EOF.
@@ -61,7 +78,7 @@ type stored struct {
 
 // PutObject writes a new version of bucket/key from body.
 func (l *Layer) PutObject(ctx context.Context, bucket, key string, body io.Reader, opts PutOptions) (*Version, error) {
-	if err := ValidateKey(key); err != nil {
+	if err := ValidateNewKey(key); err != nil {
 		return nil, err
 	}
 	b, err := l.Bucket(ctx, bucket)

@@ -266,8 +266,6 @@ func TestBadInput(t *testing.T) {
 		{"body longer than declared", rawRequest{method: "PUT", target: "/bad/long", body: small[:10], payloadHash: sha256Hex(small), wire: small}, 400, "XAmzContentSHA256Mismatch"},
 		{"unsigned body longer than declared", rawRequest{method: "PUT", target: "/bad/long-md5", body: small[:10], payloadHash: "UNSIGNED-PAYLOAD",
 			header: map[string]string{"Content-MD5": md5B64(small)}, wire: small}, 400, "BadDigest"},
-		{"no content length", rawRequest{method: "PUT", target: "/bad/chunked", body: small, payloadHash: "UNSIGNED-PAYLOAD", declared: -1}, 411, "MissingContentLength"},
-		{"part without content length", rawRequest{method: "PUT", target: "/bad/mpu?partNumber=1&uploadId=" + uploadID, body: small, payloadHash: "UNSIGNED-PAYLOAD", declared: -1}, 411, "MissingContentLength"},
 
 		// Payload checks.
 		{"wrong sha256", rawRequest{method: "PUT", target: "/bad/sha", body: small, payloadHash: sha256Hex([]byte("something else"))}, 400, "XAmzContentSHA256Mismatch"},
@@ -276,6 +274,14 @@ func TestBadInput(t *testing.T) {
 		{"wrong content-md5", rawRequest{method: "PUT", target: "/bad/md5", body: small, header: map[string]string{"Content-MD5": md5B64(large)}}, 400, "BadDigest"},
 		{"wrong content-md5 large", rawRequest{method: "PUT", target: "/bad/md5-large", body: large, header: map[string]string{"Content-MD5": md5B64(small)}}, 400, "BadDigest"},
 		{"malformed content-md5", rawRequest{method: "PUT", target: "/bad/md5-bad", body: small, header: map[string]string{"Content-MD5": "not base64!"}}, 400, "InvalidDigest"},
+		{"empty content-md5", rawRequest{method: "PUT", target: "/bad/md5-empty", body: small, header: map[string]string{"Content-MD5": ""}}, 400, "InvalidDigest"},
+		{"malformed checksum", rawRequest{method: "PUT", target: "/bad/sum-bad", body: small, header: map[string]string{"x-amz-checksum-sha256": "bad"}}, 400, "BadDigest"},
+		{"wrong checksum", rawRequest{method: "PUT", target: "/bad/sum-wrong", body: small, header: map[string]string{"x-amz-checksum-sha256": "arcu6553sHVAiX4MjW0j7I7vD4w6R+Gz9Ok0Q9lTa+0="}}, 400, "BadDigest"},
+
+		// Characters no XML listing could carry.
+		{"key with NUL", rawRequest{method: "PUT", target: "/bad/a%00b", body: small}, 400, "InvalidArgument"},
+		{"key with control character", rawRequest{method: "PUT", target: "/bad/a%01b", body: small}, 400, "InvalidArgument"},
+		{"upload of a key with a control character", rawRequest{method: "POST", target: "/bad/a%1Fb?uploads"}, 400, "InvalidArgument"},
 
 		// Sub-resources that are not served must not fall through to a plain
 		// bucket or object operation.

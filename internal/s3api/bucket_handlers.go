@@ -1,8 +1,14 @@
 package s3api
 
 import (
+	"fmt"
 	"io"
+	"maps"
 	"net/http"
+	"slices"
+	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/twinlake/twinlake/internal/iam/policy"
 	"github.com/twinlake/twinlake/internal/objects"
@@ -96,7 +102,7 @@ func (s *Server) getBucketTagging(req *request) error {
 }
 
 func (s *Server) putBucketTagging(req *request) error {
-	tags, err := readTagging(req.r.Body, 50)
+	tags, err := readTagging(req.r.Body, maxBucketTags)
 	if err != nil {
 		return err
 	}
@@ -184,29 +190,73 @@ func (s *Server) deleteBucketEncryption(req *request) error {
 	return nil
 }
 
+// tagsToXML returns a tag set sorted by key, so that every call answers
+// in the same order (S3 does the same).
 func tagsToXML(tags map[string]string) tagging {
 	t := tagging{NS: s3NS, TagSet: []tag{}}
-	for k, v := range tags {
-		t.TagSet = append(t.TagSet, tag{Key: k, Value: v})
+	for _, k := range slices.Sorted(maps.Keys(tags)) {
+		t.TagSet = append(t.TagSet, tag{Key: k, Value: tags[k]})
 	}
 	return t
 }
 
-// readTagging parses a Tagging document; duplicate keys are InvalidTag.
+// Tag limits as S3 sets them.
+const (
+	maxObjectTags  = 10
+	maxBucketTags  = 50
+	maxTagKeyLen   = 128 // characters
+	maxTagValueLen = 256 // characters
+)
+
+// readTagging parses a Tagging document of at most max tags.
 func readTagging(body io.Reader, max int) (map[string]string, error) {
 	var t tagging
 	if err := decodeXML(body, &t); err != nil {
 		return nil, err
 	}
-	if len(t.TagSet) > max {
-		return nil, apiErr("BadRequest", 400, "Object tags cannot be greater than the allowed number.")
-	}
-	tags := make(map[string]string, len(t.TagSet))
+	kv := make([][2]string, 0, len(t.TagSet))
 	for _, tg := range t.TagSet {
-		if _, dup := tags[tg.Key]; dup {
-			return nil, errInvalidTag
+		kv = append(kv, [2]string{tg.Key, tg.Value})
+	}
+	return checkTags(kv, max)
+}
+
+// checkTags applies S3's rules to a tag set in the order given: at most
+// max tags, unique keys of 1 to 128 characters not in the reserved aws:
+// namespace, values of at most 256 characters, both of letters, digits,
+// spaces and + - = . _ : / @. Any breach is InvalidTag.
+func checkTags(kv [][2]string, max int) (map[string]string, error) {
+	if len(kv) > max {
+		return nil, apiErr("InvalidTag", http.StatusBadRequest, fmt.Sprintf("Cannot have more than %d tags.", max))
+	}
+	tags := make(map[string]string, len(kv))
+	for _, p := range kv {
+		k, v := p[0], p[1]
+		switch {
+		case k == "" || utf8.RuneCountInString(k) > maxTagKeyLen:
+			return nil, apiErr("InvalidTag", http.StatusBadRequest, "The TagKey you have provided is too long, max 128.")
+		case utf8.RuneCountInString(v) > maxTagValueLen:
+			return nil, apiErr("InvalidTag", http.StatusBadRequest, "The TagValue you have provided is too long, max 256.")
+		case strings.HasPrefix(strings.ToLower(k), "aws:"):
+			return nil, apiErr("InvalidTag", http.StatusBadRequest, "Your TagKey cannot be prefixed with aws:")
+		case !validTagText(k) || !validTagText(v):
+			return nil, apiErr("InvalidTag", http.StatusBadRequest, "The TagKey or TagValue you have provided contains invalid characters.")
 		}
-		tags[tg.Key] = tg.Value
+		if _, dup := tags[k]; dup {
+			return nil, apiErr("InvalidTag", http.StatusBadRequest, "Cannot provide multiple Tags with the same key.")
+		}
+		tags[k] = v
 	}
 	return tags, nil
+}
+
+// validTagText reports whether s uses only the characters S3 allows in
+// tags: Unicode letters and digits, white space and + - = . _ : / @.
+func validTagText(s string) bool {
+	for _, r := range s {
+		if !unicode.IsLetter(r) && !unicode.IsDigit(r) && !unicode.IsSpace(r) && !strings.ContainsRune("+-=._:/@", r) {
+			return false
+		}
+	}
+	return true
 }

@@ -58,7 +58,7 @@ var errorTable = []struct {
 	{objects.ErrBucketNotEmpty, apiErr("BucketNotEmpty", 409, "The bucket you tried to delete is not empty.")},
 	{objects.ErrInvalidBucketName, apiErr("InvalidBucketName", 400, "The specified bucket is not valid.")},
 	{objects.ErrKeyTooLong, errKeyTooLongErr},
-	{objects.ErrInvalidKey, apiErr("InvalidArgument", 400, "Object key must be 1 to 1024 bytes of valid UTF-8.")},
+	{objects.ErrInvalidKey, apiErr("InvalidArgument", 400, "Object key must be 1 to 1024 bytes of valid UTF-8, without control characters other than tab, line feed and carriage return.")},
 	{objects.ErrObjectNotFound, apiErr("NoSuchKey", 404, "The specified key does not exist.")},
 	{objects.ErrVersionNotFound, apiErr("NoSuchVersion", 404, "The specified version does not exist.")},
 	{objects.ErrInvalidVersionID, apiErr("InvalidArgument", 400, "Invalid version id specified.")},
@@ -81,7 +81,9 @@ var errorTable = []struct {
 	{checksum.ErrBadDigest, apiErr("BadDigest", 400, "The Content-MD5 or checksum you specified did not match what we received.")},
 	{checksum.ErrInvalidDigest, apiErr("InvalidDigest", 400, "The Content-MD5 you specified is not valid.")},
 	{checksum.ErrUnknownAlgorithm, apiErr("InvalidRequest", 400, "Unknown checksum algorithm.")},
-	{checksum.ErrInvalidChecksum, apiErr("InvalidRequest", 400, "Value for x-amz-checksum header is invalid.")},
+	// A checksum value that cannot be the digest of any body cannot match
+	// the one received either: BadDigest, as MinIO and the suite expect.
+	{checksum.ErrInvalidChecksum, apiErr("BadDigest", 400, "The x-amz-checksum value you specified is not a valid digest for its algorithm.")},
 	{checksum.ErrMultipleChecksums, apiErr("InvalidRequest", 400, "Expecting a single x-amz-checksum- header.")},
 	{checksum.ErrAlgorithmMismatch, apiErr("InvalidRequest", 400, "Value for x-amz-sdk-checksum-algorithm header is invalid.")},
 	{checksum.ErrInvalidTrailer, apiErr("InvalidRequest", 400, "The value specified in the x-amz-trailer header is not supported.")},

@@ -92,19 +92,24 @@ func putOptionsFromHeaders(h http.Header) (objects.PutOptions, error) {
 	return opts, nil
 }
 
+// parseTagQuery reads x-amz-tagging: URL-encoded key=value pairs joined
+// by '&' ("a=1&b" is a=1 and b=""), under the same rules as a Tagging
+// document; a repeated key is InvalidTag.
 func parseTagQuery(s string) (map[string]string, error) {
-	q, err := url.ParseQuery(s)
-	if err != nil {
-		return nil, errInvalidTag
-	}
-	tags := map[string]string{}
-	for k, v := range q {
-		if len(v) != 1 {
-			return nil, errInvalidTag
+	var kv [][2]string
+	for pair := range strings.SplitSeq(s, "&") {
+		if pair == "" {
+			continue
 		}
-		tags[k] = v[0]
+		rk, rv, _ := strings.Cut(pair, "=")
+		k, err1 := url.QueryUnescape(rk)
+		v, err2 := url.QueryUnescape(rv)
+		if err1 != nil || err2 != nil {
+			return nil, apiErr("InvalidArgument", http.StatusBadRequest, "The header 'x-amz-tagging' shall be encoded as UTF-8 then URLEncoded URL query parameters without tag name duplicates.")
+		}
+		kv = append(kv, [2]string{k, v})
 	}
-	return tags, nil
+	return checkTags(kv, maxObjectTags)
 }
 
 // setObjectHeaders writes the headers describing v.
@@ -119,7 +124,9 @@ func setObjectHeaders(h http.Header, v *objects.Version, withChecksum bool) {
 		h.Set(k, val)
 	}
 	for k, val := range v.UserMeta {
-		h["X-Amz-Meta-"+canonicalMetaKey(k)] = []string{val}
+		// Stored lower-case, sent as S3 sends them: x-amz-meta-<key> as
+		// is, not canonicalised (which would read back Foo for foo).
+		h["x-amz-meta-"+k] = []string{val}
 	}
 	if !v.IsNull() {
 		setVersionHeader(h, v.VersionID)
@@ -183,7 +190,6 @@ func setVersionHeader(h http.Header, id string) {
 	}
 }
 
-func canonicalMetaKey(k string) string { return http.CanonicalHeaderKey(k) }
 
 // checkReadConditions evaluates If-Match, If-None-Match, If-Modified-Since and
 // If-Unmodified-Since for GET and HEAD. It returns 304 or 412 as an error.

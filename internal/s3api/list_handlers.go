@@ -38,11 +38,26 @@ func newEncoder(q url.Values) (encoder, error) {
 	return false, errInvalidEncodingType
 }
 
+// enc percent-encodes every byte but the unreserved ones and '/', as S3
+// does: a delimiter of "/" comes back "/", a space "%20", a '+' "%2B".
 func (e encoder) enc(s string) string {
 	if !e || s == "" {
 		return s
 	}
-	return strings.ReplaceAll(url.QueryEscape(s), "+", "%20")
+	const hexDigits = "0123456789ABCDEF"
+	var b strings.Builder
+	b.Grow(len(s))
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.IndexByte("-_.~/", c) >= 0 {
+			b.WriteByte(c)
+			continue
+		}
+		b.WriteByte('%')
+		b.WriteByte(hexDigits[c>>4])
+		b.WriteByte(hexDigits[c&15])
+	}
+	return b.String()
 }
 
 func (e encoder) typeName() string {

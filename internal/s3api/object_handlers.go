@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -24,12 +25,17 @@ func (s *Server) payload(req *request, limit int64) (io.Reader, int64, error) {
 	case sigv4.PayloadStreamingSigned, sigv4.PayloadStreamingSignedTrailer, sigv4.PayloadStreamingUnsignedTrailer:
 		size = req.auth.DecodedLength
 	default:
-		if size < 0 {
+		if size < 0 && !slices.Contains(req.r.TransferEncoding, "chunked") {
 			return nil, 0, errMissingLength
 		}
 	}
 	if size > limit {
 		return nil, 0, errEntityTooLarge
+	}
+	if size < 0 {
+		// HTTP chunked framing without a declared length: read to its
+		// end, but never past the limit.
+		return http.MaxBytesReader(req.w, req.auth.Body(req.r), limit), -1, nil
 	}
 	return req.auth.Body(req.r), size, nil
 }
@@ -342,7 +348,7 @@ func (s *Server) getObjectTagging(req *request) error {
 }
 
 func (s *Server) putObjectTagging(req *request) error {
-	tags, err := readTagging(req.r.Body, 10)
+	tags, err := readTagging(req.r.Body, maxObjectTags)
 	if err != nil {
 		return err
 	}

@@ -225,8 +225,9 @@ func appendCanonicalHeaders(dst []byte, r *http.Request, names []string) []byte 
 }
 
 // appendHeaderValue appends the canonical value of header name: its values
-// trimmed, inner runs of spaces collapsed, joined with ','. Host and
-// Content-Length come from the request fields where net/http moves them.
+// trimmed, inner runs of spaces collapsed, joined with ','. Host,
+// Content-Length and Transfer-Encoding come from the request fields where
+// net/http moves them.
 // A signed header the request lacks canonicalizes as empty.
 func appendHeaderValue(dst []byte, r *http.Request, name string) []byte {
 	if name == "host" {
@@ -239,6 +240,10 @@ func appendHeaderValue(dst []byte, r *http.Request, name string) []byte {
 	values := r.Header[textproto.CanonicalMIMEHeaderKey(name)]
 	if len(values) == 0 && name == "content-length" && r.ContentLength >= 0 {
 		return strconv.AppendInt(dst, r.ContentLength, 10)
+	}
+	if len(values) == 0 && name == "transfer-encoding" {
+		// A server request carries it in TransferEncoding, not Header.
+		values = r.TransferEncoding
 	}
 	for i, v := range values {
 		if i > 0 {
