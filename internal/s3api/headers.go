@@ -190,7 +190,6 @@ func setVersionHeader(h http.Header, id string) {
 	}
 }
 
-
 // checkReadConditions evaluates If-Match, If-None-Match, If-Modified-Since and
 // If-Unmodified-Since for GET and HEAD. It returns 304 or 412 as an error.
 func checkReadConditions(h http.Header, v *objects.Version) error {
