@@ -27,10 +27,17 @@ func AddServerCommands(root *cobra.Command, opts *cmdutil.Options) {
 
 Root credentials come from TWINLAKE_ROOT_USER and TWINLAKE_ROOT_PASSWORD. If both are
 unset at first start, a strong secret is generated, stored (mode 0600) in the data
-directory and printed once.`,
+directory and printed once.
+
+Users' secrets are sealed under a key wrapped by the root password. To change the root
+password, start once with the new one in TWINLAKE_ROOT_PASSWORD and the one the site last
+ran with in TWINLAKE_ROOT_PASSWORD_PREVIOUS (an environment variable, not a flag, so that
+it never shows in the process list): the site re-seals them. Without it (or with a wrong
+one) the site refuses to start and changes nothing.`,
 		Example: `  twinlake server --address 127.0.0.1:9000 --dir ./data
   twinlake server --dir ./data --log-format json --access-log /var/log/twinlake/access.log
-  TWINLAKE_ROOT_USER=admin TWINLAKE_ROOT_PASSWORD=change-me-now twinlake server --dir ./data`,
+  TWINLAKE_ROOT_USER=admin TWINLAKE_ROOT_PASSWORD=change-me-now twinlake server --dir ./data
+  TWINLAKE_ROOT_USER=admin TWINLAKE_ROOT_PASSWORD=new-password TWINLAKE_ROOT_PASSWORD_PREVIOUS=change-me-now twinlake server --dir ./data`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			log, err := newLogger(cmd.ErrOrStderr(), logFormat, logLevel)
@@ -47,6 +54,9 @@ directory and printed once.`,
 			cfg.Out = cmd.OutOrStdout()
 			cfg.RootUser = os.Getenv("TWINLAKE_ROOT_USER")
 			cfg.RootPassword = os.Getenv("TWINLAKE_ROOT_PASSWORD")
+			if prev := os.Getenv("TWINLAKE_ROOT_PASSWORD_PREVIOUS"); prev != "" {
+				cfg.PreviousRootPasswords = []string{prev}
+			}
 			cfg.KMSSecretKey = os.Getenv("TWINLAKE_KMS_SECRET_KEY")
 			cfg.MetricsPublic = os.Getenv("TWINLAKE_METRICS_AUTH") == "public"
 			cfg.MetricsToken = os.Getenv("TWINLAKE_METRICS_TOKEN")
