@@ -123,10 +123,27 @@ func (l *Layer) DeleteBucket(ctx context.Context, name string) error {
 	if _, ok := l.buckets[name]; !ok {
 		return ErrBucketNotFound
 	}
-	return l.deleteBucketLocked(name, l.replBucket)
+	return l.deleteBucketLocked(name, l.cfg.Clock.Now(), l.replBucket)
 }
 
-func (l *Layer) deleteBucketLocked(name string, report func(meta.Batch, *Bucket, bool, int64)) error {
+// DiscardBucket removes an empty bucket from this site alone: the removal
+// is neither replicated nor remembered, so a peer's record of the bucket
+// brings it back. It is DiscardVersion's counterpart for buckets: it lets
+// tests lose a bucket on purpose.
+func (l *Layer) DiscardBucket(ctx context.Context, name string) error {
+	l.bucketsMu.Lock()
+	defer l.bucketsMu.Unlock()
+	if _, ok := l.buckets[name]; !ok {
+		return ErrBucketNotFound
+	}
+	return l.deleteBucketLocked(name, 0, nil)
+}
+
+// deleteBucketLocked removes an empty bucket deleted at HLC time at. With
+// site replication on and at > 0, it leaves a tombstone with that time, so a peer's
+// record of the bucket older than the deletion, arriving late, cannot
+// bring it back (see ApplyBucket).
+func (l *Layer) deleteBucketLocked(name string, at int64, report func(meta.Batch, *Bucket, bool, int64)) error {
 	for _, p := range [][]byte{versionBucketPrefix(name), uploadPrefix(name)} {
 		empty, err := l.rangeEmpty(p)
 		if err != nil {
@@ -141,8 +158,11 @@ func (l *Layer) deleteBucketLocked(name string, report func(meta.Batch, *Bucket,
 	batch.DeleteRange(latestPrefix(name), meta.PrefixEnd(latestPrefix(name)))
 	batch.DeleteRange(purgedBucketPrefix(name), meta.PrefixEnd(purgedBucketPrefix(name)))
 	batch.DeleteRange(cellPrefix(name), meta.PrefixEnd(cellPrefix(name)))
+	if at > 0 && l.repl != nil && l.repl.RequiresVersioning() {
+		l.setBucketGone(batch, name, at)
+	}
 	if report != nil {
-		report(batch, l.buckets[name], true, l.cfg.Clock.Now())
+		report(batch, l.buckets[name], true, at)
 	}
 	if err := batch.Commit(true); err != nil {
 		return err

@@ -9,6 +9,7 @@ package objects
 //	p/<uploadID>\x00<part number, 4 bytes BE>   uploaded part record
 //	x/<bucket>\x00<esc(key)>\x00\x01<versionID>  purge tombstone (HLC time of the purged version)
 //	o/c/<bucket>\x00<cell, 2 bytes BE>          stats cell: digest XOR, live objects and bytes
+//	o/d/<bucket>                                bucket tombstone (HLC time of the bucket's deletion)
 //	o/i/<blobID>                                blob intent: a blob file that may be unreferenced
 //	o/format                                    on-disk format version of the object layer
 //
@@ -17,15 +18,16 @@ package objects
 // contiguous range. Latest summaries need no escaping: nothing follows the key.
 
 const (
-	pfxBucket  = "b/"
-	pfxLatest  = "l/"
-	pfxVersion = "v/"
-	pfxUpload  = "u/"
-	pfxPart    = "p/"
-	pfxPurged  = "x/"
-	pfxCell    = "o/c/"
-	pfxIntent  = "o/i/"
-	keyFormat  = "o/format"
+	pfxBucket     = "b/"
+	pfxLatest     = "l/"
+	pfxVersion    = "v/"
+	pfxUpload     = "u/"
+	pfxPart       = "p/"
+	pfxPurged     = "x/"
+	pfxCell       = "o/c/"
+	pfxIntent     = "o/i/"
+	pfxBucketGone = "o/d/"
+	keyFormat     = "o/format"
 )
 
 // cellPrefix is the range holding every stats cell of one bucket.
@@ -55,6 +57,8 @@ func purgedKey(bucket, key, versionID string) []byte {
 }
 
 func bucketKey(bucket string) []byte { return []byte(pfxBucket + bucket) }
+
+func bucketGoneKey(bucket string) []byte { return []byte(pfxBucketGone + bucket) }
 
 func latestPrefix(bucket string) []byte {
 	k := make([]byte, 0, len(pfxLatest)+len(bucket)+1)

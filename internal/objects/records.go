@@ -72,6 +72,16 @@ func (b *Bucket) fieldTime(f string) int64 {
 	return 0
 }
 
+// lastChange is the HLC time of the bucket's latest change: its creation
+// or any setting's.
+func (b *Bucket) lastChange() int64 {
+	t := b.ModTime
+	for _, ft := range b.FieldTimes {
+		t = max(t, ft)
+	}
+	return t
+}
+
 // Segment is one stored piece of an object's data: a blob file or inline
 // bytes. A simple PUT has one segment; a completed multipart upload has one
 // per part, in order.

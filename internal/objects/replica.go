@@ -356,8 +356,11 @@ func (l *Layer) rememberPurge(bucket, key, versionID string, modTime int64) erro
 }
 
 // ApplyBucket applies a peer's bucket record, or its deletion: a change
-// older than the local record is Stale. A bucket still holding versions is
-// not deleted (ErrBucketNotEmpty): its objects' deletions are on their way.
+// older than the local record is Stale, and so is the record of a bucket
+// that is not here and was deleted after the record's last change (its
+// tombstone), so a late record never resurrects a deleted bucket. A bucket
+// still holding versions is not deleted (ErrBucketNotEmpty): its objects'
+// deletions are on their way.
 func (l *Layer) ApplyBucket(ctx context.Context, in Bucket, deleted bool, at int64) (ApplyOutcome, error) {
 	if !ValidBucketName(in.Name) {
 		return 0, ErrInvalidBucketName
@@ -368,17 +371,30 @@ func (l *Layer) ApplyBucket(ctx context.Context, in Bucket, deleted bool, at int
 	cur, ok := l.buckets[in.Name]
 	if deleted {
 		if !ok {
+			// Remember the deletion even so: the bucket's creation may
+			// still be on its way from another site.
+			if gone, _ := l.bucketGone(in.Name); gone >= at {
+				return Duplicate, nil
+			}
+			batch := l.meta.NewBatch()
+			l.setBucketGone(batch, in.Name, at)
+			if err := batch.Commit(true); err != nil {
+				return 0, err
+			}
 			return Duplicate, nil
 		}
 		if cur.ModTime > at {
 			return Stale, nil
 		}
-		if err := l.deleteBucketLocked(in.Name, nil); err != nil {
+		if err := l.deleteBucketLocked(in.Name, at, nil); err != nil {
 			return 0, err
 		}
 		return Applied, nil
 	}
 	if !ok {
+		if gone, ok := l.bucketGone(in.Name); ok && gone >= in.lastChange() {
+			return Stale, nil
+		}
 		b := in
 		if err := l.putBucketLocked(&b, nil); err != nil {
 			return 0, err
@@ -393,6 +409,25 @@ func (l *Layer) ApplyBucket(ctx context.Context, in Bucket, deleted bool, at int
 		return 0, err
 	}
 	return Applied, nil
+}
+
+// setBucketGone records in batch that bucket was deleted at HLC time at.
+func (l *Layer) setBucketGone(batch meta.Batch, bucket string, at int64) {
+	batch.Set(bucketGoneKey(bucket), encode(at))
+}
+
+// bucketGone returns the time of the bucket's last deletion, if any is
+// remembered.
+func (l *Layer) bucketGone(bucket string) (int64, bool) {
+	raw, err := l.meta.Get(bucketGoneKey(bucket))
+	if err != nil {
+		return 0, false
+	}
+	var t int64
+	if decode(raw, &t) != nil {
+		return 0, false
+	}
+	return t, true
 }
 
 // mergeBucket merges a peer's bucket record into the local one per

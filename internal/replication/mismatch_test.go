@@ -45,7 +45,7 @@ func TestDroppedWorkHealsAtRuntimeInterval(t *testing.T) {
 	// site2 loses the bucket behind replication's back: every send fails
 	// (NoSuchBucket) until it is dropped. Meanwhile the link goes down and
 	// comes back, as in an outage.
-	if _, err := m.Sites[1].Server().Replication().ReceiveBucket(ctx, bucketRecord("dropped"), true, time.Now().Add(time.Hour).UnixNano()); err != nil {
+	if err := m.Sites[1].Server().Objects().DiscardBucket(ctx, "dropped"); err != nil {
 		t.Fatal(err)
 	}
 	m.Sites[1].Proxy.Cut()
