@@ -146,7 +146,7 @@ func New(cfg Config) (*Server, error) {
 	cfg.setDefaults()
 	s := &Server{cfg: cfg, log: cfg.Logger.With("component", "admin"), mux: http.NewServeMux()}
 	var all []route
-	for _, t := range [][]route{routes, tablesRoutes, tablesUndropRoutes, tablesReplRoutes, replicationRoutes, iamRoutes} {
+	for _, t := range [][]route{routes, tablesRoutes, tablesUndropRoutes, tablesMaintenanceRoutes, tablesReplRoutes, replicationRoutes, iamRoutes} {
 		all = append(all, t...)
 	}
 	for _, rt := range all {

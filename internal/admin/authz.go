@@ -37,6 +37,7 @@ var routeActions = map[string]string{
 	"admin.SetWarehouseSettings":   "admin:TablesWarehouseAdmin",
 	"admin.ListDeletedTables":      "admin:TablesWarehouseAdmin",
 	"admin.UndropTable":            "admin:TablesWarehouseAdmin",
+	"admin.MaintainTable":          "admin:TablesWarehouseAdmin",
 
 	"admin.TablesReplicationStatus": "admin:TablesReplicationInfo",
 	"admin.TablesBackfillStatus":    "admin:TablesReplicationInfo",

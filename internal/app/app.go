@@ -309,7 +309,7 @@ func (s *Server) handler() (http.Handler, error) {
 	}
 	auth := sigv4Auth{v: s.verifier, iam: s.iam}
 	adm, err := admin.New(admin.Config{Auth: auth, Settings: s.settings, Trace: s.trace, Info: s, Logger: s.log, Replication: s.repl,
-		Tables: tablesAdmin{s.catalog, s.scanner}, TablesReplication: s.scanner, Identities: s.iam})
+		Tables: tablesAdmin{c: s.catalog, sc: s.scanner, tr: s.trace}, TablesReplication: s.scanner, Identities: s.iam})
 	if err != nil {
 		return nil, err
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/twinlake/twinlake/internal/iam/policy"
 	"github.com/twinlake/twinlake/internal/s3api/sigv4"
 	"github.com/twinlake/twinlake/internal/scanner"
+	"github.com/twinlake/twinlake/internal/trace"
 )
 
 // buildCatalog builds the Iceberg catalog over the meta store and objects.
@@ -78,6 +79,7 @@ func (a tablesAuth) Authenticate(r *http.Request) (string, error) {
 type tablesAdmin struct {
 	c  *catalog.Catalog
 	sc *scanner.Scanner
+	tr *trace.Bus
 }
 
 func wireWarehouse(w catalog.Warehouse) adminclient.Warehouse {
@@ -140,14 +142,18 @@ const expiryInterval = 2 * time.Second
 // expiry replicates to it), until stopExpiry.
 func (s *Server) startExpiry() {
 	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
+	done := make(chan struct{}, 2)
 	go func() {
-		defer close(done)
+		defer func() { done <- struct{}{} }()
 		s.catalog.RunExpiry(ctx, expiryInterval, func(ctx context.Context, wh string) bool {
 			return s.scanner.CatalogWriteGuard(ctx, wh) == nil
 		})
 	}()
-	s.stopExpiry = func() { cancel(); <-done }
+	go func() {
+		defer func() { done <- struct{}{} }()
+		s.runMaintenance(ctx) // table maintenance (tables_maintenance.go)
+	}()
+	s.stopExpiry = func() { cancel(); <-done; <-done }
 }
 
 var _ admin.TablesSoftDelete = tablesAdmin{}

@@ -116,6 +116,10 @@ type Catalog struct {
 	locMu sync.Mutex
 
 	cache metadataCache
+
+	// beforeExpiryCommit, set by tests only, runs between an expiry's plan
+	// and its commit (maintenance.go).
+	beforeExpiryCommit func(attempt int)
 }
 
 // New builds the catalog over the site's meta store and object layer.

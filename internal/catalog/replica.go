@@ -302,7 +302,7 @@ func (c *Catalog) Clear(ctx context.Context) error {
 	c.structMu.Lock()
 	defer c.structMu.Unlock()
 	b := c.meta.NewBatch()
-	for _, p := range []string{pfxNamespace, pfxTable, pfxView, pfxDeletedTable, pfxDeletedView, pfxMetadata, pfxLocation, pfxIdempotency, pfxIdemExpiry} {
+	for _, p := range []string{pfxNamespace, pfxTable, pfxView, pfxDeletedTable, pfxDeletedView, pfxMetadata, pfxLocation, pfxIdempotency, pfxIdemExpiry, pfxMaintDue, pfxMaintRev} {
 		b.DeleteRange([]byte(p), meta.PrefixEnd([]byte(p)))
 	}
 	if err := b.Commit(true); err != nil {

@@ -23,6 +23,7 @@ type TableCommit struct {
 type pendingTable struct {
 	id      Ident
 	prev    entry // current entry; zero when the table does not exist yet
+	prevMD  table.Metadata
 	existed bool
 	e       entry          // entry after the change
 	md      table.Metadata // metadata after the change (nil: not created yet)
@@ -144,7 +145,7 @@ func (c *Catalog) loadPending(wh string, tc TableCommit) (*pendingTable, error) 
 		if err != nil {
 			return nil, err
 		}
-		p.prev, p.existed, p.e, p.md = e, true, e, md
+		p.prev, p.prevMD, p.existed, p.e, p.md = e, md, true, e, md
 		p.data, err = c.entryMetadata(e)
 		return p, err
 	case !errors.Is(err, ErrNoSuchTable):
@@ -317,6 +318,7 @@ func (c *Catalog) writeCommits(ctx context.Context, wh string, ps []*pendingTabl
 			c.cache.drop(p.prev.ID)
 		}
 		c.cache.put(p.e.ID, p.e.Version, p.md)
+		c.pruneMetadata(ctx, wh, p)
 	}
 	return nil
 }

@@ -39,10 +39,14 @@ const (
 type WarehouseSettings struct {
 	// SoftDelete is the soft-delete retention; zero means off.
 	SoftDelete time.Duration
+	// Maintenance is the warehouse's table maintenance policy
+	// (maintenance_settings.go).
+	Maintenance MaintenanceSettings
 }
 
 type settingsWire struct {
 	SoftDeleteMS int64 `json:"soft_delete_ms,omitempty"`
+	maintenanceWire
 }
 
 // ParseRetention parses a soft-delete retention: "off" or an integer with a
@@ -94,7 +98,8 @@ func (c *Catalog) WarehouseSettings(ctx context.Context, wh string) (WarehouseSe
 	if err := json.Unmarshal(data, &w); err != nil {
 		return WarehouseSettings{}, fmt.Errorf("catalog: settings of %s: %w", wh, err)
 	}
-	return WarehouseSettings{SoftDelete: time.Duration(w.SoftDeleteMS) * time.Millisecond}, nil
+	return WarehouseSettings{SoftDelete: time.Duration(w.SoftDeleteMS) * time.Millisecond,
+		Maintenance: w.maintenanceWire.settings()}, nil
 }
 
 // SetWarehouseSettings applies name=value settings (see the Setting
@@ -118,13 +123,20 @@ func (c *Catalog) SetWarehouseSettings(ctx context.Context, wh string, settings 
 			}
 			cur.SoftDelete = d
 		default:
-			errs = append(errs, fmt.Errorf("%w: unknown setting %q (known: %s)", ErrInvalidRequest, k, SettingSoftDelete))
+			known, err := cur.Maintenance.set(k, v)
+			if !known {
+				err = fmt.Errorf("%w: unknown setting %q (known: %s, %s)", ErrInvalidRequest, k, SettingSoftDelete,
+					strings.Join(MaintenanceSettingNames(), ", "))
+			}
+			if err != nil {
+				errs = append(errs, err)
+			}
 		}
 	}
 	if err := errors.Join(errs...); err != nil {
 		return Warehouse{}, err
 	}
-	body, err := json.Marshal(settingsWire{SoftDeleteMS: cur.SoftDelete.Milliseconds()})
+	body, err := json.Marshal(settingsWire{SoftDeleteMS: cur.SoftDelete.Milliseconds(), maintenanceWire: cur.Maintenance.wire()})
 	if err != nil {
 		return Warehouse{}, err
 	}
@@ -133,6 +145,7 @@ func (c *Catalog) SetWarehouseSettings(ctx context.Context, wh string, settings 
 	}); err != nil {
 		return Warehouse{}, fmt.Errorf("catalog: write settings of %s: %w", wh, err)
 	}
-	c.log.Info("warehouse settings changed", "warehouse", wh, "soft_delete", FormatRetention(cur.SoftDelete))
+	c.log.Info("warehouse settings changed", "warehouse", wh, "soft_delete", FormatRetention(cur.SoftDelete),
+		"maintenance", cur.Maintenance.String())
 	return c.Warehouse(ctx, wh)
 }

@@ -48,7 +48,7 @@ func TestDefaults(t *testing.T) {
 	for _, tc := range []struct{ subsys, want string }{
 		{SubsysTables, "replica_catalog=off(default) replica_catalog_consistency=strict(default) " +
 			"replica_catalog_scan_interval=10s(default) replica_catalog_retry_interval=5m(default) " +
-			"replica_catalog_txn_stale_timeout=15m(default)"},
+			"replica_catalog_txn_stale_timeout=15m(default) maintenance_interval=6h(default)"},
 		{SubsysReplication, "max_retries=10(default) retry_base_delay=1s(default) retry_max_delay=5m(default) workers=16(default) mismatch_interval=5m(default)"},
 		{SubsysAPI, "requests_max=0(default) requests_deadline=10s(default)"},
 	} {
@@ -115,7 +115,7 @@ func TestSetAppliesPersistsAndNotifies(t *testing.T) {
 	s2 := newStore(t, db, nil)
 	want := "replica_catalog=on(stored) replica_catalog_consistency=strict(default) " +
 		"replica_catalog_scan_interval=200ms(stored) replica_catalog_retry_interval=5m(default) " +
-		"replica_catalog_txn_stale_timeout=15m(default)"
+		"replica_catalog_txn_stale_timeout=15m(default) maintenance_interval=6h(default)"
 	if r := render(t, s2, SubsysTables); r != want {
 		t.Fatalf("after reopen\n got %s\nwant %s", r, want)
 	}

@@ -19,6 +19,7 @@ const (
 	TablesReplicaCatalogScanInterval    = "replica_catalog_scan_interval"
 	TablesReplicaCatalogRetryInterval   = "replica_catalog_retry_interval"
 	TablesReplicaCatalogTxnStaleTimeout = "replica_catalog_txn_stale_timeout"
+	TablesMaintenanceInterval           = "maintenance_interval"
 )
 
 // Key names of the replication subsystem (the retry queue policy).
@@ -87,6 +88,9 @@ var keyTable = []Key{
 	{Subsys: SubsysTables, Name: TablesReplicaCatalogTxnStaleTimeout, Kind: KindDuration, Default: "15m",
 		MinDur: 10 * time.Millisecond, MaxDur: 7 * 24 * time.Hour,
 		Help: "how long members of a multi-table transaction are held back waiting for the others"},
+	{Subsys: SubsysTables, Name: TablesMaintenanceInterval, Kind: KindDuration, Default: "6h",
+		MinDur: time.Second, MaxDur: 30 * 24 * time.Hour,
+		Help: "how often the primary maintains each table whose policy enables maintenance (snapshot expiry, orphan removal)"},
 
 	{Subsys: SubsysReplication, Name: ReplicationMaxRetries, Kind: KindInt, Default: "10", Min: 0, Max: 1000,
 		Help: "attempts before a retry queue entry is dropped and logged"},

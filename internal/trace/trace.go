@@ -23,8 +23,11 @@ const (
 	Replication
 	Admin
 	Peer
+	// TablesMaintenance: snapshot expiry and orphan removal runs, manual
+	// and scheduled.
+	TablesMaintenance
 
-	All = S3 | Tables | TablesScan | Replication | Admin | Peer
+	All = S3 | Tables | TablesScan | Replication | Admin | Peer | TablesMaintenance
 )
 
 // typeNames is the table of wire names for each Type, as used by --call.
@@ -34,6 +37,7 @@ var typeNames = []struct {
 }{
 	{S3, "s3"}, {Tables, "tables"}, {TablesScan, "tables-scan"},
 	{Replication, "replication"}, {Admin, "admin"}, {Peer, "peer"},
+	{TablesMaintenance, "tables-maintenance"},
 }
 
 // String returns the wire name of a single type.
