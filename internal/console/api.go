@@ -2,12 +2,15 @@ package console
 
 import (
 	"context"
+	"crypto/sha256"
 	"crypto/subtle"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -77,7 +80,7 @@ func (c *Console) authenticate(r *http.Request, rt route, cl *call) error {
 	if rt.public {
 		return nil
 	}
-	ck, err := r.Cookie(SessionCookie)
+	ck, err := r.Cookie(cookieName(r))
 	if err != nil {
 		return errNoSession
 	}
@@ -96,6 +99,14 @@ func (c *Console) authenticate(r *http.Request, rt route, cl *call) error {
 	cl.sess = s
 	cl.cl, err = c.clientsFor(s, originOf(r))
 	return err
+}
+
+// cookieName is the session cookie's name for the host the browser used.
+// Browsers scope cookies by host, not port: two sites on one host (the
+// demo's) would otherwise overwrite each other's session.
+func cookieName(r *http.Request) string {
+	sum := sha256.Sum256([]byte(strings.ToLower(r.Host)))
+	return SessionCookie + "_" + hex.EncodeToString(sum[:4])
 }
 
 // credentialValid checks a key pair as SigV4 would find it.
@@ -136,12 +147,12 @@ func (c *Console) login(w http.ResponseWriter, r *http.Request, _ *call) error {
 		c.log.Info("console sign-in refused", "accessKey", req.AccessKey, "remote", r.RemoteAddr)
 		return errSignIn
 	}
-	if ck, err := r.Cookie(SessionCookie); err == nil {
+	if ck, err := r.Cookie(cookieName(r)); err == nil {
 		c.sessions.remove(ck.Value) // no session fixation: a fresh id every sign-in
 	}
 	s := c.sessions.create(req.AccessKey, req.SecretKey)
 	http.SetCookie(w, &http.Cookie{
-		Name: SessionCookie, Value: s.id, Path: Prefix, HttpOnly: true, Secure: r.TLS != nil,
+		Name: cookieName(r), Value: s.id, Path: Prefix, HttpOnly: true, Secure: r.TLS != nil,
 		SameSite: http.SameSiteStrictMode,
 	})
 	c.log.Info("console sign-in", "accessKey", s.accessKey, "remote", r.RemoteAddr)
@@ -151,7 +162,7 @@ func (c *Console) login(w http.ResponseWriter, r *http.Request, _ *call) error {
 
 func (c *Console) logout(w http.ResponseWriter, r *http.Request, cl *call) error {
 	c.sessions.remove(cl.sess.id)
-	http.SetCookie(w, &http.Cookie{Name: SessionCookie, Value: "", Path: Prefix, MaxAge: -1, HttpOnly: true,
+	http.SetCookie(w, &http.Cookie{Name: cookieName(r), Value: "", Path: Prefix, MaxAge: -1, HttpOnly: true,
 		Secure: r.TLS != nil, SameSite: http.SameSiteStrictMode})
 	w.WriteHeader(http.StatusNoContent)
 	return nil

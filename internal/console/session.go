@@ -10,6 +10,8 @@ import (
 
 // Cookie and header names of a console session.
 const (
+	// SessionCookie is the prefix of the session cookie's name, which
+	// ends with a digest of the Host (cookieName).
 	SessionCookie = "twinlake_console"
 	CSRFHeader    = "X-Twinlake-CSRF"
 	// PollHeader marks a live page's background poll: it does not count as

@@ -96,7 +96,7 @@ func TestValidCSRF(t *testing.T) {
 type creds map[string]string
 
 func (c creds) SecretKey(ak string) (string, bool) { s, ok := c[ak]; return s, ok }
-func (c creds) IsService(ak string) bool         { return ak == "svc" }
+func (c creds) IsService(ak string) bool           { return ak == "svc" }
 
 type allowAll struct{}
 
@@ -106,7 +106,7 @@ func (allowAll) AllowAdmin(string, string) bool { return true }
 func newTestConsole(t *testing.T, clk *fakeClock) *Console {
 	t.Helper()
 	c, err := New(Config{Credentials: creds{"alice": "alice-secret", "svc": "svc-secret"}, Authorizer: allowAll{},
-		Backend: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("{}")) }),
+		Backend:     http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("{}")) }),
 		IdleTimeout: time.Minute, Now: clk.now})
 	if err != nil {
 		t.Fatal(err)
@@ -142,7 +142,7 @@ func TestSignInCookieCSRFAndExpiry(t *testing.T) {
 		t.Fatalf("sign-in: %d %s", w.Code, w.Body)
 	}
 	ck := w.Result().Cookies()[0]
-	if ck.Name != SessionCookie || !ck.HttpOnly || ck.SameSite != http.SameSiteStrictMode || ck.Path != Prefix || ck.Secure {
+	if !strings.HasPrefix(ck.Name, SessionCookie+"_") || !ck.HttpOnly || ck.SameSite != http.SameSiteStrictMode || ck.Path != Prefix || ck.Secure {
 		t.Fatalf("cookie %+v", ck)
 	}
 	var csrf string
@@ -181,7 +181,7 @@ func TestSignInCookieCSRFAndExpiry(t *testing.T) {
 		t.Fatalf("expired session: %d %s", w.Code, w.Body)
 	}
 	// A forged session id is refused.
-	if w := do(c, "GET", api+"session", "", nil, &http.Cookie{Name: SessionCookie, Value: randomToken()}); w.Code != http.StatusUnauthorized {
+	if w := do(c, "GET", api+"session", "", nil, &http.Cookie{Name: ck.Name, Value: randomToken()}); w.Code != http.StatusUnauthorized {
 		t.Fatalf("forged session: %d", w.Code)
 	}
 }
@@ -193,6 +193,33 @@ func TestSecureCookieUnderTLS(t *testing.T) {
 	c.ServeHTTP(w, r)
 	if ck := w.Result().Cookies(); w.Code != http.StatusOK || len(ck) != 1 || !ck[0].Secure {
 		t.Fatalf("TLS sign-in: %d %v", w.Code, ck)
+	}
+}
+
+func TestUploadBound(t *testing.T) {
+	clk := &fakeClock{t: time.Unix(1_700_000_000, 0)}
+	c := newTestConsole(t, clk)
+	w := do(c, "POST", Prefix+"api/login", `{"accessKey":"alice","secretKey":"alice-secret"}`, nil)
+	ck := w.Result().Cookies()[0]
+	csrf := c.sessions.m[ck.Value].csrf
+	r := httptest.NewRequest("PUT", Prefix+"api/buckets/photos/object?key=big.bin", strings.NewReader("x"))
+	r.ContentLength = DefaultMaxUpload + 1
+	r.Header.Set(CSRFHeader, csrf)
+	r.AddCookie(ck)
+	rec := httptest.NewRecorder()
+	c.ServeHTTP(rec, r)
+	if rec.Code != http.StatusRequestEntityTooLarge {
+		t.Fatalf("oversized upload: %d %s", rec.Code, rec.Body)
+	}
+	for _, path := range []string{"api/buckets/photos/object?key=a/../../etc/passwd", "api/buckets/..%2Fetc/object?key=x", "api/buckets/photos/object?key=%2Fabs"} {
+		r := httptest.NewRequest("PUT", Prefix+path, strings.NewReader("x"))
+		r.Header.Set(CSRFHeader, csrf)
+		r.AddCookie(ck)
+		rec := httptest.NewRecorder()
+		c.ServeHTTP(rec, r)
+		if rec.Code != http.StatusBadRequest && rec.Code != http.StatusNotFound {
+			t.Fatalf("%s: %d %s", path, rec.Code, rec.Body)
+		}
 	}
 }
 

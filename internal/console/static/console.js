@@ -22,6 +22,12 @@ function el(tag, attrs, ...kids) {
   return e;
 }
 
+// fill replaces e's children, skipping the null and false a condition
+// leaves (replaceChildren would show them as text).
+function fill(e, ...kids) {
+  e.replaceChildren(...kids.flat().filter(k => k !== null && k !== undefined && k !== false));
+}
+
 function toast(msg) {
   const t = document.getElementById("status");
   t.textContent = msg;
@@ -85,6 +91,13 @@ function ago(t) {
   return secs(Math.max(d, 0)) + " ago";
 }
 
+// shortError keeps the end of a long error chain, the part that says why.
+function shortError(msg) {
+  const parts = String(msg).split(": ");
+  const tail = parts.slice(-2).join(": ");
+  return tail.length > 90 ? tail.slice(0, 90) + "…" : tail;
+}
+
 function badge(text, kind) { return el("span", { class: "badge " + kind }, text); }
 
 function statusKind(s) {
@@ -104,7 +117,7 @@ function signedOut(msg) {
   document.getElementById("nav").hidden = true;
   document.getElementById("who").hidden = true;
   document.getElementById("signout").hidden = true;
-  document.getElementById("page").replaceChildren();
+  fill(document.getElementById("page"));
   document.getElementById("login").hidden = false;
   document.getElementById("login-error").textContent = msg || "";
   document.getElementById("accessKey").focus();
@@ -147,18 +160,24 @@ const pages = {};
 function stopPolling() {
   if (state.timer) clearTimeout(state.timer);
   state.timer = null;
+  state.gen = (state.gen || 0) + 1;
 }
 
-// poll runs fn now and then every interval while the page is shown and the
-// tab visible: at most one request per interval, none in a hidden tab.
-function poll(page, fn, interval) {
+// poll fetches now and then every interval while the page is shown and the
+// tab visible: at most one request per interval, none in a hidden tab. An
+// answer that arrives after the user moved on is dropped.
+function poll(page, fetchFn, render, interval) {
   stopPolling();
+  const gen = state.gen = (state.gen || 0) + 1;
   const tick = async () => {
-    if (state.page !== page) return;
+    if (state.gen !== gen) return;
     if (document.visibilityState === "visible") {
-      try { await fn(); } catch (e) { if (e.status !== 401) showError(e); }
+      try {
+        const v = await fetchFn();
+        if (state.gen === gen) render(v);
+      } catch (e) { if (e.status !== 401 && state.gen === gen) showError(e); }
     }
-    if (state.page === page && state.session) state.timer = setTimeout(tick, interval);
+    if (state.gen === gen && state.session) state.timer = setTimeout(tick, interval);
   };
   tick();
 }
@@ -170,7 +189,7 @@ document.addEventListener("visibilitychange", () => {
 function route() {
   if (!state.session) return;
   const hash = location.hash.replace(/^#\/?/, "") || "sites";
-  const [name, ...rest] = hash.split("/");
+  const [name, ...rest] = hash.split("?")[0].split("/");
   const page = pages[name] ? name : "sites";
   stopPolling();
   state.page = page;
@@ -178,7 +197,7 @@ function route() {
     if (a.dataset.page === page) a.setAttribute("aria-current", "page"); else a.removeAttribute("aria-current");
   }
   const root = document.getElementById("page");
-  root.replaceChildren();
+  fill(root);
   const params = new URLSearchParams(location.hash.includes("?") ? location.hash.split("?")[1] : "");
   pages[page](root, params, rest);
 }
@@ -202,10 +221,7 @@ pages.sites = (root) => {
     el("section", { "aria-labelledby": "charts-h" }, el("h2", { id: "charts-h" }, "Last hour: lag and backlog"),
       el("p", { class: "legend" }, el("span", { class: "l1" }, "lag (oldest pending age)"), el("span", { class: "l2" }, "backlog (changes)")),
       el("div", { id: "charts", class: "grid" })));
-  poll("sites", async () => {
-    const v = await api("GET", "sites", undefined, { poll: true });
-    renderSites(v);
-  }, (state.session.pollSeconds || 2) * 1000);
+  poll("sites", () => api("GET", "sites", undefined, { poll: true }), renderSites, (state.session.pollSeconds || 2) * 1000);
 };
 
 function renderSites(v) {
@@ -217,10 +233,10 @@ function renderSites(v) {
       el("td", { class: "name" }, s.name, s.local ? el("span", { class: "muted" }, " (this site)") : null),
       el("td", { class: "role" }, s.role || (s.error ? "unknown" : "—")),
       el("td", { class: "health" }, s.online ? badge("online", "ok") : badge("unreachable", "bad"),
-        s.error ? el("div", { class: "muted" }, s.error) : null),
+        s.error ? el("div", { class: "muted small", title: s.error }, "role not readable: " + shortError(s.error)) : null),
       el("td", { class: "contact" }, s.local ? "—" : ago(s.lastContact)),
       el("td", { class: "mono" }, s.endpoint || "")))));
-  document.getElementById("sites-table").replaceChildren(v.enabled ? el("p", { class: "muted" }, "Site replication is on; this is " + v.site + ".")
+  fill(document.getElementById("sites-table"), v.enabled ? el("p", { class: "muted" }, "Site replication is on; this is " + v.site + ".")
     : el("p", { class: "muted" }, "Site replication is not configured on this site."), sites);
   const cols = ["Peer", "Link", "Backlog", "Backlog bytes", "Lag", "Retry queue", "Dropped", "Throughput", "Latency"];
   const links = el("table", { id: "links" },
@@ -235,10 +251,10 @@ function renderSites(v) {
       el("td", { class: "num dropped" }, l.dropped < 0 ? "—" : String(l.dropped)),
       el("td", { class: "num" }, l.sentBytes < 0 ? "—" : bytes(l.throughput) + "/s"),
       el("td", { class: "num" }, l.online ? l.latencyMs.toFixed(1) + " ms" : "—")))));
-  document.getElementById("links-table").replaceChildren((v.links || []).length ? links : el("p", { class: "muted" }, "No links."),
+  fill(document.getElementById("links-table"), (v.links || []).length ? links : el("p", { class: "muted" }, "No links."),
     el("p", { class: "muted" }, "Sampled " + new Date(v.sampled).toLocaleTimeString() + "; the page refreshes every " + v.stepSeconds + " s."));
   const charts = document.getElementById("charts");
-  charts.replaceChildren(...(v.links || []).map(l => el("figure", { class: "card" },
+  fill(charts, ...(v.links || []).map(l => el("figure", { class: "card" },
     el("figcaption", {}, "Link to " + l.target),
     chart(v.history[l.target] || [], l.target))));
 }
@@ -253,10 +269,15 @@ function chart(samples, name) {
   svg.setAttribute("role", "img");
   const last = samples[samples.length - 1];
   svg.setAttribute("aria-label", `Link to ${name}: ${samples.length} samples; now lag ${last ? secs(last.lag) : "—"}, backlog ${last ? last.backlog : "—"}`);
-  const now = Date.now(), t0 = now - 3600e3;
+  // The axis spans the history there is (up to the hour), so the first
+  // minutes after someone opens the page are not squeezed into a corner.
+  const now = Date.now();
+  const first = samples.length ? new Date(samples[0].t).getTime() : now;
+  const span = Math.min(3600e3, Math.max(60e3, now - first));
+  const t0 = now - span;
   const maxLag = Math.max(1, ...samples.map(s => s.lag));
   const maxBk = Math.max(1, ...samples.map(s => s.backlog));
-  const x = t => P + (W - 2 * P) * Math.min(1, Math.max(0, (new Date(t).getTime() - t0) / 3600e3));
+  const x = t => P + (W - 2 * P) * Math.min(1, Math.max(0, (new Date(t).getTime() - t0) / span));
   const line = (cls, f, max) => {
     const p = document.createElementNS(NS, "polyline");
     p.setAttribute("class", cls);
@@ -272,7 +293,7 @@ function chart(samples, name) {
     return t;
   };
   svg.append(axis, line("lag", s => s.lag, maxLag), line("backlog", s => s.backlog, maxBk),
-    label(secs(maxLag), 2, 14), label(String(maxBk), W - 2, 14, "end"), label("−60 min", P, H - 4), label("now", W - P, H - 4, "end"));
+    label(secs(maxLag), 2, 14), label(String(maxBk), W - 2, 14, "end"), label("−" + secs(span / 1000), P, H - 4), label("now", W - P, H - 4, "end"));
   return svg;
 }
 
@@ -296,7 +317,7 @@ pages["tables-dr"] = (root, params) => {
       el("div", { id: "action-result", role: "status" })),
     el("section", { class: "card", "aria-labelledby": "ent-h" }, el("h2", { id: "ent-h" }, "Tables and views"), el("div", { id: "dr-entries" })),
     el("section", { class: "card", "aria-labelledby": "ev-h" }, el("h2", { id: "ev-h" }, "Scanner events"), el("div", { id: "dr-events" })));
-  poll("tables-dr", async () => renderDR(await api("GET", "tables-dr" + q({ offset, limit: 100 }), undefined, { poll: true }), offset),
+  poll("tables-dr", () => api("GET", "tables-dr" + q({ offset, limit: 100 }), undefined, { poll: true }), v => renderDR(v, offset),
     (state.session.pollSeconds || 2) * 1000);
 };
 
@@ -308,7 +329,7 @@ function renderDR(v, offset) {
   state.dr = v;
   const st = v.status;
   const rb = st.rebuild || {};
-  document.getElementById("dr-summary").replaceChildren(el("dl", { class: "kv" },
+  fill(document.getElementById("dr-summary"), el("dl", { class: "kv" },
     el("dt", {}, "This site"), el("dd", { id: "dr-role" }, (v.site || "") + " — " + v.role),
     el("dt", {}, "Scanner state"), el("dd", { id: "dr-state" }, st.state + (st.promoting ? " (promoting)" : "")),
     el("dt", {}, "Consistency"), el("dd", {}, st.consistency || "—"),
@@ -327,7 +348,7 @@ function renderDR(v, offset) {
     offset > 0 ? el("a", { href: "#/tables-dr?offset=" + Math.max(0, offset - 100) }, "← previous") : null, " ",
     el("span", { class: "muted" }, `${st.entries.length ? offset + 1 : 0}–${offset + st.entries.length} of ${st.total}`), " ",
     offset + st.entries.length < st.total ? el("a", { href: "#/tables-dr?offset=" + (offset + 100) }, "next →") : null);
-  document.getElementById("dr-entries").replaceChildren(st.entries.length ? el("table", { id: "dr-table" },
+  fill(document.getElementById("dr-entries"), st.entries.length ? el("table", { id: "dr-table" },
     el("thead", {}, el("tr", {}, ["Warehouse", "Namespace", "Name", "Kind", "State", "Reason", "Verified version", "Latest", "Verified"].map(h => el("th", { scope: "col" }, h)))),
     el("tbody", {}, rows)) : el("p", { class: "muted" }, st.state === "disabled" ? "This site is not a Tables replica: it has no replica state to show." : "No tables tracked yet."), pager);
   const evs = v.eventsAllowed ? (v.events.length ? el("ol", { class: "timeline", id: "dr-events-list" }, v.events.map(e => el("li", {},
@@ -335,7 +356,7 @@ function renderDR(v, offset) {
     e.error ? el("span", { class: "error" }, " " + e.error) : null)))
     : el("p", { class: "muted" }, "No scanner events since " + (v.eventsFrom ? new Date(v.eventsFrom).toLocaleTimeString() : "this page opened") + "."))
     : el("p", { class: "muted" }, "Your policies do not allow reading trace events (admin:ServerTrace).");
-  document.getElementById("dr-events").replaceChildren(evs);
+  fill(document.getElementById("dr-events"), evs);
 }
 
 function reason(e) {
@@ -371,7 +392,7 @@ function confirmAction(action) {
       const r = await api("POST", "tables-dr/" + action, { confirm: input.value });
       dlg.close();
       dlg.remove();
-      document.getElementById("action-result").replaceChildren(el("p", { id: "action-done" }, actionLabel(action) + " started: ", el("code", {}, JSON.stringify(r.result))),
+      fill(document.getElementById("action-result"), el("p", { id: "action-done" }, actionLabel(action) + " started: ", el("code", {}, JSON.stringify(r.result))),
         el("p", { class: "muted" }, "Progress shows above as the scanner reports it."));
     } catch (e) {
       out.textContent = e.message;
@@ -397,7 +418,7 @@ pages.buckets = (root, params) => {
     } }, el("div", {}, el("label", { for: "new-bucket" }, "Create a bucket"), name), el("button", { type: "submit" }, "Create")),
     el("div", { id: "bucket-list" }, "Loading…"));
   api("GET", "buckets" + q({ offset, limit: 100 })).then(v => {
-    document.getElementById("bucket-list").replaceChildren(el("table", { id: "buckets" },
+    fill(document.getElementById("bucket-list"), el("table", { id: "buckets" },
       el("thead", {}, el("tr", {}, el("th", { scope: "col" }, "Bucket"), el("th", { scope: "col" }, "Created"))),
       el("tbody", {}, v.buckets.map(b => el("tr", {}, el("td", {}, el("a", { href: "#/buckets?" + new URLSearchParams({ bucket: b.name }) }, b.name)),
         el("td", {}, new Date(b.created).toLocaleString()))))),
@@ -442,7 +463,7 @@ function bucketPage(root, bucket, prefix, token) {
         el("td", {}, el("a", { href: objectURL(bucket, o.key), download: "", class: "download" }, "Download"), " ",
           el("button", { type: "button", class: "secondary", onclick: () => versions(bucket, o.key) }, "Versions"),
           el("button", { type: "button", class: "danger", onclick: () => del(bucket, o.key) }, "Delete"))));
-    document.getElementById("objects").replaceChildren(rows.length ? el("table", { id: "object-table" },
+    fill(document.getElementById("objects"), rows.length ? el("table", { id: "object-table" },
       el("thead", {}, el("tr", {}, ["Name", "Size", "Modified", "Actions"].map(h => el("th", { scope: "col" }, h)))), el("tbody", {}, rows))
       : el("p", { class: "muted" }, "Nothing here."),
     v.next ? el("p", {}, el("a", { href: "#/buckets?" + new URLSearchParams({ bucket, prefix, token: v.next }) }, "next page →")) : null);
@@ -480,7 +501,7 @@ async function del(bucket, key, versionId) {
 async function versions(bucket, key) {
   try {
     const v = await api("GET", "buckets/" + seg(bucket) + "/versions" + q({ key }));
-    document.getElementById("versions").replaceChildren(el("p", {}, "Versions of ", el("code", {}, key)), el("table", { id: "version-table" },
+    fill(document.getElementById("versions"), el("p", {}, "Versions of ", el("code", {}, key)), el("table", { id: "version-table" },
       el("thead", {}, el("tr", {}, ["Version", "Size", "Modified", "", "Actions"].map(h => el("th", { scope: "col" }, h)))),
       el("tbody", {}, v.objects.map(o => el("tr", {},
         el("td", { class: "mono" }, o.versionId || "null"), el("td", { class: "num" }, o.deleteMarker ? "delete marker" : bytes(o.size)),
@@ -497,14 +518,14 @@ async function loadSettings(bucket) {
     const ver = el("select", { id: "set-versioning" }, ["Enabled", "Suspended"].map(o => el("option", { value: o, selected: s.versioning === o }, o)));
     if (!s.versioning) ver.prepend(el("option", { value: "", selected: true }, "Off (never enabled)"));
     const enc = el("select", { id: "set-encryption" }, el("option", { value: "", selected: !s.encryption }, "None"), el("option", { value: "AES256", selected: s.encryption === "AES256" }, "SSE-S3 (AES256)"));
-    document.getElementById("settings").replaceChildren(el("form", { class: "row", onsubmit: async (ev) => {
+    fill(document.getElementById("settings"), el("form", { class: "row", onsubmit: async (ev) => {
       ev.preventDefault();
       if (!confirm(`Change ${bucket}: versioning ${s.versioning || "off"} → ${ver.value || "off"}, encryption ${s.encryption || "none"} → ${enc.value || "none"}?`)) return;
       try { await api("PUT", "buckets/" + seg(bucket) + "/settings", { versioning: ver.value, encryption: enc.value }); toast("Settings saved."); loadSettings(bucket); } catch (e) { showError(e); }
     } }, el("div", {}, el("label", { for: "set-versioning" }, "Versioning"), ver), el("div", {}, el("label", { for: "set-encryption" }, "Default encryption"), enc),
       el("button", { type: "submit" }, "Save settings")));
   } catch (e) {
-    document.getElementById("settings").replaceChildren(el("p", { class: "muted" }, "Settings not readable: " + e.message));
+    fill(document.getElementById("settings"), el("p", { class: "muted" }, "Settings not readable: " + e.message));
   }
 }
 
@@ -520,7 +541,7 @@ pages.tables = (root, params) => {
     el("form", { class: "card row", onsubmit: (ev) => { ev.preventDefault(); location.hash = "#/tables?" + new URLSearchParams({ warehouse: typed.value }); } },
       el("div", {}, el("label", { for: "wh-name" }, "Open a warehouse by name"), typed), el("button", { type: "submit" }, "Open")));
   api("GET", "warehouses").then(v => {
-    document.getElementById("wh-list").replaceChildren(v.error ? el("p", { class: "muted" }, "Warehouses cannot be listed: " + v.error) :
+    fill(document.getElementById("wh-list"), v.error ? el("p", { class: "muted" }, "Warehouses cannot be listed: " + v.error) :
       el("table", { id: "warehouses" }, el("thead", {}, el("tr", {}, ["Warehouse", "Created", "Encryption", "Soft delete"].map(h => el("th", { scope: "col" }, h)))),
         el("tbody", {}, v.warehouses.map(w => el("tr", {}, el("td", {}, el("a", { href: "#/tables?" + new URLSearchParams({ warehouse: w.name }) }, w.name)),
           el("td", {}, new Date(w.created).toLocaleString()), el("td", {}, w.encryption || "none"), el("td", {}, w.softDelete || "—"))))));
@@ -533,14 +554,14 @@ function warehousePage(root, wh, ns, token) {
   if (ns) crumbs.append(" / ", ns);
   root.append(crumbs, el("section", { class: "card" }, el("h2", {}, "Namespaces"), el("div", { id: "ns-list" }, "Loading…")));
   api("GET", "warehouses/" + seg(wh) + "/namespaces" + q({ parent: ns })).then(v => {
-    document.getElementById("ns-list").replaceChildren(v.namespaces.length ? el("ul", {}, v.namespaces.map(n => el("li", {},
+    fill(document.getElementById("ns-list"), v.namespaces.length ? el("ul", {}, v.namespaces.map(n => el("li", {},
       el("a", { href: "#/tables?" + new URLSearchParams({ warehouse: wh, namespace: n.join(".") }) }, n.join("."))))) : el("p", { class: "muted" }, "No namespaces here."));
   }).catch(showError);
   if (!ns) return;
   root.append(el("section", { class: "card" }, el("h2", {}, "Tables and views in ", ns), el("div", { id: "table-list" }, "Loading…")));
   api("GET", "warehouses/" + seg(wh) + "/tables" + q({ namespace: ns, token, limit: 200 })).then(v => {
     const link = (id, kind) => el("li", {}, el("a", { href: "#/tables?" + new URLSearchParams({ warehouse: wh, namespace: ns, name: id.name, kind }) }, id.name), kind === "view" ? " (view)" : "");
-    document.getElementById("table-list").replaceChildren(el("ul", { id: "tables" }, v.tables.map(t => link(t, "table")), (v.views || []).map(t => link(t, "view"))),
+    fill(document.getElementById("table-list"), el("ul", { id: "tables" }, v.tables.map(t => link(t, "table")), (v.views || []).map(t => link(t, "view"))),
       v.next ? el("a", { href: "#/tables?" + new URLSearchParams({ warehouse: wh, namespace: ns, token: v.next }) }, "next page →") : null);
   }).catch(showError);
 }
@@ -554,7 +575,7 @@ function tablePage(root, wh, ns, name, kind) {
     const fields = (t.schema && t.schema.fields) || [];
     const spec = (t.partitionSpec && t.partitionSpec.fields) || [];
     const maxRows = Math.max(1, ...t.snapshots.map(s => Number(s.rows) || 0));
-    document.getElementById("table-detail").replaceChildren(
+    fill(document.getElementById("table-detail"), 
       el("section", { class: "card" }, el("h2", {}, (kind === "view" ? "View " : "Table ") + ns + "." + name),
         el("dl", { class: "kv" }, el("dt", {}, "Format version"), el("dd", {}, String(t.formatVersion || "—")),
           el("dt", {}, "Location"), el("dd", { class: "mono" }, t.location || "—"), el("dt", {}, "Metadata"), el("dd", { class: "mono" }, t.metadataLocation))),
@@ -582,7 +603,7 @@ pages.server = (root) => {
     const used = i.diskTotal ? (i.diskTotal - i.diskFree) / i.diskTotal : 0;
     const bar = el("div", { class: "diskbar", role: "img", "aria-label": `Disk ${Math.round(used * 100)}% used` }, el("div", {}));
     bar.firstChild.style.width = Math.round(used * 100) + "%";
-    document.getElementById("server").replaceChildren(
+    fill(document.getElementById("server"), 
       el("section", { class: "card" }, el("dl", { class: "kv", id: "server-info" },
         el("dt", {}, "Site"), el("dd", {}, i.siteName), el("dt", {}, "Version"), el("dd", { id: "server-version" }, i.version),
         el("dt", {}, "Uptime"), el("dd", {}, secs(i.uptimeSeconds)), el("dt", {}, "Address"), el("dd", {}, i.address),
