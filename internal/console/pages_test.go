@@ -1,0 +1,281 @@
+package console_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/minio/minio-go/v7"
+	miniocreds "github.com/minio/minio-go/v7/pkg/credentials"
+
+	"github.com/twinlake/twinlake/internal/adminclient"
+	"github.com/twinlake/twinlake/internal/testsite"
+)
+
+func s3For(t *testing.T, s *testsite.Site, ak, sk string) *minio.Client {
+	t.Helper()
+	c, err := minio.New(s.Addr, &minio.Options{Creds: miniocreds.NewStaticV4(ak, sk, ""), Region: "us-east-1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func adminFor(t *testing.T, s *testsite.Site) *adminclient.Client {
+	t.Helper()
+	c, err := adminclient.New(s.URL, adminclient.Credentials{AccessKey: s.AccessKey, SecretKey: s.SecretKey}, adminclient.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// TestBrowserSitesLinkCutAndFailover signs in to a two-site pair (site2 the
+// Tables replica), cuts the link and watches backlog and lag rise on the
+// Sites page, restores it and watches them fall, then fails over from the
+// Tables DR page of site2 and sees the roles swap.
+func TestBrowserSitesLinkCutAndFailover(t *testing.T) {
+	ctx := context.Background()
+	mesh := testsite.StartSites(t, 2, map[string]string{"retry_base_delay": "50ms", "retry_max_delay": "300ms"}, nil)
+	site1, site2 := mesh.Sites[0], mesh.Sites[1]
+	for _, s := range mesh.Sites {
+		if err := s.Server().Settings().Set(ctx, "tables", map[string]string{"replica_catalog_scan_interval": "200ms"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := site2.Server().Settings().Set(ctx, "tables", map[string]string{"replica_catalog": "on"}); err != nil {
+		t.Fatal(err)
+	}
+	mesh.Join(t)
+	adm1 := adminFor(t, site1.Site)
+	if _, err := adm1.CreateWarehouse(ctx, "lake", adminclient.WarehouseCreateRequest{}); err != nil {
+		t.Fatal(err)
+	}
+	cat, err := adminclient.NewCatalog(site1.URL, "lake", adminclient.Credentials{AccessKey: site1.AccessKey, SecretKey: site1.SecretKey}, adminclient.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cat.CreateNamespace(ctx, []string{"sales"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cat.CreateTable(ctx, []string{"sales"}, adminclient.CatalogCreateTable{Name: "orders",
+		Schema: json.RawMessage(`{"type":"struct","schema-id":0,"fields":[{"id":1,"name":"id","required":true,"type":"long"},{"id":2,"name":"name","required":false,"type":"string"}]}`)}); err != nil {
+		t.Fatal(err)
+	}
+	s3 := s3For(t, site1.Site, site1.AccessKey, site1.SecretKey)
+	if err := s3.MakeBucket(ctx, "photos", minio.MakeBucketOptions{}); err != nil {
+		t.Fatal(err)
+	}
+
+	p := newPage(t, 50*time.Second)
+	p.signIn(site1.URL, site1.AccessKey, site1.SecretKey)
+	p.waitText(`#sites tr[data-site="site2"] .role`, 10*time.Second, contains("Tables replica"))
+	p.waitText(`#sites tr[data-site="site1"] .role`, 5*time.Second, func(s string) bool { return s == "primary" })
+	p.waitText(`#links tr[data-link="site2"] .backlog`, 10*time.Second, func(s string) bool { return s == "0" })
+	p.screenshot("sites-pair")
+
+	// Cut site1 -> site2 and write: the page shows backlog and lag rising.
+	site2.Proxy.Cut()
+	for i := range 5 {
+		if _, err := s3.PutObject(ctx, "photos", fmt.Sprintf("cut-%d.jpg", i), bytes.NewReader([]byte("pixels")), 6, minio.PutObjectOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p.waitText(`#links tr[data-link="site2"] .backlog`, 10*time.Second, func(s string) bool { n, _ := strconv.Atoi(s); return n >= 5 })
+	lagOf := func() float64 {
+		var v string
+		p.eval(`(document.querySelector('#links tr[data-link="site2"] .lag') || {dataset: {}}).dataset.seconds || "0"`, &v)
+		f, _ := strconv.ParseFloat(v, 64)
+		return f
+	}
+	testsite.Eventually(t, 10*time.Second, func() error {
+		if l := lagOf(); l < 2 {
+			return fmt.Errorf("lag %v s on the page", l)
+		}
+		return nil
+	})
+	p.waitText(`#sites tr[data-site="site2"] .health`, 10*time.Second, contains("unreachable"))
+	var points int
+	p.eval(`document.querySelectorAll("#charts polyline.lag")[0].getAttribute("points").split(" ").length`, &points)
+	if points < 3 {
+		t.Fatalf("chart has %d points after several polls", points)
+	}
+	p.screenshot("link-cut")
+
+	// Restore: backlog and lag fall to zero.
+	site2.Proxy.Restore()
+	p.waitText(`#links tr[data-link="site2"] .backlog`, 20*time.Second, func(s string) bool { return s == "0" })
+	testsite.Eventually(t, 10*time.Second, func() error {
+		if l := lagOf(); l != 0 {
+			return fmt.Errorf("lag %v s on the page", l)
+		}
+		return nil
+	})
+	p.waitText(`#sites tr[data-site="site2"] .health`, 10*time.Second, contains("online"))
+	p.screenshot("link-restored")
+
+	// Fail over from site2's Tables DR page.
+	d := newPage(t, 40*time.Second)
+	d.signIn(site2.URL, site2.AccessKey, site2.SecretKey)
+	d.open("#/tables-dr")
+	d.waitText(`#dr-role`, 10*time.Second, contains("Tables replica"))
+	d.waitText(`#dr-entries`, 15*time.Second, contains("orders"))
+	d.screenshot("tables-dr")
+	d.run(chromedp.Click(chromedp.CSS(`button[data-action="failover"]`)), chromedp.WaitVisible(chromedp.CSS("#confirm-name")))
+	var disabled bool
+	d.run(chromedp.SendKeys(chromedp.CSS("#confirm-name"), "wrong"))
+	d.eval(`document.getElementById("confirm-go").disabled`, &disabled)
+	if !disabled {
+		t.Fatal("failover confirm enabled by a name that is not a warehouse")
+	}
+	d.screenshot("failover-confirm")
+	d.eval(`document.getElementById("confirm-name").value = ""; true`, nil)
+	d.run(chromedp.SendKeys(chromedp.CSS("#confirm-name"), "lake"),
+		chromedp.Click(chromedp.CSS("#confirm-go")))
+	d.waitText(`#action-result`, 10*time.Second, contains("Fail over started"))
+	d.waitText(`#dr-role`, 20*time.Second, contains("primary"))
+
+	// The Sites page of site1 shows the roles as they are now.
+	p.waitText(`#sites tr[data-site="site2"] .role`, 15*time.Second, func(s string) bool { return s == "primary" })
+	p.screenshot("after-failover")
+	st, err := adminFor(t, site2.Site).TablesReplicationStatus(ctx, 0, 1)
+	if err != nil || st.State != "disabled" {
+		t.Fatalf("site2 after failover: %+v %v", st, err)
+	}
+}
+
+// TestBrowserBucketsUploadDownloadAndEscaping uploads a file through the
+// page (with its progress bar), downloads it back, and shows that a key
+// named <script>alert(1)</script> renders as text.
+func TestBrowserBucketsUploadDownloadAndEscaping(t *testing.T) {
+	ctx := context.Background()
+	site := testsite.Start(t)
+	s3 := s3For(t, site, site.AccessKey, site.SecretKey)
+	if err := s3.MakeBucket(ctx, "docs", minio.MakeBucketOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	const xss = `<script>alert(1)</script>`
+	for _, k := range []string{xss, `<img src=x onerror="window.pwned=1">`, "reports/q1.csv"} {
+		if _, err := s3.PutObject(ctx, "docs", k, strings.NewReader("data"), 4, minio.PutObjectOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p := newPage(t, 40*time.Second)
+	p.run(chromedp.Navigate(site.URL + "/twinlake/console/"))
+	p.eval(`window.alert = () => { window.alerted = true; }; true`, nil)
+	p.signIn(site.URL, site.AccessKey, site.SecretKey)
+	p.eval(`window.alert = () => { window.alerted = true; }; true`, nil)
+	p.open("#/buckets?bucket=docs")
+	// With "/" as the delimiter the key lists as the folder "<script>alert(1)</".
+	p.waitText(`#object-table`, 10*time.Second, contains(`<script>alert(1)</`))
+	p.waitText(`#object-table`, 10*time.Second, contains(`<img src=x onerror="window.pwned=1">`))
+	p.screenshot("xss-folder-as-text")
+	p.open("#/buckets?bucket=docs&prefix=" + url.QueryEscape(`<script>alert(1)</`))
+	p.waitText(`#object-table`, 10*time.Second, contains("script>"))
+	var key string
+	p.eval(`document.querySelector("#object-table tr[data-key]").dataset.key`, &key)
+	if key != xss {
+		t.Fatalf("row key %q", key)
+	}
+	p.waitText(`.crumbs`, 5*time.Second, contains(`<script>alert(1)<`))
+	var scripts int
+	var injected bool
+	p.eval(`document.querySelectorAll("script").length`, &scripts)
+	p.eval(`!!(window.alerted || window.pwned || document.querySelector("#object-table img, #object-table script"))`, &injected)
+	if scripts != 1 || injected {
+		t.Fatalf("a key name became markup: %d script elements, injected=%v", scripts, injected)
+	}
+	p.screenshot("xss-as-text")
+
+	// Upload a file through the file input.
+	content := bytes.Repeat([]byte("twinlake console upload\n"), 40000) // ~940 KiB
+	local := filepath.Join(t.TempDir(), "upload.txt")
+	if err := os.WriteFile(local, content, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p.run(chromedp.SetUploadFiles(chromedp.CSS("#upload-file"), []string{local}),
+		chromedp.SendKeys(chromedp.CSS("#upload-key"), "inbox/upload.txt"),
+		chromedp.Click(chromedp.CSS("#upload-go")))
+	p.waitText("#upload-status", 15*time.Second, contains("Uploaded inbox/upload.txt"))
+	var progress int
+	p.eval(`Number(document.getElementById("upload-progress").value)`, &progress)
+	if progress != 100 {
+		t.Fatalf("progress %d after upload", progress)
+	}
+	obj, err := s3.GetObject(ctx, "docs", "inbox/upload.txt", minio.GetObjectOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := io.ReadAll(obj)
+	if err != nil || !bytes.Equal(got, content) {
+		t.Fatalf("uploaded object: %d bytes, %v", len(got), err)
+	}
+	p.screenshot("uploaded")
+
+	// Download it back through the page's link (with the session cookie).
+	p.open("#/buckets?bucket=docs&prefix=inbox%2F")
+	p.waitText("#object-table", 10*time.Second, contains("upload.txt"))
+	var dl struct {
+		Status int    `json:"status"`
+		Len    int    `json:"len"`
+		Type   string `json:"type"`
+		Disp   string `json:"disp"`
+	}
+	p.eval(`(async () => { const a = document.querySelector('#object-table a.download');
+		const r = await fetch(a.href); const b = await r.arrayBuffer();
+		return {status: r.status, len: b.byteLength, type: r.headers.get("Content-Type"), disp: r.headers.get("Content-Disposition")}; })()`,
+		&dl, chromedp.EvalAwaitPromise)
+	if dl.Status != 200 || dl.Len != len(content) || dl.Type != "application/octet-stream" || !strings.Contains(dl.Disp, "attachment") {
+		t.Fatalf("download: %+v", dl)
+	}
+	p.screenshot("bucket-browse")
+}
+
+// TestBrowserRefusals: a wrong password is refused on the page; a change
+// with a forged CSRF token, a session cookie after sign-out, and a path
+// trick are refused by the API the page calls.
+func TestBrowserRefusals(t *testing.T) {
+	site := testsite.Start(t)
+	p := newPage(t, 30*time.Second)
+	p.run(chromedp.Navigate(site.URL+"/twinlake/console/"), chromedp.WaitVisible(chromedp.CSS("#accessKey")),
+		chromedp.SendKeys(chromedp.CSS("#accessKey"), site.AccessKey),
+		chromedp.SendKeys(chromedp.CSS("#secretKey"), "not-the-secret"),
+		chromedp.Click(chromedp.CSS(`#login-form button[type=submit]`)))
+	p.waitText("#login-error", 5*time.Second, contains("Sign-in failed"))
+	var navHidden bool
+	p.eval(`document.getElementById("nav").hidden`, &navHidden)
+	if !navHidden {
+		t.Fatal("navigation shown after a wrong password")
+	}
+	p.screenshot("wrong-password")
+
+	p.signIn(site.URL, site.AccessKey, site.SecretKey)
+	csrf := p.csrf()
+	if code, body := p.fetchJSON("POST", "buckets", `{"name":"forged"}`, "forged-token"); code != http.StatusForbidden || !strings.Contains(body, "InvalidCSRFToken") {
+		t.Fatalf("forged CSRF: %d %s", code, body)
+	}
+	if code, body := p.fetchJSON("POST", "buckets", `{"name":"forged"}`, ""); code != http.StatusForbidden {
+		t.Fatalf("missing CSRF: %d %s", code, body)
+	}
+	if code, body := p.fetchJSON("POST", "buckets", `{"name":"real-one"}`, csrf); code != http.StatusCreated {
+		t.Fatalf("create with the token: %d %s", code, body)
+	}
+	if code, _ := p.fetchJSON("PUT", "buckets/real-one/object?key=a%2F..%2F..%2Fetc", "x", csrf); code != http.StatusBadRequest {
+		t.Fatalf("path trick: %d", code)
+	}
+	p.run(chromedp.Click(chromedp.CSS("#signout")), chromedp.WaitVisible(chromedp.CSS("#accessKey")))
+	if code, _ := p.fetchJSON("GET", "buckets", "", ""); code != http.StatusUnauthorized {
+		t.Fatalf("after sign-out: %d", code)
+	}
+}
