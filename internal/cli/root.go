@@ -30,6 +30,7 @@ func NewRoot() *cobra.Command {
 		Version:       cmdutil.Version,
 	}
 	root.PersistentFlags().BoolVar(&opts.JSON, "json", false, "print machine-readable JSON")
+	root.PersistentFlags().BoolVarP(&opts.Quiet, "quiet", "q", false, "show no progress (bars or periodic lines)")
 	root.PersistentFlags().StringVar(&opts.ConfigDir, "config-dir", "", "client config directory (default $TWINLAKE_CONFIG_DIR or ~/.twinlake)")
 	for _, add := range []func(*cobra.Command, *cmdutil.Options){
 		servercmd.AddServerCommands,

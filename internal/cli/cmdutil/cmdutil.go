@@ -24,6 +24,7 @@ var Version = "dev"
 // options are the flags every command shares.
 type Options struct {
 	JSON      bool
+	Quiet     bool // no progress reports
 	ConfigDir string
 }
 

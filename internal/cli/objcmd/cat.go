@@ -3,6 +3,7 @@ package objcmd
 import (
 	"errors"
 	"io"
+	"time"
 
 	"github.com/minio/minio-go/v7"
 	"github.com/spf13/cobra"
@@ -10,21 +11,29 @@ import (
 )
 
 func newCatCmd(opts *cmdutil.Options) *cobra.Command {
-	var versionID string
+	var versionID, rewind string
 	cmd := &cobra.Command{
 		Use:   "cat ALIAS/BUCKET/KEY [ALIAS/BUCKET/KEY ...]",
 		Short: "Write object contents to standard output",
 		Long: `Write object contents to standard output, one after another. The bytes
 are written as stored; --json does not change the output.`,
 		Example: `  twinlake cat site1/config/app.yaml
-  twinlake cat --version-id 3f1c... site1/config/app.yaml > old.yaml`,
+  twinlake cat --version-id 3f1c... site1/config/app.yaml > old.yaml
+  twinlake cat --rewind 2d site1/config/app.yaml`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if versionID != "" && len(args) > 1 {
 				return errors.New("--version-id names one version of one object: give one target")
 			}
+			at, err := rewindFlag(rewind)
+			if err != nil {
+				return err
+			}
+			if !at.IsZero() && versionID != "" {
+				return errors.New("--rewind and --version-id both pick a version: give one")
+			}
 			for _, arg := range args {
-				if err := catObject(cmd, opts, arg, versionID); err != nil {
+				if err := catObject(cmd, opts, arg, versionID, at); err != nil {
 					return err
 				}
 			}
@@ -32,10 +41,11 @@ are written as stored; --json does not change the output.`,
 		},
 	}
 	cmd.Flags().StringVar(&versionID, "version-id", "", "read this version of the object")
+	cmd.Flags().StringVar(&rewind, "rewind", "", rewindHelp)
 	return cmd
 }
 
-func catObject(cmd *cobra.Command, opts *cmdutil.Options, arg, versionID string) error {
+func catObject(cmd *cobra.Command, opts *cmdutil.Options, arg, versionID string, at time.Time) error {
 	t, err := cmdutil.RequireKey(arg)
 	if err != nil {
 		return err
@@ -43,6 +53,11 @@ func catObject(cmd *cobra.Command, opts *cmdutil.Options, arg, versionID string)
 	c, err := opts.S3Client(t.Alias)
 	if err != nil {
 		return err
+	}
+	if !at.IsZero() {
+		if versionID, err = versionAt(cmd.Context(), c, t, at); err != nil {
+			return err
+		}
 	}
 	obj, err := c.GetObject(cmd.Context(), t.Bucket, t.Key, minio.GetObjectOptions{VersionID: versionID})
 	if err != nil {

@@ -7,11 +7,13 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"iter"
 	"maps"
 	"os"
 	"path"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/minio/minio-go/v7"
 	"github.com/spf13/cobra"
@@ -22,6 +24,7 @@ import (
 type cpFlags struct {
 	recursive bool
 	versionID string
+	rewind    string
 	attrs     []string
 }
 
@@ -48,6 +51,7 @@ A source of '-' reads standard input to its end into one object, as pipe does.`,
   twinlake cp --attr owner=ana --attr Content-Type=application/pdf ./report.pdf site1/docs/2024.pdf
   twinlake cp site1/docs/2024.pdf ./
   twinlake cp --version-id 3f1c... site1/docs/2024.pdf ./old.pdf
+  twinlake cp --recursive --rewind 3d site1/media/photos/ ./photos-3-days-ago
   twinlake cp site1/docs/2024.pdf site1/archive/2024.pdf
   twinlake cp --recursive ./photos site1/media/
   twinlake cp --recursive site1/media/photos/ ./restore
@@ -59,6 +63,7 @@ A source of '-' reads standard input to its end into one object, as pipe does.`,
 	}
 	cmd.Flags().BoolVarP(&f.recursive, "recursive", "r", false, "copy a directory or every object under a prefix")
 	cmd.Flags().StringVar(&f.versionID, "version-id", "", "copy this version of the source object")
+	cmd.Flags().StringVar(&f.rewind, "rewind", "", "copy the source objects as they were at this time: a duration back (7d) or a time (2024-05-01)")
 	cmd.Flags().StringArrayVar(&f.attrs, "attr", nil, "metadata key=value for the copy (repeatable, or k1=v1;k2=v2)")
 	return cmd
 }
@@ -89,6 +94,9 @@ type cpJob struct {
 	srcC     *minio.Client
 	dstC     *minio.Client
 	sameSite bool
+	prog     *cmdutil.Progress // nil: nothing reported
+	single   bool              // one object: its size is the progress total
+	at       time.Time         // --rewind: copy the versions current then
 }
 
 func runCP(cmd *cobra.Command, opts *cmdutil.Options, srcArg, dstArg string, f cpFlags) error {
@@ -111,7 +119,14 @@ func runCP(cmd *cobra.Command, opts *cmdutil.Options, srcArg, dstArg string, f c
 	if f.recursive && f.versionID != "" {
 		return errors.New("--version-id copies one object version: it cannot be combined with --recursive")
 	}
-	j := &cpJob{cmd: cmd, opts: opts, meta: meta, ctype: ctype}
+	at, err := rewindFlag(f.rewind)
+	if err != nil {
+		return err
+	}
+	if !at.IsZero() && (f.versionID != "" || src.remote == nil) {
+		return errors.New("--rewind picks the source versions current at a time: it needs a remote source and no --version-id")
+	}
+	j := &cpJob{cmd: cmd, opts: opts, meta: meta, ctype: ctype, at: at}
 	for _, e := range []*cpEnd{&src, &dst} {
 		if e.remote == nil {
 			continue
@@ -132,6 +147,8 @@ func runCP(cmd *cobra.Command, opts *cmdutil.Options, srcArg, dstArg string, f c
 	if src.remote != nil && dst.remote != nil {
 		j.sameSite = src.alias.URL == dst.alias.URL && src.alias.AccessKey == dst.alias.AccessKey
 	}
+	j.prog = cmdutil.StartProgress(cmd, opts, "cp")
+	defer j.prog.Finish()
 	if f.recursive {
 		return j.copyTree(src, dst)
 	}
@@ -180,12 +197,20 @@ func (j *cpJob) copyOne(src, dst cpEnd, versionID string) error {
 		if st.IsDir() {
 			return fmt.Errorf("cp: %s is a directory (use --recursive)", src.local)
 		}
+		j.prog.SetTotal(1, st.Size())
 		return j.put(src.local, dstKey(*dst.remote, filepath.Base(src.local)))
 	}
 	if src.remote.Key == "" || strings.HasSuffix(src.remote.Key, "/") {
 		return fmt.Errorf("cp: %s is a bucket or prefix (use --recursive)", cmdutil.FmtTarget(*src.remote))
 	}
 	base := path.Base(src.remote.Key)
+	j.single = true
+	if !j.at.IsZero() {
+		var err error
+		if versionID, err = versionAt(j.cmd.Context(), j.srcC, *src.remote, j.at); err != nil {
+			return err
+		}
+	}
 	if dst.remote != nil {
 		return j.copyRemote(*src.remote, versionID, dstKey(*dst.remote, base))
 	}
@@ -210,6 +235,7 @@ func (j *cpJob) copyTree(src, dst cpEnd) error {
 		dst.remote.Key += "/"
 	}
 	if src.remote == nil {
+		j.prog.SetTotal(localTreeSize(src.local))
 		return j.putTree(src.local, *dst.remote)
 	}
 	ctx, cancel := context.WithCancel(j.cmd.Context())
@@ -224,10 +250,9 @@ func (j *cpJob) copyTree(src, dst cpEnd) error {
 			keep += "/"
 		}
 	}
-	lo := minio.ListObjectsOptions{Prefix: src.remote.Key, Recursive: true}
-	for obj := range j.srcC.ListObjectsIter(ctx, src.remote.Bucket, lo) {
-		if obj.Err != nil {
-			return cmdutil.S3Err("list "+cmdutil.FmtTarget(*src.remote), obj.Err)
+	for obj, err := range j.sourceObjects(ctx, *src.remote) {
+		if err != nil {
+			return cmdutil.S3Err("list "+cmdutil.FmtTarget(*src.remote), err)
 		}
 		if strings.HasSuffix(obj.Key, "/") {
 			continue // folder marker
@@ -238,19 +263,39 @@ func (j *cpJob) copyTree(src, dst cpEnd) error {
 		if dst.remote != nil {
 			to := *dst.remote
 			to.Key += rel
-			err = j.copyRemote(from, "", to)
+			err = j.copyRemote(from, obj.VersionID, to)
 		} else {
 			// Keys are opaque: never let one write outside the target directory.
 			if !filepath.IsLocal(filepath.FromSlash(rel)) {
 				return fmt.Errorf("cp: refusing key %q: it would be written outside %s", obj.Key, dst.local)
 			}
-			err = j.get(from, "", filepath.Join(dst.local, filepath.FromSlash(rel)))
+			err = j.get(from, obj.VersionID, filepath.Join(dst.local, filepath.FromSlash(rel)))
 		}
 		if err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// sourceObjects lists the objects a recursive copy reads: the current ones,
+// or with --rewind the versions current then (VersionID set).
+func (j *cpJob) sourceObjects(ctx context.Context, src cmdutil.Target) iter.Seq2[minio.ObjectInfo, error] {
+	if !j.at.IsZero() {
+		return objectsAt(ctx, j.srcC, src.Bucket, src.Key, j.at, false)
+	}
+	return func(yield func(minio.ObjectInfo, error) bool) {
+		for obj := range j.srcC.ListObjectsIter(ctx, src.Bucket, minio.ListObjectsOptions{Prefix: src.Key, Recursive: true}) {
+			if obj.Err != nil {
+				yield(obj, obj.Err)
+				return
+			}
+			obj.VersionID = "" // the latest, whatever it is when read
+			if !yield(obj, nil) {
+				return
+			}
+		}
+	}
 }
 
 // putTree uploads every regular file under dir.
@@ -277,10 +322,27 @@ func (j *cpJob) putTree(dir string, dst cmdutil.Target) error {
 	})
 }
 
+// localTreeSize counts the regular files under dir and their bytes, for
+// the progress totals; what cannot be read counts nothing (the copy itself
+// reports it).
+func localTreeSize(dir string) (files, bytes int64) {
+	filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
+		if err != nil || !d.Type().IsRegular() {
+			return nil
+		}
+		if info, err := d.Info(); err == nil {
+			files++
+			bytes += info.Size()
+		}
+		return nil
+	})
+	return files, bytes
+}
+
 // put uploads one local file.
 func (j *cpJob) put(file string, to cmdutil.Target) error {
 	info, err := j.dstC.FPutObject(j.cmd.Context(), to.Bucket, to.Key, file,
-		minio.PutObjectOptions{UserMetadata: j.meta, ContentType: j.ctype})
+		minio.PutObjectOptions{UserMetadata: j.meta, ContentType: j.ctype, Progress: j.prog.Hook()})
 	if err != nil {
 		return cmdutil.S3Err("upload "+file+" to "+cmdutil.FmtTarget(to), err)
 	}
@@ -300,6 +362,9 @@ func (j *cpJob) get(from cmdutil.Target, versionID, p string) error {
 	if err != nil {
 		return cmdutil.S3Err("download "+cmdutil.FmtTarget(from), err)
 	}
+	if j.single {
+		j.prog.SetTotal(1, info.Size)
+	}
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 		return fmt.Errorf("cp: %w", err)
 	}
@@ -308,7 +373,7 @@ func (j *cpJob) get(from cmdutil.Target, versionID, p string) error {
 		return fmt.Errorf("cp: %w", err)
 	}
 	defer os.Remove(tmp.Name())
-	n, err := io.Copy(tmp, obj)
+	n, err := io.Copy(tmp, j.prog.Reader(obj))
 	if cerr := tmp.Close(); err == nil {
 		err = cerr
 	}
@@ -341,6 +406,7 @@ func (j *cpJob) copyRemote(from cmdutil.Target, versionID string, to cmdutil.Tar
 		if err != nil {
 			return cmdutil.S3Err("copy "+cmdutil.FmtTarget(from)+" to "+cmdutil.FmtTarget(to), err)
 		}
+		j.prog.AddBytes(info.Size)
 		return j.report(cpResult{Source: cmdutil.FmtTarget(from), Target: cmdutil.FmtTarget(to), Size: info.Size, ETag: up.ETag, VersionID: up.VersionID})
 	}
 	obj, err := j.srcC.GetObject(ctx, from.Bucket, from.Key, minio.GetObjectOptions{VersionID: versionID})
@@ -352,7 +418,10 @@ func (j *cpJob) copyRemote(from cmdutil.Target, versionID string, to cmdutil.Tar
 	if err != nil {
 		return cmdutil.S3Err("copy "+cmdutil.FmtTarget(from), err)
 	}
-	up, err := j.dstC.PutObject(ctx, to.Bucket, to.Key, obj, info.Size, minio.PutObjectOptions{
+	if j.single {
+		j.prog.SetTotal(1, info.Size)
+	}
+	up, err := j.dstC.PutObject(ctx, to.Bucket, to.Key, j.prog.Reader(obj), info.Size, minio.PutObjectOptions{
 		UserMetadata: j.mergedMeta(info.UserMetadata), ContentType: cmp.Or(j.ctype, info.ContentType)})
 	if err != nil {
 		return cmdutil.S3Err("copy "+cmdutil.FmtTarget(from)+" to "+cmdutil.FmtTarget(to), err)
@@ -369,6 +438,8 @@ func (j *cpJob) mergedMeta(src minio.StringMap) map[string]string {
 }
 
 func (j *cpJob) report(r cpResult) error {
+	j.prog.ObjectDone()
+	j.prog.Clear()
 	r.Status = "success"
 	r.ETag = strings.Trim(r.ETag, `"`)
 	human := fmt.Sprintf("`%s` -> `%s` (%s)", r.Source, r.Target, cmdutil.FmtBytes(r.Size))

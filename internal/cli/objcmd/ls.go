@@ -15,12 +15,14 @@ import (
 
 func newLSCmd(opts *cmdutil.Options) *cobra.Command {
 	var recursive, versions bool
+	var rewind string
 	cmd := &cobra.Command{
 		Use:   "ls ALIAS[/BUCKET[/PREFIX]]",
 		Short: "List buckets, or objects in a bucket",
 		Example: `  twinlake ls site1
   twinlake ls site1/photos/2024/
   twinlake ls --recursive --versions site1/photos
+  twinlake ls --recursive --rewind 7d site1/photos
   twinlake ls --json site1/photos`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -32,11 +34,22 @@ func newLSCmd(opts *cmdutil.Options) *cobra.Command {
 			if t.Bucket == "" {
 				return listBuckets(cmd, opts, c, t.Alias)
 			}
+			at, err := rewindFlag(rewind)
+			if err != nil {
+				return err
+			}
+			if !at.IsZero() {
+				if versions {
+					return errors.New("--rewind lists the objects as they were at one time: it cannot be combined with --versions")
+				}
+				return listObjectsAt(cmd, opts, c, t, recursive, at)
+			}
 			return listObjects(cmd, opts, c, t, recursive, versions)
 		},
 	}
 	cmd.Flags().BoolVarP(&recursive, "recursive", "r", false, "list every object under the prefix, not one level")
 	cmd.Flags().BoolVar(&versions, "versions", false, "list every version and delete marker")
+	cmd.Flags().StringVar(&rewind, "rewind", "", rewindHelp)
 	return cmd
 }
 
@@ -109,6 +122,31 @@ func listObjects(cmd *cobra.Command, opts *cmdutil.Options, c *minio.Client, t c
 		e := lsEntryFromObject(obj)
 		e.name = strings.TrimPrefix(obj.Key, folder)
 		if err := cmdutil.PrintResult(cmd.OutOrStdout(), opts, e, e.human(versions)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// listObjectsAt lists the objects under t as they were at at; without
+// recursive, deeper keys show as their first folder, as a listing would.
+func listObjectsAt(cmd *cobra.Command, opts *cmdutil.Options, c *minio.Client, t cmdutil.Target, recursive bool, at time.Time) error {
+	folder := t.Key[:strings.LastIndex(t.Key, "/")+1]
+	lastFolder := ""
+	for obj, err := range objectsAt(cmd.Context(), c, t.Bucket, t.Key, at, false) {
+		if err != nil {
+			return cmdutil.S3Err("list "+cmdutil.FmtTarget(t), err)
+		}
+		e := lsEntryFromObject(obj)
+		e.name = strings.TrimPrefix(obj.Key, folder)
+		if f := folderOf(obj.Key, folder); !recursive && f != "" {
+			if f == lastFolder {
+				continue
+			}
+			lastFolder = f
+			e = lsEntry{Status: "success", Type: "folder", Key: f, name: strings.TrimPrefix(f, folder)}
+		}
+		if err := cmdutil.PrintResult(cmd.OutOrStdout(), opts, e, e.human(false)); err != nil {
 			return err
 		}
 	}

@@ -153,6 +153,17 @@ func (m *mirror) run() error {
 	}
 	ops := planMirror(a, b, m.f.exclude, m.age, m.f.remove)
 	m.skipped = len(a) - countCopies(ops) // excluded or too old/new count as left alone
+	if !m.f.dryRun {
+		m.job.prog = cmdutil.StartProgress(m.cmd, m.opts, "mirror")
+		defer m.job.prog.Finish()
+		var size int64
+		for _, op := range ops {
+			if !op.remove {
+				size += a[op.rel].Size
+			}
+		}
+		m.job.prog.SetTotal(int64(len(ops)), size)
+	}
 	work := make(chan mirrorOp)
 	var wg sync.WaitGroup
 	for range m.f.workers {
@@ -256,6 +267,8 @@ func (m *mirror) do(op mirrorOp, from, to walkEntry) {
 			err = fmt.Errorf("compare %s with %s: %w", from.Full, to.Full, cerr)
 		case same:
 			m.tally(func() { m.skipped++ })
+			m.job.prog.AddBytes(from.Size) // nothing to send: done as it is
+			m.job.prog.ObjectDone()
 			return
 		case !m.f.overwrite:
 			err = fmt.Errorf("`%s` exists and differs from `%s`: use --overwrite to replace it", to.Full, from.Full)
@@ -267,6 +280,8 @@ func (m *mirror) do(op mirrorOp, from, to walkEntry) {
 	}
 	if err != nil {
 		m.tally(func() { m.failed++ })
+		m.job.prog.ObjectDone()
+		m.job.prog.Clear()
 		cmdutil.PrintItemErr(m.cmd, m.opts, err)
 	}
 }
@@ -323,6 +338,8 @@ func (m *mirror) removeTarget(rel string) error {
 		}
 		m.tally(func() { m.removed++ })
 	}
+	m.job.prog.ObjectDone()
+	m.job.prog.Clear()
 	r := mirrorRemoved{Status: "success", Key: to, Removed: true, DryRun: m.f.dryRun}
 	human := fmt.Sprintf("Removed `%s`.", to)
 	if m.f.dryRun {

@@ -2,7 +2,6 @@ package objcmd
 
 import (
 	"fmt"
-	"io"
 	"strings"
 
 	"github.com/minio/minio-go/v7"
@@ -88,7 +87,12 @@ func pipeUpload(cmd *cobra.Command, opts *cmdutil.Options, arg string, f pipeFla
 	if err != nil {
 		return cpResult{}, err
 	}
-	info, err := c.PutObject(cmd.Context(), t.Bucket, t.Key, io.Reader(cmd.InOrStdin()), -1, po)
+	prog := cmdutil.StartProgress(cmd, opts, "pipe")
+	info, err := c.PutObject(cmd.Context(), t.Bucket, t.Key, prog.Reader(cmd.InOrStdin()), -1, po)
+	if err == nil {
+		prog.ObjectDone()
+	}
+	prog.Finish()
 	if err != nil {
 		return cpResult{}, cmdutil.S3Err("upload standard input to "+cmdutil.FmtTarget(t), err)
 	}

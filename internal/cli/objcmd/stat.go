@@ -1,6 +1,7 @@
 package objcmd
 
 import (
+	"errors"
 	"fmt"
 	"maps"
 	"net/http"
@@ -15,7 +16,7 @@ import (
 )
 
 func newStatCmd(opts *cmdutil.Options) *cobra.Command {
-	var versionID string
+	var versionID, rewind string
 	cmd := &cobra.Command{
 		Use:   "stat ALIAS/BUCKET[/KEY]",
 		Short: "Show an object's or a bucket's metadata",
@@ -28,6 +29,7 @@ last replicated and last attempted. For a bucket: its creation date and
 versioning state.`,
 		Example: `  twinlake stat site1/photos/cat.jpg
   twinlake stat --version-id 3f1c... site1/photos/cat.jpg --json
+  twinlake stat --rewind 2024-05-01 site1/photos/cat.jpg
   twinlake stat site1/photos`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -40,15 +42,28 @@ versioning state.`,
 				return err
 			}
 			if t.Key == "" {
-				if versionID != "" {
-					return fmt.Errorf("--version-id needs ALIAS/BUCKET/KEY")
+				if versionID != "" || rewind != "" {
+					return fmt.Errorf("--version-id and --rewind need ALIAS/BUCKET/KEY")
 				}
 				return statBucket(cmd, opts, c, t)
+			}
+			at, err := rewindFlag(rewind)
+			if err != nil {
+				return err
+			}
+			if !at.IsZero() {
+				if versionID != "" {
+					return errors.New("--rewind and --version-id both pick a version: give one")
+				}
+				if versionID, err = versionAt(cmd.Context(), c, t, at); err != nil {
+					return err
+				}
 			}
 			return statObject(cmd, opts, c, t, versionID)
 		},
 	}
 	cmd.Flags().StringVar(&versionID, "version-id", "", "show this version of the object")
+	cmd.Flags().StringVar(&rewind, "rewind", "", rewindHelp)
 	return cmd
 }
 
