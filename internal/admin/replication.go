@@ -124,7 +124,8 @@ func targetsOf(ts []replication.TargetStatus) []adminclient.ReplicationTarget {
 	for _, t := range ts {
 		out = append(out, adminclient.ReplicationTarget{Name: t.Name, DeploymentID: t.DeploymentID, Endpoint: t.Endpoint,
 			Online: t.Online, Latency: t.Latency, Pending: t.Pending, PendingBytes: t.PendingBytes,
-			Retrying: t.Retrying, RetryingBytes: t.RetryingBytes, Lag: t.Lag})
+			Retrying: t.Retrying, RetryingBytes: t.RetryingBytes, Lag: t.Lag,
+			IAMUnsupported: t.IAMUnsupported, IAMUnsupportedSince: t.IAMUnsupportedSince})
 	}
 	return out
 }
@@ -136,7 +137,8 @@ func (s *Server) replicateStatus(w http.ResponseWriter, r *http.Request, _ *call
 			return err
 		}
 		out := adminclient.ReplicationStatus{Enabled: st.Enabled, Site: st.Site, Sites: peersOf(st.Sites),
-			Targets: targetsOf(st.Targets), Unreachable: st.Unreachable, Buckets: []adminclient.ReplicationBucketSync{}, IAM: st.IAM}
+			Targets: targetsOf(st.Targets), Unreachable: st.Unreachable, Buckets: []adminclient.ReplicationBucketSync{}, IAM: st.IAM,
+			IAMUnsupported: st.IAMUnsupported}
 		for _, b := range st.Buckets {
 			out.Buckets = append(out.Buckets, adminclient.ReplicationBucketSync{Bucket: b.Bucket, Sites: b.Sites})
 		}

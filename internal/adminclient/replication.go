@@ -72,6 +72,10 @@ type ReplicationTarget struct {
 	Retrying      int64         `json:"retrying"`
 	RetryingBytes int64         `json:"retryingBytes"`
 	Lag           time.Duration `json:"lag"`
+	// IAMUnsupported: the peer takes no IAM records (an older build); IAM
+	// changes wait for its upgrade, spending no retry.
+	IAMUnsupported      bool      `json:"iamUnsupported,omitempty"`
+	IAMUnsupportedSince time.Time `json:"iamUnsupportedSince,omitzero"`
 }
 
 // ReplicationBucketSync says which sites hold a bucket with equal settings.
@@ -91,6 +95,9 @@ type ReplicationStatus struct {
 	// IAM says, per reachable site, whether it holds the same users,
 	// groups, policies, attachments and access keys as this site.
 	IAM map[string]bool `json:"iam,omitempty"`
+	// IAMUnsupported lists the sites IAM does not replicate to: older
+	// builds that take no IAM records.
+	IAMUnsupported []string `json:"iamUnsupported,omitempty"`
 }
 
 // ResyncStatus is a resync job.

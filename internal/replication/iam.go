@@ -99,8 +99,9 @@ func (e *Engine) queueIAM(t *target) (int, error) {
 
 // sendIAM delivers the record an OpIAM entry names, as it is now. A peer
 // that does not take IAM records (an older build) fails with
-// ErrUnsupported: the work waits in the retry queue, never dropped, until
-// the peer is upgraded, while the rest of replication to it goes on.
+// ErrUnsupported: the work stays where it is, held back by the target's
+// IAM gate (iamgate.go) without spending a retry, until the peer is
+// upgraded, while the rest of replication to it goes on.
 func (t *target) sendIAM(ctx context.Context, en Entry) (objects.ApplyOutcome, error) {
 	kind, name, _ := strings.Cut(en.Key, "/")
 	if t.e.iam == nil {
@@ -117,7 +118,11 @@ func (t *target) sendIAM(ctx context.Context, en Entry) (objects.ApplyOutcome, e
 	if !ok {
 		return 0, fmt.Errorf("%w: the peer client takes no IAM records", ErrUnsupported)
 	}
-	return ip.SendIAM(ctx, rec)
+	out, err := ip.SendIAM(ctx, rec)
+	if err == nil {
+		t.iamTaken()
+	}
+	return out, err
 }
 
 // ReceiveIAM applies an IAM record sent by a peer (last-writer-wins, see

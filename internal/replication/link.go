@@ -94,6 +94,7 @@ func (t *target) observe(ev linkEvent) {
 		if t.needCompare.Load() {
 			t.cameBack.Store(true) // back after work for it was dropped
 		}
+		t.iam.probeNow() // the peer may have been upgraded meanwhile
 		t.mu.Lock()
 		t.rewind = true
 		t.mu.Unlock()

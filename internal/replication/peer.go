@@ -109,7 +109,8 @@ var (
 	ErrIncompatible = errors.New("incompatible peer protocol version")
 	// ErrUnsupported: the peer does not know a call added to the protocol
 	// without a version bump (it is an older build; IAM replication is
-	// one). The work goes to the retry queue and is never dropped for it:
-	// it is sent once the peer is upgraded.
+	// one). IAM records stay where they are, held back without spending a
+	// retry (iamgate.go); other work goes to the retry queue and is never
+	// dropped for it. Either is sent once the peer is upgraded.
 	ErrUnsupported = errors.New("replication: the peer does not support this call")
 )

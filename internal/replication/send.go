@@ -93,8 +93,33 @@ func (t *target) run(j job) {
 		t.incompatible(err)
 		t.observe(sendLinkDown)
 		t.release(j)
+	case j.e.Op == OpIAM && errors.Is(err, ErrUnsupported):
+		t.iamRefused(err)
+		t.release(j) // stays where it is: no retry spent, no failure counted
 	default:
 		t.failed(j, err, start)
+	}
+}
+
+// iamRefused closes the IAM gate after the peer answered NoSuchCall to an
+// IAM record: logged and traced once, until it takes one.
+func (t *target) iamRefused(err error) {
+	if t.iam.refuse(time.Now(), err.Error()) {
+		t.e.log.Warn("peer takes no IAM records (an older build): IAM changes wait for its upgrade; the rest replicates",
+			"target", t.site.Name, "err", err)
+		t.e.traceEvent("replication.IAMUnsupported", t.site.Name, "iam", "", "peer takes no IAM records: held until it is upgraded", time.Now(), err)
+	}
+}
+
+// iamTaken reopens the IAM gate once the peer took a record (it was
+// upgraded): every record held back is read again.
+func (t *target) iamTaken() {
+	if t.iam.reopen() {
+		t.e.log.Info("peer takes IAM records again: sending those held back", "target", t.site.Name)
+		t.mu.Lock()
+		t.rewind = true
+		t.mu.Unlock()
+		t.wakeUp()
 	}
 }
 

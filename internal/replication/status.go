@@ -21,6 +21,12 @@ type TargetStatus struct {
 	RetryingBytes int64         `json:"retryingBytes"`
 	// Lag is the age of the oldest change still waiting for this peer.
 	Lag time.Duration `json:"lag"`
+	// IAMUnsupported is set while the peer takes no IAM records (an older
+	// build answered NoSuchCall): IAM changes wait for its upgrade,
+	// counted in Pending, spending no retry. IAMUnsupportedSince is the
+	// first such answer.
+	IAMUnsupported      bool      `json:"iamUnsupported,omitempty"`
+	IAMUnsupportedSince time.Time `json:"iamUnsupportedSince,omitzero"`
 }
 
 // BucketSync says, per bucket, which sites hold it with the same settings.
@@ -42,6 +48,10 @@ type Status struct {
 	// (same versions, tombstones included) as this site. A site that
 	// predates IAM replication reports false.
 	IAM map[string]bool `json:"iam,omitempty"`
+	// IAMUnsupported lists the sites IAM cannot replicate to: an older
+	// build that refused an IAM record (NoSuchCall) or whose info carries
+	// no IAM digest. Their IAM changes wait for the upgrade.
+	IAMUnsupported []string `json:"iamUnsupported,omitempty"`
 }
 
 func (e *Engine) siteName() string {
@@ -65,7 +75,11 @@ func (e *Engine) Status(ctx context.Context) (Status, error) {
 	fps := map[string]map[string]string{out.Site: local.BucketConfig}
 	out.IAM = map[string]bool{out.Site: true}
 	for _, t := range *e.targets.Load() {
-		out.Targets = append(out.Targets, t.status())
+		ts := t.status()
+		out.Targets = append(out.Targets, ts)
+		if ts.IAMUnsupported {
+			out.IAMUnsupported = append(out.IAMUnsupported, t.site.Name)
+		}
 		if !t.online() {
 			out.Unreachable = append(out.Unreachable, t.site.Name)
 			continue
@@ -79,6 +93,9 @@ func (e *Engine) Status(ctx context.Context) (Status, error) {
 		}
 		fps[t.site.Name] = info.BucketConfig
 		out.IAM[t.site.Name] = info.IAMDigest == local.IAMDigest
+		if info.IAMDigest == "" && e.iam != nil && !ts.IAMUnsupported {
+			out.IAMUnsupported = append(out.IAMUnsupported, t.site.Name) // a build that predates IAM replication
+		}
 	}
 	names := map[string]bool{}
 	for _, m := range fps {
@@ -101,9 +118,11 @@ func (e *Engine) Status(ctx context.Context) (Status, error) {
 
 func (t *target) status() TargetStatus {
 	p, r := t.snapshot()
+	refused, since, _ := t.iam.state()
 	return TargetStatus{Name: t.site.Name, DeploymentID: t.site.ID, Endpoint: t.site.Endpoint,
 		Online: t.online(), Latency: time.Duration(t.latency.Load()),
-		Pending: p.n, PendingBytes: p.bytes, Retrying: r.n, RetryingBytes: r.bytes, Lag: t.oldestPending()}
+		Pending: p.n, PendingBytes: p.bytes, Retrying: r.n, RetryingBytes: r.bytes, Lag: t.oldestPending(),
+		IAMUnsupported: refused, IAMUnsupportedSince: since}
 }
 
 // BucketStatus is one bucket's backlog per peer.

@@ -44,6 +44,8 @@ type target struct {
 	// mismatch detection runs at once instead of waiting for its interval.
 	// A peer that keeps refusing is compared again only at the interval.
 	needCompare, cameBack atomic.Bool
+	// iam holds IAM records back from a peer that takes none (iamgate.go).
+	iam iamGate
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -159,9 +161,11 @@ func (t *target) dispatch(j job) bool {
 // holds the cursor back for a moment; a full re-read every so often is the
 // safety net.
 func (t *target) dispatchJournal() int {
+	now := time.Now()
+	every := currentRetryPolicy(t.e.cfg.Settings).maxDelay
 	t.mu.Lock()
-	if t.rewind || time.Since(t.lastFull) > fullRescanTick {
-		t.cursor, t.rewind, t.lastFull = 0, false, time.Now()
+	if t.rewind || now.Sub(t.lastFull) > fullRescanTick || t.iam.probeDue(now, every) {
+		t.cursor, t.rewind, t.lastFull = 0, false, now
 	}
 	from := t.cursor
 	t.mu.Unlock()
@@ -175,12 +179,15 @@ func (t *target) dispatchJournal() int {
 			gap = next
 		}
 		next = s + 1
-		if !t.claim(k) {
-			return true, nil
-		}
 		var en Entry
 		if err := decode(v, &en); err != nil {
 			return false, err
+		}
+		if en.Op == OpIAM && !t.iam.admit(now, every) {
+			return true, nil // held back from a peer that takes no IAM records
+		}
+		if !t.claim(k) {
+			return true, nil
 		}
 		jobs = append(jobs, job{e: en, key: append([]byte(nil), k...)})
 		return len(jobs) < scanBatch, nil
@@ -212,15 +219,20 @@ func (t *target) dispatchJournal() int {
 // dispatchRetries sends the retry queue entries that are due.
 func (t *target) dispatchRetries() int {
 	var jobs []job
+	now := time.Now()
+	every := currentRetryPolicy(t.e.cfg.Settings).maxDelay
 	lo := mrfPrefix(t.site.ID)
-	hi := mrfKey(t.site.ID, time.Now().UnixNano()+1, 0)
+	hi := mrfKey(t.site.ID, now.UnixNano()+1, 0)
 	err := meta.Scan(t.e.cfg.Meta, lo, hi, func(k, v []byte) (bool, error) {
-		if !t.claim(k) {
-			return true, nil
-		}
 		m := &MRFEntry{}
 		if err := decode(v, m); err != nil {
 			return false, err
+		}
+		if m.Op == OpIAM && !t.iam.admit(now, every) {
+			return true, nil
+		}
+		if !t.claim(k) {
+			return true, nil
 		}
 		jobs = append(jobs, job{e: m.Entry, key: append([]byte(nil), k...), mrf: m})
 		return len(jobs) < scanBatch, nil

@@ -48,6 +48,10 @@ func statusHuman(st adminclient.ReplicationStatus) string {
 	fmt.Fprintf(&b, "Site replication status seen from %s:\n\n", st.Site)
 	writeBucketSync(&b, st)
 	writeIAMSync(&b, st.IAM)
+	if len(st.IAMUnsupported) > 0 {
+		fmt.Fprintf(&b, "IAM: not replicable to %s (older build: takes no IAM records; changes wait for its upgrade)\n",
+			strings.Join(st.IAMUnsupported, ", "))
+	}
 	b.WriteString("\n")
 	writeTargets(&b, st.Targets)
 	if len(st.Unreachable) > 0 {

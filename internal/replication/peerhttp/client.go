@@ -202,8 +202,8 @@ var errNoSuchCall = errors.New("the peer does not know this call")
 
 // SendIAM implements replication.IAMPeer. The record's secret travels in
 // the signed body only. A peer that predates IAM replication (it answers
-// NoSuchCall) is reported as replication.ErrUnsupported: the record waits
-// in the retry queue, never dropped, until the peer is upgraded.
+// NoSuchCall) is reported as replication.ErrUnsupported: the record waits,
+// spending no retry, until the peer is upgraded.
 func (c *Client) SendIAM(ctx context.Context, t iam.Transfer) (objects.ApplyOutcome, error) {
 	raw, err := msgpack.Marshal(peerwire.FromIAM(t))
 	if err != nil {
