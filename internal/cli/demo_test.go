@@ -67,7 +67,8 @@ func TestDemoWiresTwoSites(t *testing.T) {
 	for run := range 3 {
 		failedOver := run == 2
 		out, stop := startDemo(t, dir, ports)
-		wants := []string{fmt.Sprintf("127.0.0.1:%d", ports[0]), `(alias "primary", Tables primary)`, "credentials:"}
+		wants := []string{fmt.Sprintf("127.0.0.1:%d", ports[0]), `(alias "primary", Tables primary)`, "credentials:",
+			fmt.Sprintf("console:     http://127.0.0.1:%d/twinlake/console/", ports[1])}
 		if failedOver {
 			wants = append(wants, `(alias "dr", Tables primary)`, "neither is a Tables replica")
 		} else {

@@ -59,7 +59,13 @@ func printDemoBanner(out io.Writer, dir, user, password string, sites []demoSite
 	for _, s := range sites {
 		fmt.Fprintf(out, "  %-8s %s   (alias %q, %s)\n", s.alias, s.url, s.alias, s.role())
 	}
-	fmt.Fprintf(out, "  credentials: %s / %s\n\n", user, password)
+	fmt.Fprintf(out, "  credentials: %s / %s\n", user, password)
+	// The browser console is served by every site under /twinlake/console/
+	// (internal/console); sign in with the credentials above.
+	for _, s := range sites {
+		fmt.Fprintf(out, "  console:     %s/twinlake/console/   (%s)\n", s.url, s.alias)
+	}
+	fmt.Fprintln(out)
 	var replicas []string
 	for _, s := range sites {
 		if s.replica {
