@@ -154,6 +154,10 @@ func (w *world) run(t *testing.T, c *ddCase) string {
 		for _, a := range c.args {
 			w.present[a.key] = true
 		}
+	case "remove":
+		for _, a := range c.args {
+			w.present[a.key] = false
+		}
 	case "advance":
 		w.now = w.now.Add(mustDuration(t, c.args[0].key))
 		return "now=" + w.at(w.now)
