@@ -315,6 +315,19 @@ func TestAdminReplicateResync(t *testing.T) {
 	e.contains(t, []string{"admin", "replicate", "resync", "status", "site1", "site2"}, "Resync of site1 to site2:", "ID:         "+job.ID,
 		"State:      completed", "Buckets:    1", "Queued:     3 objects, 12B", "Peer:       site2 (")
 	e.contains(t, []string{"admin", "replicate", "resync", "cancel", "site1", "site2"}, "was not running (completed): nothing to cancel")
+
+	// --wait follows a new resync to its end and prints it as status does.
+	var waited adminclient.ResyncStatus
+	eventually(t, func() error {
+		out, err := e.run("admin", "replicate", "resync", "start", "site1", "site2", "--wait", "--json")
+		if err == nil {
+			err = json.Unmarshal([]byte(out), &waited)
+		}
+		return err
+	})
+	if waited.State != "completed" || waited.ID == job.ID || waited.Queued != 3 {
+		t.Errorf("resync start --wait ended with %+v", waited)
+	}
 	e.fails(t, []string{"admin", "replicate", "resync", "start", "site1", "nosuch"}, `no peer "nosuch"`)
 	e.fails(t, []string{"admin", "replicate", "resync", "status", "site1", "site1"}, "no peer")
 	e.fails(t, []string{"admin", "replicate", "resync", "stop", "site1", "site2"}, `unknown command "stop"`)

@@ -32,14 +32,14 @@ func (e replEnv) waitScanner(t *testing.T, alias, state string) {
 // tableReplArgs is the command line table replicate ARGS...
 func tableReplArgs(args ...string) []string { return append([]string{"table", "replicate"}, args...) }
 
-// waitBackfill starts a backfill and polls until it completes. A start is
+// waitBackfill starts a backfill and follows it (--wait) until it completes.
 // retried while refused as running: the server reports the previous run
 // completed a moment before it lets a new one start.
 func (e replEnv) waitBackfill(t *testing.T, alias string) adminclient.BackfillJob {
 	t.Helper()
 	var started adminclient.BackfillJob
 	eventually(t, func() error {
-		out, err := e.run("table", "replicate", "backfill", "start", alias, "--json")
+		out, err := e.run("table", "replicate", "backfill", "start", alias, "--wait", "--json")
 		if adminCode(err) == adminclient.CodeBackfillRunning {
 			return err
 		}
@@ -49,8 +49,9 @@ func (e replEnv) waitBackfill(t *testing.T, alias string) adminclient.BackfillJo
 		started = decodeString[adminclient.BackfillJob](t, out)
 		return nil
 	})
-	if started.ID == "" || started.Started.IsZero() {
-		t.Fatalf("backfill start = %+v", started)
+	// --wait returns once the backfill has ended.
+	if started.ID == "" || started.Started.IsZero() || started.State != "completed" {
+		t.Fatalf("backfill start --wait = %+v", started)
 	}
 	var job adminclient.BackfillJob
 	eventually(t, func() error {

@@ -39,7 +39,8 @@ peer.`,
 		{"status", http.MethodGet, "Show the latest resync to a peer"},
 		{"cancel", http.MethodDelete, "Stop a running resync to a peer (what it queued is still sent)"},
 	} {
-		cmd.AddCommand(&cobra.Command{
+		var wait bool
+		sub := &cobra.Command{
 			Use:     a.name + " ALIAS PEER",
 			Short:   a.short,
 			Example: fmt.Sprintf("  twinlake admin replicate resync %s site1 site2\n  twinlake admin replicate resync %s site1 site2 --json", a.name, a.name),
@@ -53,9 +54,24 @@ peer.`,
 				if err != nil {
 					return replErr(fmt.Sprintf("admin replicate resync %s %s %s", a.name, args[0], args[1]), err)
 				}
-				return cmdutil.PrintResult(cmd.OutOrStdout(), opts, job, resyncHuman(a.name, args[0], args[1], job))
+				action := a.name
+				if wait {
+					err := cmdutil.WaitJob(cmd, opts, "resync", func() (int64, int64, bool, error) {
+						job, err = c.Resync(cmd.Context(), http.MethodGet, args[1])
+						return job.Queued, job.Bytes, job.State != resyncRunning, err
+					})
+					if err != nil {
+						return replErr(fmt.Sprintf("admin replicate resync status %s %s", args[0], args[1]), err)
+					}
+					action = "status"
+				}
+				return cmdutil.PrintResult(cmd.OutOrStdout(), opts, job, resyncHuman(action, args[0], args[1], job))
 			},
-		})
+		}
+		if a.name == "start" {
+			sub.Flags().BoolVar(&wait, "wait", false, "follow the resync until it has queued everything, showing its progress")
+		}
+		cmd.AddCommand(sub)
 	}
 	return cmd
 }

@@ -338,3 +338,40 @@ func (r ProgressReport) counts() string {
 	}
 	return objs + ", " + size
 }
+
+// Set replaces the counts with a server job's own (objects and bytes done).
+func (p *Progress) Set(objects, bytes int64) {
+	if p == nil {
+		return
+	}
+	p.objects.Store(objects)
+	p.bytes.Store(bytes)
+}
+
+// JobPollInterval is how often --wait asks a server job how far it is.
+const JobPollInterval = 500 * time.Millisecond
+
+// WaitJob follows a server job (a resync, a backfill, a rebuild) until it
+// ends, reporting its counts as progress: poll returns the objects and
+// bytes done so far and whether the job has ended.
+func WaitJob(cmd *cobra.Command, opts *Options, op string, poll func() (objects, bytes int64, ended bool, err error)) error {
+	p := StartProgress(cmd, opts, op)
+	defer p.Finish()
+	t := time.NewTicker(JobPollInterval)
+	defer t.Stop()
+	for {
+		objects, bytes, ended, err := poll()
+		if err != nil {
+			return err
+		}
+		p.Set(objects, bytes)
+		if ended {
+			return nil
+		}
+		select {
+		case <-cmd.Context().Done():
+			return fmt.Errorf("stopped waiting (the job goes on on the server): %w", cmd.Context().Err())
+		case <-t.C:
+		}
+	}
+}

@@ -13,6 +13,7 @@ import (
 
 // Backfill job states as the admin API reports them.
 const (
+	backfillRunning  = "running"
 	backfillCanceled = "canceled"
 	backfillNone     = "none" // --json state when no backfill has run
 )
@@ -42,7 +43,8 @@ present, so re-running it is safe; one backfill runs at a time.`,
 		{"status", http.MethodGet, "Show the latest backfill"},
 		{"cancel", http.MethodDelete, "Stop a running backfill (records written so far stay)"},
 	} {
-		cmd.AddCommand(&cobra.Command{
+		var wait bool
+		sub := &cobra.Command{
 			Use:     a.name + " ALIAS",
 			Short:   a.short,
 			Example: fmt.Sprintf("  twinlake table replicate backfill %s primary\n  twinlake table replicate backfill %s primary --json", a.name, a.name),
@@ -64,9 +66,24 @@ present, so re-running it is safe; one backfill runs at a time.`,
 				if err != nil {
 					return tablesReplErr("table replicate backfill "+a.name+" "+alias, alias, err)
 				}
-				return cmdutil.PrintResult(cmd.OutOrStdout(), opts, job, backfillHuman(a.name, alias, job))
+				action := a.name
+				if wait {
+					err := cmdutil.WaitJob(cmd, opts, "backfill", func() (int64, int64, bool, error) {
+						job, err = c.Backfill(cmd.Context(), http.MethodGet)
+						return int64(job.Written + job.Unchanged), 0, job.State != backfillRunning, err
+					})
+					if err != nil {
+						return tablesReplErr("table replicate backfill status "+alias, alias, err)
+					}
+					action = "status"
+				}
+				return cmdutil.PrintResult(cmd.OutOrStdout(), opts, job, backfillHuman(action, alias, job))
 			},
-		})
+		}
+		if a.name == "start" {
+			sub.Flags().BoolVar(&wait, "wait", false, "follow the backfill until it ends, showing its progress")
+		}
+		cmd.AddCommand(sub)
 	}
 	return cmd
 }
