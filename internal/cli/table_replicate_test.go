@@ -33,7 +33,7 @@ func (e replEnv) waitScanner(t *testing.T, alias, state string) {
 func tableReplArgs(args ...string) []string { return append([]string{"table", "replicate"}, args...) }
 
 // waitBackfill starts a backfill and follows it (--wait) until it completes.
-// retried while refused as running: the server reports the previous run
+// A start is retried while refused as running: the server reports the previous run
 // completed a moment before it lets a new one start.
 func (e replEnv) waitBackfill(t *testing.T, alias string) adminclient.BackfillJob {
 	t.Helper()
