@@ -187,7 +187,7 @@ func runBenchReplication(cmd *cobra.Command, opts *cmdutil.Options, srcAlias, ds
 	acks := map[string]time.Time{}
 	start := time.Now()
 	fmt.Fprintf(cmd.ErrOrStderr(), "bench: PUT %s to %s for %s, following %s ...\n", bench.FormatSize(size), srcAlias, f.duration, dstAlias)
-	put, err := bench.Run(ctx, cfg, func(ctx context.Context, seq int64) error {
+	put, err := runPhase(ctx, cmd, "PUT", cfg, func(ctx context.Context, seq int64) error {
 		if f.rate > 0 {
 			due := start.Add(time.Duration(float64(seq) / f.rate * float64(time.Second)))
 			if d := time.Until(due); d > 0 {

@@ -196,7 +196,7 @@ func (b *s3Bench) runSize(ctx context.Context, cmd *cobra.Command, size int64, k
 	}
 	payload := bench.Payload(size, uint64(time.Now().UnixNano()))
 	fmt.Fprintf(cmd.ErrOrStderr(), "bench: PUT %s ...\n", bench.FormatSize(size))
-	put, err := bench.Run(ctx, b.cfg, func(ctx context.Context, seq int64) error {
+	put, err := runPhase(ctx, cmd, "PUT", b.cfg, func(ctx context.Context, seq int64) error {
 		_, err := b.c.PutObject(ctx, b.bucket, benchKey(dir, seq), bytes.NewReader(payload), size,
 			minio.PutObjectOptions{DisableMultipart: true, DisableContentSha256: true, ContentType: "application/octet-stream"})
 		return err
@@ -207,7 +207,7 @@ func (b *s3Bench) runSize(ctx context.Context, cmd *cobra.Command, size int64, k
 	}
 	written := put.Ops
 	fmt.Fprintf(cmd.ErrOrStderr(), "bench: GET %s ...\n", bench.FormatSize(size))
-	get, err := bench.Run(ctx, b.cfg, func(ctx context.Context, seq int64) error {
+	get, err := runPhase(ctx, cmd, "GET", b.cfg, func(ctx context.Context, seq int64) error {
 		return b.getOne(ctx, benchKey(dir, seq%written), size)
 	})
 	rows = append(rows, bench.NewRow("GET", size, b.cfg.Concurrency, get))

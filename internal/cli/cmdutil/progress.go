@@ -59,8 +59,14 @@ type Progress struct {
 	printed bool       // something was shown, so Finish closes it
 }
 
-// StartProgress starts reporting op (for example "cp") for cmd.
+// StartProgress starts reporting op (for example "cp") for cmd. A nil opts
+// reads --json and --quiet from cmd's flags.
 func StartProgress(cmd *cobra.Command, opts *Options, op string) *Progress {
+	if opts == nil {
+		opts = &Options{}
+		opts.JSON, _ = cmd.Flags().GetBool("json")
+		opts.Quiet, _ = cmd.Flags().GetBool("quiet")
+	}
 	w := cmd.ErrOrStderr()
 	p := &Progress{w: w, op: op, start: time.Now(), stop: make(chan struct{})}
 	switch {
