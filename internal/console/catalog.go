@@ -38,8 +38,9 @@ type IdentsView struct {
 
 // SnapshotView is one snapshot on a table's timeline.
 type SnapshotView struct {
-	ID        int64             `json:"id"`
-	ParentID  int64             `json:"parentId,omitempty"`
+	// IDs are strings: JavaScript numbers cannot hold every int64.
+	ID        int64             `json:"id,string"`
+	ParentID  int64             `json:"parentId,omitempty,string"`
 	Time      time.Time         `json:"time"`
 	Operation string            `json:"operation"`
 	Rows      string            `json:"rows"`       // total-records
@@ -59,7 +60,7 @@ type TableView struct {
 	Schema           json.RawMessage   `json:"schema"`
 	PartitionSpec    json.RawMessage   `json:"partitionSpec"`
 	Properties       map[string]string `json:"properties"`
-	CurrentSnapshot  int64             `json:"currentSnapshot,omitempty"`
+	CurrentSnapshot  int64             `json:"currentSnapshot,omitempty,string"`
 	Snapshots        []SnapshotView    `json:"snapshots"`
 }
 

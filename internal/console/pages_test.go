@@ -15,12 +15,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apache/iceberg-go/table"
 	"github.com/chromedp/chromedp"
 	"github.com/minio/minio-go/v7"
 	miniocreds "github.com/minio/minio-go/v7/pkg/credentials"
 
 	"github.com/twinlake/twinlake/internal/adminclient"
 	"github.com/twinlake/twinlake/internal/testsite"
+	"github.com/twinlake/twinlake/internal/testsite/icetest"
 )
 
 func s3For(t *testing.T, s *testsite.Site, ak, sk string) *minio.Client {
@@ -278,4 +280,75 @@ func TestBrowserRefusals(t *testing.T) {
 	if code, _ := p.fetchJSON("GET", "buckets", "", ""); code != http.StatusUnauthorized {
 		t.Fatalf("after sign-out: %d", code)
 	}
+}
+
+// TestBrowserTablesAndServerPages walks the Tables page from the warehouse
+// list to a table's schema and snapshot timeline (row and file counts from
+// the snapshot summaries), then reads the Server page and changes a
+// setting after confirming.
+func TestBrowserTablesAndServerPages(t *testing.T) {
+	ctx := context.Background()
+	site := testsite.Start(t)
+	if _, err := adminFor(t, site).CreateWarehouse(ctx, "lake", adminclient.WarehouseCreateRequest{}); err != nil {
+		t.Fatal(err)
+	}
+	cat := icetest.Catalog(t, site.URL, site.AccessKey, site.SecretKey, "lake")
+	if err := cat.CreateNamespace(ctx, table.Identifier{"sales"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	id := table.Identifier{"sales", "orders"}
+	if _, err := cat.CreateTable(ctx, id, icetest.Schema); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range [][2]int64{{0, 10}, {10, 25}} {
+		if _, err := icetest.AppendRetry(ctx, cat, id, r[0], r[1]); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	p := newPage(t, 40*time.Second)
+	p.signIn(site.URL, site.AccessKey, site.SecretKey)
+	p.open("#/tables")
+	p.waitText("#warehouses", 10*time.Second, contains("lake"))
+	p.run(chromedp.Click(chromedp.CSS(`#warehouses a`)))
+	p.waitText("#ns-list", 10*time.Second, contains("sales"))
+	p.run(chromedp.Click(chromedp.CSS(`#ns-list a`)))
+	p.waitText("#tables", 10*time.Second, contains("orders"))
+	p.run(chromedp.Click(chromedp.CSS(`#tables a`)))
+	p.waitText("#schema", 10*time.Second, func(s string) bool {
+		return strings.Contains(s, "id") && strings.Contains(s, "name") && strings.Contains(s, "long")
+	})
+	tl := p.waitText("#snapshots", 5*time.Second, contains("rows 25"))
+	if !strings.Contains(tl, "rows 10") || !strings.Contains(tl, "(+15)") || strings.Count(tl, "append") != 2 {
+		t.Fatalf("snapshot timeline:\n%s", tl)
+	}
+	tbl, err := cat.LoadTable(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := strconv.FormatInt(tbl.CurrentSnapshot().SnapshotID, 10) + " current"; !strings.Contains(tl, want) {
+		t.Fatalf("timeline lacks the exact current snapshot id %q:\n%s", want, tl)
+	}
+	p.screenshot("table")
+
+	p.open("#/server")
+	p.waitText("#server-info", 10*time.Second, contains("dev"))
+	p.eval(`window.confirm = () => true; true`, nil)
+	p.eval(`document.getElementById("cfg-api-requests_max").value = "321"; true`, nil)
+	p.run(chromedp.Click(chromedp.CSS(`#cfg-api-requests_max`)))
+	p.eval(`document.getElementById("cfg-api-requests_max").closest("tr").querySelector("button").click(); true`, nil)
+	testsite.Eventually(t, 10*time.Second, func() error {
+		cfg, err := adminFor(t, site).GetConfig(ctx, "api")
+		if err != nil {
+			return err
+		}
+		for _, kv := range cfg.Keys {
+			if kv.Key == "requests_max" && kv.Value == "321" {
+				return nil
+			}
+		}
+		return fmt.Errorf("requests_max not changed: %+v", cfg.Keys)
+	})
+	p.waitText(`table[data-subsys="api"]`, 10*time.Second, contains("stored"))
+	p.screenshot("server")
 }
