@@ -272,7 +272,8 @@ func (s *Server) Start() error {
 		ln = tls.NewListener(ln, s.cfg.TLS)
 	}
 	s.ln = ln
-	s.http = &http.Server{Handler: handler, ReadHeaderTimeout: 30 * time.Second, IdleTimeout: 2 * time.Minute, ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelDebug)}
+	s.http = &http.Server{Handler: handler, ReadHeaderTimeout: s.settings.Duration(config.SubsysAPI, config.APIReadHeaderTimeout),
+		IdleTimeout: 2 * time.Minute, ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelDebug)}
 	s.done = make(chan error, 1)
 	go func() { s.done <- s.http.Serve(ln) }()
 	s.log.Info("serving", "url", s.URL(), "site", s.cfg.SiteName, "deployment", s.deploymentID)
@@ -307,6 +308,7 @@ func (s *Server) handler() (http.Handler, error) {
 	if err != nil {
 		return nil, err
 	}
+	s.followBodyTimeouts(s3)
 	auth := sigv4Auth{v: s.verifier, iam: s.iam}
 	adm, err := admin.New(admin.Config{Auth: auth, Settings: s.settings, Trace: s.trace, Info: s, Logger: s.log, Replication: s.repl,
 		Tables: tablesAdmin{c: s.catalog, sc: s.scanner, tr: s.trace}, TablesReplication: s.scanner, Identities: s.iam})

@@ -39,3 +39,20 @@ func (s *Server) limitS3(h http.Handler) (http.Handler, error) {
 	})
 	return lim, nil
 }
+
+// followBodyTimeouts keeps the S3 API's body deadlines on api
+// body_idle_timeout and body_deadline, and its SSE-C transport rule on api
+// ssec_allow_http, as they change.
+func (s *Server) followBodyTimeouts(h *s3api.Server) {
+	apply := func() {
+		h.SetBodyTimeouts(s.settings.Duration(config.SubsysAPI, config.APIBodyIdleTimeout),
+			s.settings.Duration(config.SubsysAPI, config.APIBodyDeadline))
+		h.SetSSECAllowHTTP(s.settings.Bool(config.SubsysAPI, config.APISSECAllowHTTP))
+	}
+	apply()
+	s.settings.Subscribe(func(subsys string) {
+		if subsys == config.SubsysAPI {
+			apply()
+		}
+	})
+}

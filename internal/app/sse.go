@@ -13,7 +13,21 @@ import (
 // sseCipher adapts package sse to the object layer's Cipher seam.
 type sseCipher struct{ ring *sse.Keyring }
 
-var _ objects.Cipher = sseCipher{}
+var (
+	_ objects.Cipher         = sseCipher{}
+	_ objects.CustomerCipher = sseCipher{}
+)
+
+// ForCustomerKey seals data keys under an SSE-C client key: the same
+// sealing and stream format as SSE-S3, with the client's key in the place
+// of the site master key.
+func (c sseCipher) ForCustomerKey(key []byte) (objects.Cipher, error) {
+	ring, err := sse.NewKeyring(key)
+	if err != nil {
+		return nil, err
+	}
+	return sseCipher{ring}, nil
+}
 
 func (c sseCipher) NewKey(aad []byte) ([]byte, []byte, error) {
 	k, sealed := c.ring.GenerateObjectKey(aad)

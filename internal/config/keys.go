@@ -35,6 +35,14 @@ const (
 const (
 	APIRequestsMax      = "requests_max"
 	APIRequestsDeadline = "requests_deadline"
+	// APIReadHeaderTimeout bounds reading a request's headers.
+	APIReadHeaderTimeout = "read_header_timeout"
+	// APIBodyIdleTimeout bounds a request body's pauses.
+	APIBodyIdleTimeout = "body_idle_timeout"
+	// APIBodyDeadline bounds a whole request body.
+	APIBodyDeadline = "body_deadline"
+	// APISSECAllowHTTP lets SSE-C keys travel over plain HTTP.
+	APISSECAllowHTTP = "ssec_allow_http"
 )
 
 // Values of tables replica_catalog_consistency.
@@ -111,6 +119,17 @@ var keyTable = []Key{
 	{Subsys: SubsysAPI, Name: APIRequestsDeadline, Kind: KindDuration, Default: "10s",
 		MinDur: 10 * time.Millisecond, MaxDur: 10 * time.Minute,
 		Help: "how long an S3 request queues for a slot under requests_max before 503 SlowDown"},
+	{Subsys: SubsysAPI, Name: APIReadHeaderTimeout, Kind: KindDuration, Default: "30s",
+		MinDur: time.Second, MaxDur: 10 * time.Minute,
+		Help: "how long a client may take to send a request's headers (every surface; applies from the next start)"},
+	{Subsys: SubsysAPI, Name: APIBodyIdleTimeout, Kind: KindDuration, Default: "1m",
+		MinDur: time.Second, MaxDur: time.Hour,
+		Help: "how long an S3 request body may go without sending a byte before 400 RequestTimeout and the connection closed"},
+	{Subsys: SubsysAPI, Name: APIBodyDeadline, Kind: KindDuration, Default: "24h",
+		MinDur: time.Second, MaxDur: 7 * 24 * time.Hour,
+		Help: "how long a whole S3 request body may take, however steadily it arrives"},
+	{Subsys: SubsysAPI, Name: APISSECAllowHTTP, Kind: KindBool, Default: "off",
+		Help: "accept SSE-C customer keys over plain HTTP (only behind a TLS-terminating proxy on a trusted network); off refuses them as S3 does"},
 }
 
 // Keys returns a copy of the key table, in display order.

@@ -32,6 +32,8 @@ type Upload struct {
 	Tags        map[string]string  `msgpack:"tg,omitempty"`
 	SSE         string             `msgpack:"se,omitempty"`
 	Checksum    checksum.Algorithm `msgpack:"ck,omitempty"`
+	// KeyCheck is set on an SSE-C upload; every part must send that key.
+	KeyCheck []byte `msgpack:"kc,omitempty"`
 }
 
 // Part is one uploaded part.
@@ -81,6 +83,12 @@ func (l *Layer) CreateMultipartUpload(ctx context.Context, bucket, key string, o
 		ContentType: opts.ContentType, UserMeta: opts.UserMeta, Headers: opts.Headers,
 		Tags: opts.Tags, SSE: sse, Checksum: opts.Checksum,
 	}
+	if opts.CustomerKey != nil {
+		if _, err := l.encryptionFor(bucket, key, "", opts.CustomerKey); err != nil {
+			return nil, err
+		}
+		u.SSE, u.KeyCheck = "", newKeyCheck(opts.CustomerKey)
+	}
 	batch := l.meta.NewBatch()
 	batch.Set(uploadKey(bucket, key, u.UploadID), encode(u))
 	return u, batch.Commit(true)
@@ -119,7 +127,14 @@ func (l *Layer) UploadPart(ctx context.Context, bucket, key, uploadID string, nu
 	if alg == "" {
 		alg = u.Checksum
 	}
-	st, err := l.store(bucket, key, body, opts.Size, u.SSE, alg)
+	if err := checkCustomerKey(u.KeyCheck, opts.CustomerKey); err != nil {
+		return nil, err
+	}
+	enc, err := l.encryptionFor(bucket, key, u.SSE, opts.CustomerKey)
+	if err != nil {
+		return nil, err
+	}
+	st, err := l.store(body, opts.Size, enc, alg)
 	if err != nil {
 		return nil, err
 	}
@@ -219,7 +234,7 @@ func (l *Layer) CompleteMultipartUpload(ctx context.Context, bucket, key, upload
 	if err != nil {
 		return nil, err
 	}
-	v.ContentType, v.UserMeta, v.Headers, v.Tags, v.SSE = u.ContentType, u.UserMeta, u.Headers, u.Tags, u.SSE
+	v.ContentType, v.UserMeta, v.Headers, v.Tags, v.SSE, v.KeyCheck = u.ContentType, u.UserMeta, u.Headers, u.Tags, u.SSE, u.KeyCheck
 	var unused []Segment
 	for n, p := range have {
 		if !used[n] {

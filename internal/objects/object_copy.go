@@ -15,6 +15,8 @@ type CopyOptions struct {
 	ReplaceTags bool
 	// Put carries the destination metadata, SSE and conditions.
 	Put PutOptions
+	// SourceCustomerKey is the source's SSE-C key, if it has one.
+	SourceCustomerKey []byte
 }
 
 // CopyObject copies a version (the latest when srcVersionID is empty) to
@@ -25,7 +27,7 @@ func (l *Layer) CopyObject(ctx context.Context, srcBucket, srcKey, srcVersionID,
 	if err != nil {
 		return nil, src, err
 	}
-	r, err := l.OpenRange(srcBucket, srcKey, src, 0, src.Size)
+	r, err := l.OpenRangeWithKey(srcBucket, srcKey, src, 0, src.Size, opts.SourceCustomerKey)
 	if err != nil {
 		return nil, src, err
 	}

@@ -62,18 +62,44 @@ func (l *Layer) GetObject(ctx context.Context, bucket, key, versionID string, of
 }
 
 // OpenRange returns a reader of plaintext bytes [off, off+length) of a
-// version obtained from HeadObject. The caller must Close it.
+// version obtained from HeadObject. The caller must Close it. An SSE-C
+// version cannot be opened this way (ErrCustomerKeyRequired).
 func (l *Layer) OpenRange(bucket, key string, v *Version, off, length int64) (io.ReadCloser, error) {
+	return l.OpenRangeWithKey(bucket, key, v, off, length, nil)
+}
+
+// OpenRangeWithKey is OpenRange for a request that sent an SSE-C key
+// (customerKey nil for none); the key must be the version's.
+func (l *Layer) OpenRangeWithKey(bucket, key string, v *Version, off, length int64, customerKey []byte) (io.ReadCloser, error) {
+	if err := CheckCustomerKey(v, customerKey); err != nil {
+		return nil, err
+	}
 	if off < 0 || length < 0 || off+length > v.Size {
 		return nil, ErrInvalidRange
 	}
-	return &segmentReader{l: l, aad: sseAAD(bucket, key), segs: v.Segments, off: off, remain: length}, nil
+	r := &segmentReader{l: l, c: l.cfg.Cipher, aad: sseAAD(bucket, key), segs: v.Segments, off: off, remain: length}
+	if customerKey != nil {
+		enc, err := l.encryptionFor(bucket, key, "", customerKey)
+		if err != nil {
+			return nil, err
+		}
+		r.c, r.aad = enc.c, enc.aad
+	}
+	return r, nil
+}
+
+// CheckCustomerKey reports whether a request's SSE-C key (nil for none)
+// opens v: ErrCustomerKeyRequired, ErrCustomerKeyMismatch or
+// ErrCustomerKeyNotApplicable otherwise.
+func CheckCustomerKey(v *Version, customerKey []byte) error {
+	return checkCustomerKey(v.KeyCheck, customerKey)
 }
 
 // segmentReader streams a byte range across an object's segments, opening
 // each blob only when the range reaches it.
 type segmentReader struct {
 	l      *Layer
+	c      Cipher // opens sealed segments
 	aad    []byte
 	segs   []Segment
 	off    int64 // offset into the current first segment
@@ -127,11 +153,11 @@ func (r *segmentReader) next() error {
 	if len(seg.SealedKey) == 0 {
 		r.cur = io.NewSectionReader(src, r.off, n)
 	} else {
-		dk, err := r.l.cfg.Cipher.Unseal(seg.SealedKey, r.aad)
+		dk, err := r.c.Unseal(seg.SealedKey, r.aad)
 		if err != nil {
 			return err
 		}
-		if r.cur, err = r.l.cfg.Cipher.DecryptRange(dk, src, size, r.off, n); err != nil {
+		if r.cur, err = r.c.DecryptRange(dk, src, size, r.off, n); err != nil {
 			return err
 		}
 	}

@@ -66,6 +66,9 @@ type PutOptions struct {
 	IfMatch string
 	// IfNoneMatch "*" fails the write if the key exists.
 	IfNoneMatch string
+	// CustomerKey, when set, encrypts with the client's key (SSE-C) instead
+	// of SSE-S3; UploadPart requires the upload's key.
+	CustomerKey []byte
 }
 
 // stored is object data written to disk (or held inline) but not yet
@@ -89,10 +92,18 @@ func (l *Layer) PutObject(ctx context.Context, bucket, key string, body io.Reade
 	if err != nil {
 		return nil, err
 	}
+	var keyCheck []byte
+	if opts.CustomerKey != nil {
+		sse, keyCheck = "", newKeyCheck(opts.CustomerKey) // SSE-C replaces any default
+	}
+	enc, err := l.encryptionFor(bucket, key, sse, opts.CustomerKey)
+	if err != nil {
+		return nil, err
+	}
 	if err := l.checkWriteConditions(bucket, key, opts.IfMatch, opts.IfNoneMatch); err != nil {
 		return nil, err
 	}
-	st, err := l.store(bucket, key, body, opts.Size, sse, opts.Checksum)
+	st, err := l.store(body, opts.Size, enc, opts.Checksum)
 	if err != nil {
 		return nil, err
 	}
@@ -105,7 +116,7 @@ func (l *Layer) PutObject(ctx context.Context, bucket, key string, body io.Reade
 	v := &Version{
 		Size: st.seg.Size, ETag: st.md5, ContentType: opts.ContentType,
 		UserMeta: opts.UserMeta, Headers: opts.Headers, Tags: opts.Tags,
-		Segments: []Segment{st.seg}, SSE: sse,
+		Segments: []Segment{st.seg}, SSE: sse, KeyCheck: keyCheck,
 	}
 	if opts.Checksum != "" {
 		v.Checksums = map[string]string{string(opts.Checksum): st.sums[opts.Checksum]}
@@ -132,9 +143,9 @@ func (l *Layer) resolveSSE(b Bucket, requested string) (string, error) {
 }
 
 // store reads body to its end, hashing the plaintext, encrypting it when
-// sse is set, and makes the data durable: inline when small, else in a
+// enc is set, and makes the data durable: inline when small, else in a
 // fsynced blob. Plaintext of an encrypted object never touches the disk.
-func (l *Layer) store(bucket, key string, body io.Reader, size int64, sse string, alg checksum.Algorithm) (*stored, error) {
+func (l *Layer) store(body io.Reader, size int64, enc *encryption, alg checksum.Algorithm) (*stored, error) {
 	var algs []checksum.Algorithm
 	if alg != "" {
 		algs = append(algs, alg)
@@ -145,12 +156,12 @@ func (l *Layer) store(bucket, key string, body io.Reader, size int64, sse string
 	}
 	var seg Segment
 	src := io.TeeReader(body, hs)
-	if sse != "" {
-		dk, sealed, err := l.cfg.Cipher.NewKey(sseAAD(bucket, key))
+	if enc != nil {
+		dk, sealed, err := enc.c.NewKey(enc.aad)
 		if err != nil {
 			return nil, err
 		}
-		if src, err = l.cfg.Cipher.Encrypt(dk, src); err != nil {
+		if src, err = enc.c.Encrypt(dk, src); err != nil {
 			return nil, err
 		}
 		seg.SealedKey = sealed

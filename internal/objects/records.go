@@ -113,6 +113,9 @@ type Version struct {
 	Segments     []Segment         `msgpack:"sg,omitempty"`
 	Multipart    bool              `msgpack:"mp,omitempty"`
 	Origin       string            `msgpack:"or,omitempty"` // site that wrote it
+	// KeyCheck is set on an SSE-C version: a salted HMAC of the client's
+	// key (ssec.go), never the key.
+	KeyCheck []byte `msgpack:"kc,omitempty"`
 	// MetaTime is the HLC time of the last metadata-only change (tags); 0
 	// means none since ModTime.
 	MetaTime int64 `msgpack:"mm,omitempty"`

@@ -216,9 +216,13 @@ func (l *Layer) storeReplicaData(bucket, key string, in *Version, body io.Reader
 	if in.SSE != "" && l.cfg.Cipher == nil {
 		return nil, ErrSSEUnavailable
 	}
+	enc, err := l.encryptionFor(bucket, key, in.SSE, nil)
+	if err != nil {
+		return nil, err
+	}
 	var segs []Segment
 	for i, s := range in.Segments {
-		st, err := l.store(bucket, key, io.LimitReader(body, s.Size), s.Size, in.SSE, "")
+		st, err := l.store(io.LimitReader(body, s.Size), s.Size, enc, "")
 		if err != nil {
 			l.release(segs...)
 			return nil, err

@@ -54,6 +54,13 @@ func (s *Server) getObjectAttributes(req *request) error {
 	if err != nil {
 		return err
 	}
+	ck, err := s.customerKey(req, ssecPrefix)
+	if err != nil {
+		return err
+	}
+	if err := objects.CheckCustomerKey(v, ck); err != nil {
+		return err
+	}
 	h := req.w.Header()
 	h.Set("Last-Modified", v.LastModified().Format(http.TimeFormat))
 	if !v.IsNull() {

@@ -71,7 +71,13 @@ func putOptionsFromHeaders(h http.Header) (objects.PutOptions, error) {
 			opts.Headers["Content-Encoding"] = strings.Join(kept, ",")
 		}
 	}
+	if err := checkKMSHeaders(h); err != nil {
+		return opts, err
+	}
 	if sse := h.Get("x-amz-server-side-encryption"); sse != "" {
+		if sse == "aws:kms" || sse == "aws:kms:dsse" {
+			return opts, errKMSUnsupported
+		}
 		if sse != objects.SSEAlgorithm {
 			return opts, apiErr("InvalidArgument", 400, "The encryption method specified is not supported.")
 		}

@@ -13,7 +13,7 @@ import (
 const maxPartSize = 5 << 30
 
 func (s *Server) createMultipartUpload(req *request) error {
-	opts, err := putOptionsFromHeaders(req.r.Header)
+	opts, err := s.putOptions(req)
 	if err != nil {
 		return err
 	}
@@ -31,6 +31,7 @@ func (s *Server) createMultipartUpload(req *request) error {
 	if u.SSE != "" {
 		req.w.Header().Set("x-amz-server-side-encryption", u.SSE)
 	}
+	setCustomerKeyHeaders(req.w.Header(), &objects.Version{KeyCheck: u.KeyCheck}, opts.CustomerKey)
 	if u.Checksum != "" {
 		req.w.Header().Set("x-amz-checksum-algorithm", string(u.Checksum))
 		req.w.Header().Set("x-amz-checksum-type", "COMPOSITE")
@@ -56,6 +57,10 @@ func (s *Server) uploadPart(req *request) error {
 		req.api = "UploadPartCopy"
 		return s.uploadPartCopy(req, n)
 	}
+	ck, err := s.customerKey(req, ssecPrefix)
+	if err != nil {
+		return err
+	}
 	declared, err := checksum.FromHeaders(req.r.Header)
 	if err != nil {
 		return err
@@ -64,12 +69,15 @@ func (s *Server) uploadPart(req *request) error {
 	if err != nil {
 		return err
 	}
-	opts := objects.PutOptions{Size: size, Checksum: declared.Algorithm, Verify: s.verifyFunc(req, declared)}
+	opts := objects.PutOptions{Size: size, Checksum: declared.Algorithm, Verify: s.verifyFunc(req, declared), CustomerKey: ck}
 	p, err := s.obj.UploadPart(req.ctx, req.bucket, req.key, req.query.Get("uploadId"), n, body, opts)
 	if err != nil {
 		return err
 	}
 	req.w.Header().Set("ETag", `"`+p.Segment.ETag+`"`)
+	if ck != nil {
+		setCustomerKeyHeaders(req.w.Header(), &objects.Version{KeyCheck: []byte{1}}, ck)
+	}
 	setChecksumHeaders(req.w.Header(), p.Segment.Checksum)
 	req.w.Header().Del("x-amz-checksum-type")
 	req.w.WriteHeader(http.StatusOK)
@@ -85,6 +93,17 @@ func (s *Server) uploadPartCopy(req *request, n int) error {
 	if err != nil {
 		return err
 	}
+	srcKey, err := s.customerKey(req, ssecCopyPrefix)
+	if err != nil {
+		return err
+	}
+	dstKey, err := s.customerKey(req, ssecPrefix)
+	if err != nil {
+		return err
+	}
+	if err := objects.CheckCustomerKey(src, srcKey); err != nil {
+		return err
+	}
 	if err := checkCopyConditions(req.r.Header, src); err != nil {
 		return err
 	}
@@ -96,12 +115,12 @@ func (s *Server) uploadPartCopy(req *request, n int) error {
 		}
 		rng = r
 	}
-	rd, err := s.obj.OpenRange(sb, sk, src, rng.start, rng.length)
+	rd, err := s.obj.OpenRangeWithKey(sb, sk, src, rng.start, rng.length, srcKey)
 	if err != nil {
 		return err
 	}
 	defer rd.Close()
-	p, err := s.obj.UploadPart(req.ctx, req.bucket, req.key, req.query.Get("uploadId"), n, rd, objects.PutOptions{Size: rng.length})
+	p, err := s.obj.UploadPart(req.ctx, req.bucket, req.key, req.query.Get("uploadId"), n, rd, objects.PutOptions{Size: rng.length, CustomerKey: dstKey})
 	if err != nil {
 		return err
 	}
@@ -135,6 +154,7 @@ func (s *Server) completeMultipartUpload(req *request) error {
 	if v.SSE != "" {
 		req.w.Header().Set("x-amz-server-side-encryption", v.SSE)
 	}
+	setCustomerKeyHeaders(req.w.Header(), v, nil)
 	res := completeMultipartUploadResult{NS: s3NS, Location: "/" + req.bucket + "/" + req.key, Bucket: req.bucket, Key: req.key, ETag: `"` + v.ETag + `"`}
 	res.set(v.Checksums)
 	writeXML(req.w, http.StatusOK, res)

@@ -63,7 +63,7 @@ func (s *Server) putObject(req *request) error {
 		req.api = "CopyObject"
 		return s.copyObject(req)
 	}
-	opts, err := putOptionsFromHeaders(req.r.Header)
+	opts, err := s.putOptions(req)
 	if err != nil {
 		return err
 	}
@@ -88,9 +88,26 @@ func (s *Server) putObject(req *request) error {
 	if v.SSE != "" {
 		h.Set("x-amz-server-side-encryption", v.SSE)
 	}
+	setCustomerKeyHeaders(h, v, opts.CustomerKey)
 	setChecksumHeaders(h, v.Checksums)
 	req.w.WriteHeader(http.StatusOK)
 	return nil
+}
+
+// putOptions reads a write's metadata and encryption headers: SSE-S3 or
+// SSE-C, never both.
+func (s *Server) putOptions(req *request) (objects.PutOptions, error) {
+	opts, err := putOptionsFromHeaders(req.r.Header)
+	if err != nil {
+		return opts, err
+	}
+	if opts.CustomerKey, err = s.customerKey(req, ssecPrefix); err != nil {
+		return opts, err
+	}
+	if opts.CustomerKey != nil && opts.SSE != "" {
+		return opts, errSSECWithSSE
+	}
+	return opts, nil
 }
 
 // setWriteVersionHeader reports the version ID of a write, as S3 does only
@@ -128,7 +145,15 @@ func (s *Server) readObject(req *request, withBody bool) error {
 	if err != nil {
 		return err
 	}
+	ck, err := s.customerKey(req, ssecPrefix)
+	if err != nil {
+		return err
+	}
+	if err := objects.CheckCustomerKey(v, ck); err != nil {
+		return err
+	}
 	h := req.w.Header()
+	setCustomerKeyHeaders(h, v, ck)
 	if err := checkReadConditions(req.r.Header, v); err != nil {
 		if errors.Is(err, errNotModified) {
 			h.Set("ETag", `"`+v.ETag+`"`)
@@ -163,7 +188,7 @@ func (s *Server) readObject(req *request, withBody bool) error {
 		req.w.WriteHeader(status)
 		return nil
 	}
-	r, err := s.obj.OpenRange(req.bucket, req.key, v, rng.start, rng.length)
+	r, err := s.obj.OpenRangeWithKey(req.bucket, req.key, v, rng.start, rng.length, ck)
 	if err != nil {
 		return err
 	}
@@ -292,7 +317,11 @@ func (s *Server) copyObject(req *request) error {
 	if err != nil {
 		return err
 	}
-	put, err := putOptionsFromHeaders(req.r.Header)
+	put, err := s.putOptions(req)
+	if err != nil {
+		return err
+	}
+	srcKey, err := s.customerKey(req, ssecCopyPrefix)
 	if err != nil {
 		return err
 	}
@@ -305,10 +334,13 @@ func (s *Server) copyObject(req *request) error {
 	if err != nil {
 		return err
 	}
+	if err := objects.CheckCustomerKey(src, srcKey); err != nil {
+		return err
+	}
 	if err := checkCopyConditions(req.r.Header, src); err != nil {
 		return err
 	}
-	if sb == req.bucket && sk == req.key && sv == "" && !replaceMeta && put.SSE == "" {
+	if sb == req.bucket && sk == req.key && sv == "" && !replaceMeta && put.SSE == "" && put.CustomerKey == nil && srcKey == nil {
 		return apiErr("InvalidRequest", 400, "This copy request is illegal because it is trying to copy an object to itself without changing the object's metadata, storage class, website redirect location or encryption attributes.")
 	}
 	if alg := req.r.Header.Get("x-amz-checksum-algorithm"); alg != "" {
@@ -319,7 +351,7 @@ func (s *Server) copyObject(req *request) error {
 		put.Checksum = a
 	}
 	v, srcV, err := s.obj.CopyObject(req.ctx, sb, sk, src.VersionID, req.bucket, req.key,
-		objects.CopyOptions{ReplaceMetadata: replaceMeta, ReplaceTags: replaceTags, Put: put})
+		objects.CopyOptions{ReplaceMetadata: replaceMeta, ReplaceTags: replaceTags, Put: put, SourceCustomerKey: srcKey})
 	if err != nil {
 		return err
 	}
@@ -331,6 +363,7 @@ func (s *Server) copyObject(req *request) error {
 	if v.SSE != "" {
 		h.Set("x-amz-server-side-encryption", v.SSE)
 	}
+	setCustomerKeyHeaders(h, v, put.CustomerKey)
 	res := copyObjectResult{NS: s3NS, LastModified: isoTime(v.ModTime), ETag: `"` + v.ETag + `"`}
 	res.set(v.Checksums)
 	writeXML(req.w, http.StatusOK, res)

@@ -75,6 +75,8 @@ func (c *Config) Validate() error {
 // Server is the S3 API http.Handler.
 type Server struct {
 	cfg            Config
+	timeouts       bodyTimeouts
+	ssec           ssecPolicy
 	obj            *objects.Layer
 	log            *slog.Logger
 	bucketPolicies policy.BucketCache
@@ -111,8 +113,14 @@ type request struct {
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	sw := &httprec.Recorder{ResponseWriter: w}
-	if r.Body != nil {
-		r.Body = truncatedBody{r.Body}
+	if r.Body != nil && r.Body != http.NoBody {
+		// Wrap the body on a copy of the request: net/http recognises an
+		// unread Expect: 100-continue body by its own type on the request
+		// it handed out, and closes the connection instead of waiting for
+		// a body the client holds back until told to continue.
+		r = r.WithContext(r.Context())
+		idle, total := s.bodyTimeouts()
+		r.Body = truncatedBody{newDeadlineBody(w, r.Body, idle, total, start)}
 	}
 	req := &request{w: sw, r: r, ctx: r.Context(), query: r.URL.Query(), id: newRequestID(), api: "Unknown"}
 	sw.Header().Set("x-amz-request-id", req.id)
@@ -225,6 +233,9 @@ func (s *Server) writeError(req *request, err error) {
 	}
 	if req.w.Status != 0 {
 		return // the body is under way; the client sees a short read
+	}
+	if ae == errRequestTimeout {
+		req.w.Header().Set("Connection", "close")
 	}
 	body := errorResponse{Code: ae.Code, Message: ae.Message, Resource: req.r.URL.Path, RequestID: req.id, Key: req.key, Bucket: req.bucket}
 	if req.r.Method == http.MethodHead {
