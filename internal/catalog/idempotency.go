@@ -94,6 +94,10 @@ func (c *Catalog) markApplied(ctx context.Context, b meta.Batch, wh, refKind, re
 	}
 	a := IdempotentAnswer{Op: m.op, Applied: true, RefKind: refKind, RefLocation: refLocation,
 		ExpiresMS: c.cfg.Now().Add(c.cfg.IdempotencyLifetime).UnixMilli()}
+	// The mark replicates with the change (idempotency_repl.go).
+	if err := c.putReplicated(ctx, wh, m.key, a); err != nil {
+		return err
+	}
 	return putIdempotent(b, wh, m.key, a)
 }
 
@@ -108,8 +112,22 @@ func putIdempotent(b meta.Batch, wh, key string, a IdempotentAnswer) error {
 }
 
 // Idempotent returns the answer recorded for key in warehouse wh, if one is
-// recorded and not expired.
-func (c *Catalog) Idempotent(wh, key string) (IdempotentAnswer, bool, error) {
+// recorded and not expired: from the meta store, or, when the key was
+// recorded on another site (the primary before a failover), from the
+// replicated answer in the warehouse bucket (idempotency_repl.go).
+func (c *Catalog) Idempotent(ctx context.Context, wh, key string) (IdempotentAnswer, bool, error) {
+	a, ok, err := c.localIdempotent(wh, key)
+	if ok || err != nil {
+		return a, ok, err
+	}
+	if _, err := c.meta.Get(idemKey(wh, key)); err == nil {
+		return IdempotentAnswer{}, false, nil // recorded here and expired
+	}
+	return c.replicatedIdempotent(ctx, wh, key)
+}
+
+// localIdempotent is Idempotent from the meta store alone.
+func (c *Catalog) localIdempotent(wh, key string) (IdempotentAnswer, bool, error) {
 	v, err := c.meta.Get(idemKey(wh, key))
 	if errors.Is(err, meta.ErrNotFound) {
 		return IdempotentAnswer{}, false, nil
@@ -128,33 +146,48 @@ func (c *Catalog) Idempotent(wh, key string) (IdempotentAnswer, bool, error) {
 }
 
 // RecordIdempotent stores the final answer of a keyed mutation for the
-// lifetime (replacing its Applied answer, whose expiry it keeps), then
-// sweeps a few expired answers. The caller serialises calls for one key.
-func (c *Catalog) RecordIdempotent(wh, key string, a IdempotentAnswer) error {
+// lifetime (replacing its Applied answer, whose expiry it keeps), writes
+// it into the warehouse bucket so that it replicates (unless the
+// replicated Applied mark already names the same metadata file, which
+// replays the same answer), then sweeps a few expired answers. The caller
+// serialises calls for one key.
+func (c *Catalog) RecordIdempotent(ctx context.Context, wh, key string, a IdempotentAnswer) error {
 	a.Applied = false
 	a.ExpiresMS = c.cfg.Now().Add(c.cfg.IdempotencyLifetime).UnixMilli()
-	if prev, ok, err := c.Idempotent(wh, key); err == nil && ok {
+	prev, had, err := c.localIdempotent(wh, key)
+	if err == nil && had {
 		a.ExpiresMS = prev.ExpiresMS
 	}
 	b := c.meta.NewBatch()
 	if err := putIdempotent(b, wh, key, a); err != nil {
 		return err
 	}
-	if err := c.sweepIdempotent(b, wh, key); err != nil {
+	swept, err := c.sweepIdempotent(b, wh, key)
+	if err != nil {
 		return err
 	}
-	return b.Commit(true)
+	if err := b.Commit(true); err != nil {
+		return err
+	}
+	if !(had && prev.Applied && a.RefLocation != "" && prev.RefLocation == a.RefLocation) {
+		if err := c.putReplicated(ctx, wh, key, a); err != nil {
+			return err
+		}
+	}
+	c.deleteReplicated(ctx, swept)
+	return nil
 }
 
 // sweepIdempotent adds to b the removal of up to idemSweepBatch expired
-// answers and their index keys. An index key whose answer was rewritten
-// with a later expiry, or is being recorded (keepWH, keepKey), is removed
-// alone.
-func (c *Catalog) sweepIdempotent(b meta.Batch, keepWH, keepKey string) error {
+// answers and their index keys, and returns the (warehouse, key) of the
+// answers removed, whose replicated objects the caller deletes. An index
+// key whose answer was rewritten with a later expiry, or is being recorded
+// (keepWH, keepKey), is removed alone.
+func (c *Catalog) sweepIdempotent(b meta.Batch, keepWH, keepKey string) (swept [][2]string, err error) {
 	lo := []byte(pfxIdemExpiry)
 	hi := binary.BigEndian.AppendUint64([]byte(pfxIdemExpiry), uint64(c.nowMS()))
 	n := 0
-	return meta.Scan(c.meta, lo, hi, func(k, _ []byte) (bool, error) {
+	err = meta.Scan(c.meta, lo, hi, func(k, _ []byte) (bool, error) {
 		if n == idemSweepBatch {
 			return false, nil
 		}
@@ -167,14 +200,16 @@ func (c *Catalog) sweepIdempotent(b meta.Batch, keepWH, keepKey string) error {
 				if wh == keepWH && key == keepKey {
 					break
 				}
-				if _, ok, err := c.Idempotent(wh, key); err == nil && !ok {
+				if _, ok, err := c.localIdempotent(wh, key); err == nil && !ok {
 					b.Delete(idemKey(wh, key))
+					swept = append(swept, [2]string{wh, key})
 				}
 				break
 			}
 		}
 		return true, nil
 	})
+	return swept, err
 }
 
 func bytesClone(b []byte) []byte { return append([]byte(nil), b...) }

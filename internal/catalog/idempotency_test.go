@@ -1,6 +1,7 @@
 package catalog
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -27,33 +28,67 @@ func TestIdempotencyAppliedMarkAndExpiry(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, ok, err := c.Idempotent("lake", "k1")
+	a, ok, err := c.Idempotent(ctx, "lake", "k1")
 	if err != nil || !ok || !a.Applied || a.Op != "POST x" || a.RefKind != KindTable || a.RefLocation != tbl.MetadataLocation {
 		t.Fatalf("mark after a keyed commit = %+v %v %v, want applied with the metadata file", a, ok, err)
 	}
-	if _, ok, _ := c.Idempotent("other", "k1"); ok {
+	if _, ok, _ := c.Idempotent(ctx, "other", "k1"); ok {
 		t.Error("a key is visible in another warehouse")
 	}
 	want := now.Add(30 * time.Minute).UnixMilli()
 	now = now.Add(time.Minute)
-	if err := c.RecordIdempotent("lake", "k1", IdempotentAnswer{Op: "POST x", Status: 200, RefKind: KindTable, RefLocation: tbl.MetadataLocation}); err != nil {
+	if err := c.RecordIdempotent(ctx, "lake", "k1", IdempotentAnswer{Op: "POST x", Status: 200, RefKind: KindTable, RefLocation: tbl.MetadataLocation}); err != nil {
 		t.Fatal(err)
 	}
-	if a, ok, _ := c.Idempotent("lake", "k1"); !ok || a.Applied || a.ExpiresMS != want {
+	if a, ok, _ := c.Idempotent(ctx, "lake", "k1"); !ok || a.Applied || a.ExpiresMS != want {
 		t.Fatalf("recorded answer = %+v, want final with the mark's expiry %d", a, want)
 	}
 	now = now.Add(30 * time.Minute)
-	if _, ok, _ := c.Idempotent("lake", "k1"); ok {
+	if _, ok, _ := c.Idempotent(ctx, "lake", "k1"); ok {
 		t.Fatal("answer replayed after its lifetime")
 	}
 	// The next recording sweeps the expired answer and its index keys.
-	if err := c.RecordIdempotent("lake", "k2", IdempotentAnswer{Op: "DELETE y", Status: 204}); err != nil {
+	if err := c.RecordIdempotent(ctx, "lake", "k2", IdempotentAnswer{Op: "DELETE y", Status: 204}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := c.meta.Get(idemKey("lake", "k1")); err == nil {
 		t.Error("the sweep left an expired answer")
 	}
-	if a, ok, _ := c.Idempotent("lake", "k2"); !ok || a.Status != 204 {
+	if a, ok, _ := c.Idempotent(ctx, "lake", "k2"); !ok || a.Status != 204 {
 		t.Errorf("k2 = %+v %v", a, ok)
+	}
+}
+
+// TestReplicatedIdempotencyAnswer: a key recorded on another site (only its
+// replicated object is here) is honoured when this catalog holds the table
+// version it names, and not when the change did not reach this site; an
+// expired one never is.
+func TestReplicatedIdempotencyAnswer(t *testing.T) {
+	c, _ := newTestCatalog(t)
+	ctx := t.Context()
+	id := Ident{Namespace: []string{"ns"}, Name: "t"}
+	tbl, err := c.CreateTable(ctx, "lake", CreateTableRequest{Ident: id, Schema: unitSchema})
+	if err != nil {
+		t.Fatal(err)
+	}
+	exp := time.Now().Add(time.Hour).UnixMilli()
+	ahead := strings.Replace(tbl.MetadataLocation, "/00000-", "/00007-", 1)
+	for name, tc := range map[string]struct {
+		a    IdempotentAnswer
+		want bool
+	}{
+		"version here":     {IdempotentAnswer{Op: "POST c", Applied: true, RefKind: KindTable, RefLocation: tbl.MetadataLocation, ExpiresMS: exp}, true},
+		"version not here": {IdempotentAnswer{Op: "POST c", Applied: true, RefKind: KindTable, RefLocation: ahead, ExpiresMS: exp}, false},
+		"plain answer":     {IdempotentAnswer{Op: "DELETE d", Status: 204, ExpiresMS: exp}, true},
+		"expired":          {IdempotentAnswer{Op: "DELETE d", Status: 204, ExpiresMS: time.Now().Add(-time.Second).UnixMilli()}, false},
+	} {
+		key := "k-" + strings.ReplaceAll(name, " ", "-")
+		if err := c.putReplicated(ctx, "lake", key, tc.a); err != nil {
+			t.Fatal(err)
+		}
+		a, ok, err := c.Idempotent(ctx, "lake", key)
+		if err != nil || ok != tc.want || (ok && a.Op != tc.a.Op) {
+			t.Errorf("%s: %+v %v %v, want found=%t", name, a, ok, err, tc.want)
+		}
 	}
 }

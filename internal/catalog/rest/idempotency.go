@@ -2,6 +2,7 @@ package rest
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -94,7 +95,7 @@ func (s *Server) serveIdempotent(w *httprec.Recorder, r *http.Request, rt *route
 	r.Body = io.NopCloser(bytes.NewReader(body))
 	wh, op := c.params["prefix"], fingerprint(r, body)
 	defer s.keys.lock(wh, key)()
-	a, ok, err := s.cat.Idempotent(wh, key)
+	a, ok, err := s.cat.Idempotent(r.Context(), wh, key)
 	if err != nil {
 		return err
 	}
@@ -128,7 +129,7 @@ func (s *Server) serveIdempotent(w *httprec.Recorder, r *http.Request, rt *route
 	default:
 		ans.Body = cw.body.Bytes()
 	}
-	if err := s.cat.RecordIdempotent(wh, key, ans); err != nil {
+	if err := s.cat.RecordIdempotent(context.WithoutCancel(r.Context()), wh, key, ans); err != nil {
 		// The mutation's batch marked the key applied, so a retry still
 		// does not apply it twice; it gets a rebuilt answer.
 		s.log.Warn("record idempotent answer", "warehouse", wh, "err", err)
