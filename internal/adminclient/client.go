@@ -30,6 +30,9 @@ const (
 type Credentials struct {
 	AccessKey string
 	SecretKey string
+	// SessionToken, set for a temporary credential (STS AssumeRole), is
+	// sent as X-Amz-Security-Token with every request.
+	SessionToken string
 }
 
 // Config holds the optional settings of a Client.
@@ -86,7 +89,7 @@ func prepare(endpoint string, creds Credentials, cfg Config) (*url.URL, aws.Cred
 	if cfg.UserAgent == "" {
 		cfg.UserAgent = "twinlake-adminclient"
 	}
-	return u, aws.Credentials{AccessKeyID: creds.AccessKey, SecretAccessKey: creds.SecretKey}, cfg, nil
+	return u, aws.Credentials{AccessKeyID: creds.AccessKey, SecretAccessKey: creds.SecretKey, SessionToken: creds.SessionToken}, cfg, nil
 }
 
 // do signs and sends one request. A 2xx response is returned for the caller

@@ -89,7 +89,7 @@ func (o *Options) AdminClient(aliasName string) (*adminclient.Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	c, err := adminclient.New(a.URL, adminclient.Credentials{AccessKey: a.AccessKey, SecretKey: a.SecretKey}, adminclient.Config{
+	c, err := adminclient.New(a.URL, adminclient.Credentials{AccessKey: a.AccessKey, SecretKey: a.SecretKey, SessionToken: a.SessionToken}, adminclient.Config{
 		UserAgent: "twinlake-cli/" + Version,
 	})
 	if err != nil {
@@ -105,7 +105,7 @@ func (o *Options) CatalogClient(aliasName, warehouse string) (*adminclient.Catal
 	if err != nil {
 		return nil, err
 	}
-	c, err := adminclient.NewCatalog(a.URL, warehouse, adminclient.Credentials{AccessKey: a.AccessKey, SecretKey: a.SecretKey},
+	c, err := adminclient.NewCatalog(a.URL, warehouse, adminclient.Credentials{AccessKey: a.AccessKey, SecretKey: a.SecretKey, SessionToken: a.SessionToken},
 		adminclient.Config{UserAgent: "twinlake-cli/" + Version})
 	if err != nil {
 		return nil, fmt.Errorf("alias %q: %w", aliasName, err)

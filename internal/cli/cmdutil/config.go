@@ -16,6 +16,9 @@ type Alias struct {
 	URL       string `json:"url"`
 	AccessKey string `json:"accessKey"`
 	SecretKey string `json:"secretKey"`
+	// SessionToken goes with a temporary credential (STS AssumeRole); it
+	// is sent with every request of every surface.
+	SessionToken string `json:"sessionToken,omitempty"`
 }
 
 // clientConfig is the on-disk client configuration (config.json, mode 0600).

@@ -41,7 +41,7 @@ func NewS3Client(a Alias, cfg S3ClientConfig) (*minio.Client, error) {
 		cfg.MaxRetries = 3
 	}
 	c, err := minio.New(u.Host, &minio.Options{
-		Creds:        credentials.NewStaticV4(a.AccessKey, a.SecretKey, ""),
+		Creds:        credentials.NewStaticV4(a.AccessKey, a.SecretKey, a.SessionToken),
 		Secure:       u.Scheme == "https",
 		Transport:    cfg.Transport,
 		Region:       S3Region,

@@ -3,6 +3,7 @@ package objcmd
 import (
 	"fmt"
 	"net/url"
+	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -24,14 +25,19 @@ func AddAliasCommands(root *cobra.Command, opts *cmdutil.Options) {
 
 // aliasView is how an alias is shown: never with its full secret key.
 type aliasView struct {
-	Alias     string `json:"alias"`
-	URL       string `json:"url"`
-	AccessKey string `json:"accessKey"`
-	SecretKey string `json:"secretKey"`
+	Alias        string `json:"alias"`
+	URL          string `json:"url"`
+	AccessKey    string `json:"accessKey"`
+	SecretKey    string `json:"secretKey"`
+	SessionToken string `json:"sessionToken,omitempty"`
 }
 
 func newAliasView(name string, a cmdutil.Alias) aliasView {
-	return aliasView{Alias: name, URL: a.URL, AccessKey: a.AccessKey, SecretKey: maskSecret(a.SecretKey)}
+	v := aliasView{Alias: name, URL: a.URL, AccessKey: a.AccessKey, SecretKey: maskSecret(a.SecretKey)}
+	if a.SessionToken != "" {
+		v.SessionToken = maskSecret(a.SessionToken)
+	}
+	return v
 }
 
 // maskSecret shows at most the first three characters of a secret, and never
@@ -44,14 +50,18 @@ func maskSecret(s string) string {
 }
 
 func newAliasSetCmd(opts *cmdutil.Options) *cobra.Command {
-	return &cobra.Command{
+	var token string
+	cmd := &cobra.Command{
 		Use:   "set NAME URL ACCESS_KEY SECRET_KEY",
 		Short: "Add or replace an alias",
 		Long: `Add or replace an alias. The configuration is stored in config.json in the
 client config directory ($TWINLAKE_CONFIG_DIR, default ~/.twinlake) with mode 0600.
-The server is not contacted.`,
+The server is not contacted. A temporary credential (from STS AssumeRole) is set
+with its session token (--session-token, or TWINLAKE_SESSION_TOKEN), which every
+command then sends; when it expires, the site answers ExpiredToken.`,
 		Example: `  twinlake alias set site1 http://127.0.0.1:9000 admin 'S3cr3t-K3y'
-  twinlake alias set dr https://dr.example.com:9000 admin 'S3cr3t-K3y' --json`,
+  twinlake alias set dr https://dr.example.com:9000 admin 'S3cr3t-K3y' --json
+  TWINLAKE_SESSION_TOKEN="$TOKEN" twinlake alias set temp http://127.0.0.1:9000 ASIA... 'TempSecret'`,
 		Args: cobra.ExactArgs(4),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			name, rawURL, ak, sk := args[0], args[1], args[2], args[3]
@@ -72,7 +82,10 @@ The server is not contacted.`,
 			if err != nil {
 				return err
 			}
-			a := cmdutil.Alias{URL: u.Scheme + "://" + u.Host, AccessKey: ak, SecretKey: sk}
+			if token == "" {
+				token = os.Getenv("TWINLAKE_SESSION_TOKEN")
+			}
+			a := cmdutil.Alias{URL: u.Scheme + "://" + u.Host, AccessKey: ak, SecretKey: sk, SessionToken: token}
 			cfg.Aliases[name] = a
 			if err := opts.SaveConfig(cfg); err != nil {
 				return fmt.Errorf("save alias %q: %w", name, err)
@@ -85,6 +98,8 @@ The server is not contacted.`,
 				fmt.Sprintf("Added `%s` successfully.", name))
 		},
 	}
+	cmd.Flags().StringVar(&token, "session-token", "", "session token of a temporary credential (default $TWINLAKE_SESSION_TOKEN)")
+	return cmd
 }
 
 // validateAliasName rejects names that could not be the first part of
@@ -120,6 +135,9 @@ func newAliasListCmd(opts *cmdutil.Options) *cobra.Command {
 			for _, n := range names {
 				v := newAliasView(n, cfg.Aliases[n])
 				human := fmt.Sprintf("%s\n  URL       : %s\n  AccessKey : %s\n  SecretKey : %s\n", n, v.URL, v.AccessKey, v.SecretKey)
+				if v.SessionToken != "" {
+					human += fmt.Sprintf("  SessionToken : %s\n", v.SessionToken)
+				}
 				if err := cmdutil.PrintResult(w, opts, v, strings.TrimSuffix(human, "\n")); err != nil {
 					return err
 				}
