@@ -86,6 +86,9 @@ func (s *Server) putBucketVersioning(req *request) error {
 	if cfg.Status != objects.VersioningEnabled && cfg.Status != objects.VersioningSuspended {
 		return errMalformedXML
 	}
+	if cfg.MFADelete == "Enabled" {
+		return errMFAUnsupported
+	}
 	return s.obj.SetVersioning(req.ctx, req.bucket, cfg.Status)
 }
 

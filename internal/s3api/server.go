@@ -161,6 +161,9 @@ func (s *Server) serve(req *request) error {
 	if err := s.authorize(req, rt); err != nil {
 		return err
 	}
+	if err := checkProtections(req.r.Header, rt.api); err != nil {
+		return err
+	}
 	if s.cfg.WriteGuard != nil && req.bucket != "" && isWrite(rt) {
 		if err := s.cfg.WriteGuard(req.r.Context(), req.bucket); err != nil {
 			return apiErr("AccessDenied", http.StatusForbidden, err.Error())

@@ -1,0 +1,63 @@
+package s3api
+
+import (
+	"net/http"
+	"slices"
+	"strings"
+)
+
+// A request that asks for a protection twinlake does not provide is
+// refused, never served without it: a client told 200 believes it got
+// what it asked for. Each row names a header, the APIs it matters to, and
+// when its value asks for something (nil: whenever present).
+type protection struct {
+	header string
+	apis   []string
+	asks   func(value string) bool
+	err    *APIError
+}
+
+var (
+	errObjectLockUnsupported = apiErr("NotImplemented", http.StatusNotImplemented,
+		"Object lock is not supported by this server; nothing was created or written.")
+	errMFAUnsupported = apiErr("NotImplemented", http.StatusNotImplemented,
+		"MFA delete is not supported by this server.")
+	errConditionalDeleteUnsupported = apiErr("NotImplemented", http.StatusNotImplemented,
+		"Conditional deletes are not supported by this server; the object was not deleted.")
+	errAppendUnsupported = apiErr("NotImplemented", http.StatusNotImplemented,
+		"Appending to an object is not supported by this server.")
+)
+
+func isTrue(v string) bool { return strings.EqualFold(strings.TrimSpace(v), "true") }
+func isOn(v string) bool   { return strings.EqualFold(strings.TrimSpace(v), "ON") }
+
+// objectWrites are the APIs creating an object (CopyObject is routed as
+// PutObject).
+var objectWrites = []string{"PutObject", "CreateMultipartUpload"}
+
+var protections = []protection{
+	{"x-amz-bucket-object-lock-enabled", []string{"CreateBucket"}, isTrue, errObjectLockUnsupported},
+	{"x-amz-object-lock-mode", objectWrites, nil, errObjectLockUnsupported},
+	{"x-amz-object-lock-retain-until-date", objectWrites, nil, errObjectLockUnsupported},
+	{"x-amz-object-lock-legal-hold", objectWrites, isOn, errObjectLockUnsupported},
+	{"x-amz-mfa", nil, nil, errMFAUnsupported},
+	{"If-Match", []string{"DeleteObject"}, nil, errConditionalDeleteUnsupported},
+	{"x-amz-if-match-last-modified-time", []string{"DeleteObject"}, nil, errConditionalDeleteUnsupported},
+	{"x-amz-if-match-size", []string{"DeleteObject"}, nil, errConditionalDeleteUnsupported},
+	{"x-amz-write-offset-bytes", []string{"PutObject"}, nil, errAppendUnsupported},
+}
+
+// checkProtections refuses a request to api (a route's name) carrying a
+// header from the table above.
+func checkProtections(h http.Header, api string) error {
+	for _, p := range protections {
+		vs := h.Values(p.header)
+		if len(vs) == 0 || p.apis != nil && !slices.Contains(p.apis, api) {
+			continue
+		}
+		if p.asks == nil || p.asks(vs[0]) {
+			return p.err
+		}
+	}
+	return nil
+}
