@@ -14,7 +14,7 @@ import (
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := cli.NewRoot().ExecuteContext(ctx); err != nil {
+	if err := cli.Execute(ctx, cli.NewRoot()); err != nil {
 		fmt.Fprintln(os.Stderr, "twinlake:", err)
 		os.Exit(1)
 	}

@@ -1,9 +1,12 @@
 package admin
 
 import (
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"net/http"
+	"strings"
 
 	"github.com/twinlake/twinlake/internal/adminclient"
 	"github.com/twinlake/twinlake/internal/catalog"
@@ -111,10 +114,19 @@ func classify(err error) (status int, body adminclient.ErrorBody, internal bool)
 // writeError answers err as the admin JSON error body.
 func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	status, body, internal := classify(err)
+	// The request ID ties what the client reports to the server's log.
+	body.RequestID = newRequestID()
+	w.Header().Set("x-amz-request-id", body.RequestID)
 	if internal {
-		s.log.Error("admin call failed", "method", r.Method, "path", r.URL.Path, "err", err)
+		s.log.Error("admin call failed", "method", r.Method, "path", r.URL.Path, "requestId", body.RequestID, "err", err)
 	}
 	writeJSON(w, status, body)
+}
+
+func newRequestID() string {
+	var b [8]byte
+	rand.Read(b[:])
+	return strings.ToUpper(hex.EncodeToString(b[:]))
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {

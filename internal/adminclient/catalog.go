@@ -168,7 +168,7 @@ func (c *CatalogClient) send(ctx context.Context, method, path string, query url
 	}
 	resp, err := c.cfg.HTTPClient.Do(req)
 	if err != nil {
-		return nil, fmt.Errorf("catalog %s %s: %w", method, path, err)
+		return nil, fmt.Errorf("catalog %s %s: %w", method, path, &UnreachableError{URL: c.base, Err: err})
 	}
 	return resp, nil
 }

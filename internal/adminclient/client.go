@@ -113,7 +113,7 @@ func (c *Client) do(ctx context.Context, method, path string, query url.Values, 
 	}
 	resp, err := c.cfg.HTTPClient.Do(req)
 	if err != nil {
-		return nil, fmt.Errorf("admin %s %s: %w", method, path, err)
+		return nil, fmt.Errorf("admin %s %s: %w", method, path, &UnreachableError{URL: c.base.String(), Err: err})
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		defer resp.Body.Close()

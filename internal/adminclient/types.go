@@ -39,8 +39,9 @@ const (
 
 // ErrorBody is the JSON body of every admin API error response.
 type ErrorBody struct {
-	Code    string `json:"code"`
-	Message string `json:"message"`
+	Code      string `json:"code"`
+	Message   string `json:"message"`
+	RequestID string `json:"requestId,omitempty"`
 }
 
 // ServerInfo describes one site, as `twinlake admin info` shows it.

@@ -29,7 +29,7 @@ func (e cliEnv) runIn(stdin string, args ...string) (string, string, error) {
 	root.SetOut(&out)
 	root.SetErr(&errOut)
 	root.SetIn(strings.NewReader(stdin))
-	err := root.ExecuteContext(e.t.Context())
+	err := Execute(e.t.Context(), root)
 	return out.String(), errOut.String(), err
 }
 

@@ -9,6 +9,8 @@
 package cli
 
 import (
+	"context"
+
 	"github.com/spf13/cobra"
 	"github.com/twinlake/twinlake/internal/cli/admincmd"
 	"github.com/twinlake/twinlake/internal/cli/benchcmd"
@@ -46,4 +48,19 @@ func NewRoot() *cobra.Command {
 		add(root, opts)
 	}
 	return root
+}
+
+// Execute runs root and returns its error made readable: one line, with a
+// hint for the common failures. With --json the error is also printed on
+// standard output as mc does, {"status":"error","error":{...}}, unless the
+// command printed it already.
+func Execute(ctx context.Context, root *cobra.Command) error {
+	err := cmdutil.Explain(root.ExecuteContext(ctx))
+	if err == nil {
+		return nil
+	}
+	if asJSON, _ := root.PersistentFlags().GetBool("json"); asJSON && !cmdutil.AlreadyPrinted(err) {
+		cmdutil.WriteJSON(root.OutOrStdout(), cmdutil.NewJSONError(err))
+	}
+	return err
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/minio/minio-go/v7"
 	"github.com/minio/minio-go/v7/pkg/credentials"
+	"github.com/twinlake/twinlake/internal/adminclient"
 )
 
 // s3Region is the region every twinlake site answers to; the client signs
@@ -76,6 +77,14 @@ func S3Err(what string, err error) error {
 	}
 	if errors.Is(err, context.Canceled) {
 		return fmt.Errorf("%s: interrupted: %w", what, err)
+	}
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		site := ue.URL
+		if u, perr := url.Parse(ue.URL); perr == nil {
+			site = u.Scheme + "://" + u.Host
+		}
+		return fmt.Errorf("%s: %w", what, &adminclient.UnreachableError{URL: site, Err: err})
 	}
 	return fmt.Errorf("%s: %w", what, err)
 }
