@@ -197,12 +197,18 @@ func (l *Layer) checkWriteConditions(bucket, key, ifMatch, ifNoneMatch string) e
 	if err != nil && !errors.Is(err, ErrObjectNotFound) {
 		return err
 	}
-	return evalWriteConditions(cur, ifMatch, ifNoneMatch, ErrPreconditionFailed)
+	return evalWriteConditions(cur, ifMatch, ifNoneMatch, ErrObjectNotFound)
 }
 
 // evalWriteConditions is the pure decision for conditional writes; cur is
-// nil when the key has no live version.
-func evalWriteConditions(cur *latest, ifMatch, ifNoneMatch string, fail error) error {
+// nil when the key has no live version. A condition that does not hold is
+// ErrPreconditionFailed, also when checked again under the key lock at
+// commit: of racing writes with If-None-Match: * the first to commit wins
+// and the others get 412, as in S3. gone is the answer to If-Match on a
+// key with no live version: ErrObjectNotFound before the body is read,
+// ErrConditionalConflict at commit (it was deleted meanwhile; S3's 409).
+func evalWriteConditions(cur *latest, ifMatch, ifNoneMatch string, gone error) error {
+	fail := ErrPreconditionFailed
 	live := cur != nil && !cur.DeleteMarker
 	if ifNoneMatch != "" {
 		if ifNoneMatch != "*" {
@@ -214,7 +220,7 @@ func evalWriteConditions(cur *latest, ifMatch, ifNoneMatch string, fail error) e
 	}
 	if ifMatch != "" {
 		if !live {
-			return ErrObjectNotFound
+			return gone
 		}
 		if !ETagMatches(ifMatch, cur.ETag) {
 			return fail

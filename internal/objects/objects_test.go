@@ -193,18 +193,20 @@ func TestEvalWriteConditions(t *testing.T) {
 	for _, tc := range []struct {
 		cur          *latest
 		match, noneM string
-		want         error
+		gone, want   error
 	}{
-		{nil, "", "*", nil},
-		{marker, "", "*", nil},
-		{live, "", "*", fail},
-		{live, `"abc"`, "", nil},
-		{live, "abc, def", "", nil},
-		{live, "xyz", "", fail},
-		{nil, "abc", "", ErrObjectNotFound},
-		{live, "", "abc", ErrInvalidArgument},
+		{nil, "", "*", ErrObjectNotFound, nil},
+		{marker, "", "*", ErrObjectNotFound, nil},
+		{live, "", "*", ErrObjectNotFound, fail},
+		{live, "", "*", ErrConditionalConflict, fail},
+		{live, `"abc"`, "", ErrObjectNotFound, nil},
+		{live, "abc, def", "", ErrObjectNotFound, nil},
+		{live, "xyz", "", ErrConditionalConflict, fail},
+		{nil, "abc", "", ErrObjectNotFound, ErrObjectNotFound},
+		{marker, "abc", "", ErrConditionalConflict, ErrConditionalConflict},
+		{live, "", "abc", ErrObjectNotFound, ErrInvalidArgument},
 	} {
-		if got := evalWriteConditions(tc.cur, tc.match, tc.noneM, fail); !errors.Is(got, tc.want) && !(got == nil && tc.want == nil) {
+		if got := evalWriteConditions(tc.cur, tc.match, tc.noneM, tc.gone); !errors.Is(got, tc.want) && !(got == nil && tc.want == nil) {
 			t.Errorf("cur=%+v If-Match=%q If-None-Match=%q: got %v, want %v", tc.cur, tc.match, tc.noneM, got, tc.want)
 		}
 	}

@@ -347,3 +347,84 @@ func TestProtectionsRefused(t *testing.T) {
 		t.Fatalf("legal hold OFF: %d %s", st, code)
 	}
 }
+
+// TestConditionalWrites: If-None-Match: * and If-Match on PutObject and
+// CompleteMultipartUpload; of writers racing to create a key exactly one
+// wins and every other gets 412, decided under the key's lock.
+func TestConditionalWrites(t *testing.T) {
+	site := testsite.Start(t)
+	c := sdkClient(site, site.SecretKey)
+	ctx := context.Background()
+	mustCreateBucket(t, c, "cond")
+
+	const racers = 8
+	codes := make(chan string, racers)
+	start := make(chan struct{})
+	for i := range racers {
+		go func() {
+			<-start
+			_, err := c.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String("cond"), Key: aws.String("race"),
+				Body: strings.NewReader(fmt.Sprintf("writer %d", i)), IfNoneMatch: aws.String("*")})
+			codes <- apiCode(err)
+		}()
+	}
+	close(start)
+	won := 0
+	for range racers {
+		switch code := <-codes; code {
+		case "":
+			won++
+		case "PreconditionFailed":
+		default:
+			t.Errorf("racing create: %s", code)
+		}
+	}
+	if won != 1 {
+		t.Fatalf("%d racing creates succeeded, want exactly 1", won)
+	}
+
+	put, err := c.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String("cond"), Key: aws.String("k"), Body: strings.NewReader("one")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String("cond"), Key: aws.String("k"), Body: strings.NewReader("two"), IfMatch: aws.String(`"0123"`)}); apiCode(err) != "PreconditionFailed" {
+		t.Fatalf("If-Match of another ETag: %v", err)
+	}
+	if _, err := c.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String("cond"), Key: aws.String("k"), Body: strings.NewReader("two"), IfMatch: put.ETag}); err != nil {
+		t.Fatalf("If-Match of the current ETag: %v", err)
+	}
+	if _, err := c.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String("cond"), Key: aws.String("absent"), Body: strings.NewReader("x"), IfMatch: put.ETag}); apiCode(err) != "NoSuchKey" {
+		t.Fatalf("If-Match on a missing key: %v", err)
+	}
+
+	complete := func(key string, in *s3.CompleteMultipartUploadInput) error {
+		cu, err := c.CreateMultipartUpload(ctx, &s3.CreateMultipartUploadInput{Bucket: aws.String("cond"), Key: aws.String(key)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		up, err := c.UploadPart(ctx, &s3.UploadPartInput{Bucket: aws.String("cond"), Key: aws.String(key), UploadId: cu.UploadId, PartNumber: aws.Int32(1), Body: strings.NewReader("part")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		in.Bucket, in.Key, in.UploadId = aws.String("cond"), aws.String(key), cu.UploadId
+		in.MultipartUpload = &types.CompletedMultipartUpload{Parts: []types.CompletedPart{{ETag: up.ETag, PartNumber: aws.Int32(1)}}}
+		_, err = c.CompleteMultipartUpload(ctx, in)
+		return err
+	}
+	if err := complete("k", &s3.CompleteMultipartUploadInput{IfNoneMatch: aws.String("*")}); apiCode(err) != "PreconditionFailed" {
+		t.Fatalf("complete with If-None-Match over an object: %v", err)
+	}
+	if err := complete("fresh", &s3.CompleteMultipartUploadInput{IfNoneMatch: aws.String("*")}); err != nil {
+		t.Fatalf("complete with If-None-Match of a new key: %v", err)
+	}
+	h, err := c.HeadObject(ctx, &s3.HeadObjectInput{Bucket: aws.String("cond"), Key: aws.String("k")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := complete("k", &s3.CompleteMultipartUploadInput{IfMatch: aws.String(`"0123"`)}); apiCode(err) != "PreconditionFailed" {
+		t.Fatalf("complete with a stale If-Match: %v", err)
+	}
+	if err := complete("k", &s3.CompleteMultipartUploadInput{IfMatch: h.ETag}); err != nil {
+		t.Fatalf("complete with the current If-Match: %v", err)
+	}
+}
