@@ -33,6 +33,10 @@ type Warehouse struct {
 	Encryption string `json:"encryption,omitempty"`
 	// SoftDelete is the soft-delete retention ("7d") or "off".
 	SoftDelete string `json:"softDelete,omitempty"`
+	// Maintenance is the table maintenance policy, as the warehouse
+	// settings set it ("maintenance=on expire_older_than=5d retain_last=1
+	// orphans_older_than=3d").
+	Maintenance string `json:"maintenance,omitempty"`
 	// Changed is set by create when the call created or upgraded it.
 	Changed bool `json:"changed,omitempty"`
 }

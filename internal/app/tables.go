@@ -114,6 +114,7 @@ func (t tablesAdmin) Warehouse(ctx context.Context, name string) (adminclient.Wa
 	out := wireWarehouse(w)
 	set, err := t.c.WarehouseSettings(ctx, name)
 	out.SoftDelete = catalog.FormatRetention(set.SoftDelete)
+	out.Maintenance = set.Maintenance.String()
 	return out, err
 }
 

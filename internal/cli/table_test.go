@@ -59,12 +59,12 @@ func TestTableCommands(t *testing.T) {
 
 func TestBenchCatalog(t *testing.T) {
 	e := newSiteEnv(t)
-	out := e.must("bench", "catalog", "s1", "--tables", "30", "--hot-tables", "3", "--count", "40", "--reads", "50", "--concurrency", "4", "--snapshots", "1500", "--json")
+	out := e.must("bench", "catalog", "s1", "--tables", "30", "--hot-tables", "3", "--count", "40", "--reads", "50", "--concurrency", "4", "--snapshots", "1500", "--page-size", "10", "--json")
 	var rep benchcmd.BenchCatalogReport
 	if err := json.Unmarshal([]byte(out), &rep); err != nil {
 		t.Fatalf("report: %v\n%s", err, out)
 	}
-	want := []string{"commit-1", "commit-3", "create", "load", "list-33", "load-all-1500snap", "load-refs-1500snap", "load-304-1500snap"}
+	want := []string{"commit-1", "commit-3", "commit-1-3w", "create", "load", "list-33", "list-paged-10", "load-all-1500snap", "load-refs-1500snap", "load-304-1500snap"}
 	if len(rep.Results) != len(want) {
 		t.Fatalf("rows = %+v", rep.Results)
 	}

@@ -24,6 +24,8 @@ type benchCatalogFlags struct {
 	count       int64
 	reads       int64
 	snapshots   int
+	pageSize    int
+	writers     int
 	keep        bool
 }
 
@@ -35,9 +37,14 @@ func newBenchCatalogCmd(opts *cmdutil.Options) *cobra.Command {
 		Long: `Phases, each at --concurrency:
   commit-1     commits (set-properties) to one table: commits/s and latency
   commit-N     commits spread over --hot-tables tables
+  commit-1-Ww  commits to one table from exactly --writers concurrent writers
+               (default 3): the latency an engine sees when others write the
+               same table
   create       creates --tables tables in one namespace
   load         loads random tables among them (--reads operations)
   list         lists all --tables tables in one call (--reads/10 operations)
+  list-paged   lists them page by page, --page-size names a page (each
+               operation is a whole listing; --reads/10 operations)
   load-all, load-refs, load-304
                load one table of --snapshots snapshots with snapshots=all,
                with snapshots=refs, and with If-None-Match answered 304
@@ -64,6 +71,8 @@ twinlake-bench-* warehouse) and removes what it created unless --keep.`,
 	fl.Int64Var(&f.count, "count", 0, "operations per commit phase, instead of --duration")
 	fl.Int64Var(&f.reads, "reads", 2000, "load operations (list runs a tenth as many, at least 5)")
 	fl.IntVar(&f.snapshots, "snapshots", 10000, "snapshots of the table the load-all/refs/304 phases load (0 skips them)")
+	fl.IntVar(&f.pageSize, "page-size", 100, "page size of the list-paged phase")
+	fl.IntVar(&f.writers, "writers", 3, "concurrent writers of the commit-1-Ww phase")
 	fl.BoolVar(&f.keep, "keep", false, "keep the namespace, tables (and warehouse) created")
 	cmd.MarkFlagsMutuallyExclusive("duration", "count")
 	return cmd
@@ -93,8 +102,8 @@ func runBenchCatalog(cmd *cobra.Command, opts *cmdutil.Options, aliasName string
 	if err := phase.Validate(); err != nil {
 		return err
 	}
-	if f.tables < 1 || f.hotTables < 1 || f.reads < 1 {
-		return fmt.Errorf("--tables, --hot-tables and --reads must be at least 1")
+	if f.tables < 1 || f.hotTables < 1 || f.reads < 1 || f.pageSize < 1 || f.writers < 1 {
+		return fmt.Errorf("--tables, --hot-tables, --reads, --page-size and --writers must be at least 1")
 	}
 	ctx := cmd.Context()
 	id := benchRunID()
@@ -178,6 +187,13 @@ func (b *catalogBench) run(ctx context.Context, cmd *cobra.Command, f benchCatal
 	}); err != nil {
 		return err
 	}
+	writers := phase
+	writers.Concurrency = f.writers
+	if err := b.phaseRow(ctx, cmd, rep, fmt.Sprintf("commit-1-%dw", f.writers), writers, func(ctx context.Context, seq int64) error {
+		return commit(ctx, b.ident("hot", hot-1), seq)
+	}); err != nil {
+		return err
+	}
 	n := int64(f.tables)
 	if err := b.phaseRow(ctx, cmd, rep, "create", bench.Config{Concurrency: b.conc, Count: n, StopOnError: true},
 		func(ctx context.Context, seq int64) error { return create(ctx, b.ident("t", seq)) }); err != nil {
@@ -198,6 +214,23 @@ func (b *catalogBench) run(ctx context.Context, cmd *cobra.Command, f benchCatal
 				err = fmt.Errorf("listed %d tables, want %d", len(ids), n+hot)
 			}
 			return err
+		}); err != nil {
+		return err
+	}
+	if err := b.phaseRow(ctx, cmd, rep, fmt.Sprintf("list-paged-%d", f.pageSize), bench.Config{Concurrency: 1, Count: lists, StopOnError: true},
+		func(ctx context.Context, seq int64) error {
+			ids, err := b.c.ListTables(ctx, b.ns, f.pageSize)
+			if err != nil {
+				return err
+			}
+			seen := make(map[string]bool, len(ids))
+			for _, id := range ids {
+				seen[id.Name] = true
+			}
+			if int64(len(ids)) != n+hot || int64(len(seen)) != n+hot {
+				return fmt.Errorf("paged listing returned %d names (%d distinct), want %d", len(ids), len(seen), n+hot)
+			}
+			return nil
 		}); err != nil {
 		return err
 	}

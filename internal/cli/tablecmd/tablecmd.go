@@ -28,6 +28,7 @@ flagged as warehouse; namespaces nest (write levels separated by '.').`,
 	for _, newCmd := range []func(*cmdutil.Options) *cobra.Command{
 		newTableWarehouseCmd, newTableNamespaceCmd, newTableCreateCmd, newTableListCmd, newTableShowCmd,
 		newTableRenameCmd, newTableRemoveCmd, newTableUndropCmd, newTableViewCmd, newTableEncryptCmd, newTableReplicateCmd,
+		newTableMaintenanceCmd,
 	} {
 		table.AddCommand(newCmd(opts))
 	}

@@ -14,12 +14,18 @@ import (
 func newTableWarehouseSetCmd(opts *cmdutil.Options) *cobra.Command {
 	return &cobra.Command{
 		Use:   "set ALIAS WAREHOUSE SETTING=VALUE...",
-		Short: "Change warehouse settings (soft_delete=7d|off)",
+		Short: "Change warehouse settings (soft_delete, maintenance policy)",
 		Long: `Change warehouse settings. soft_delete keeps dropped tables and views, with
 their files, for the retention (1s to 3650d, units s, m, h, d) so that
-'table undrop' can bring them back; off (the default) forgets them at once.`,
+'table undrop' can bring them back; off (the default) forgets them at once.
+
+The table maintenance policy (see 'table maintenance'): maintenance=on|off
+(scheduled maintenance of the warehouse's tables, default off), expire_older_than
+(default 5d), retain_last (1 to 100000, default 1) and orphans_older_than (default
+3d, or off). A table's properties override them.`,
 		Example: `  twinlake table warehouse set site1 lake soft_delete=7d
-  twinlake table warehouse set site1 lake soft_delete=off`,
+  twinlake table warehouse set site1 lake soft_delete=off
+  twinlake table warehouse set site1 lake maintenance=on expire_older_than=7d retain_last=3 orphans_older_than=3d`,
 		Args: cobra.MinimumNArgs(3),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			settings, err := parseProps(args[2:])
@@ -34,7 +40,11 @@ their files, for the retention (1s to 3650d, units s, m, h, d) so that
 			if err != nil {
 				return fmt.Errorf("set warehouse %s: %w", args[1], err)
 			}
-			return cmdutil.PrintResult(cmd.OutOrStdout(), opts, w, fmt.Sprintf("Warehouse `%s`: soft_delete=%s", w.Name, w.SoftDelete))
+			human := fmt.Sprintf("Warehouse `%s`: soft_delete=%s", w.Name, w.SoftDelete)
+			if w.Maintenance != "" {
+				human += " " + w.Maintenance
+			}
+			return cmdutil.PrintResult(cmd.OutOrStdout(), opts, w, human)
 		},
 	}
 }
