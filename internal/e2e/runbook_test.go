@@ -204,7 +204,7 @@ func TestRunbookThroughTheBinary(t *testing.T) {
 		}
 		return nil
 	})
-	op.must("table", "replicate", "resync", "rebuild", "myprimary", "--yes")
+	op.must("table", "replicate", "resync", "rebuild", "myprimary", "--yes", "--wait")
 	testsite.Eventually(t, 30*time.Second, func() error {
 		st := op.status("myprimary")
 		if st.Rebuild.State != "Completed" || st.State != "active" {

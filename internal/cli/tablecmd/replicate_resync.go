@@ -10,6 +10,12 @@ import (
 	"github.com/twinlake/twinlake/internal/cli/cmdutil"
 )
 
+// Catalog rebuild states as the admin API reports them.
+const (
+	rebuildCompleted = "Completed"
+	rebuildFailed    = "Failed"
+)
+
 func newTableReplicateResyncCmd(opts *cmdutil.Options) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "resync",
@@ -54,7 +60,7 @@ a Rebuild block).`,
 			return cmdutil.PrintResult(cmd.OutOrStdout(), opts, r, human+"\n"+rebuildHuman(r))
 		},
 	}
-	var yes bool
+	var yes, wait bool
 	rebuild := &cobra.Command{
 		Use:   "rebuild ALIAS",
 		Short: "Back up and delete the local catalog, then rebuild it from the primary (prompts)",
@@ -81,10 +87,26 @@ Prompts for confirmation unless --yes.`,
 				return tablesReplErr(what, alias, err)
 			}
 			human := fmt.Sprintf("Catalog rebuild of %s started; monitor with twinlake table replicate status %s", alias, alias)
+			if wait {
+				err := cmdutil.WaitJob(cmd, opts, "rebuild", func() (int64, int64, bool, error) {
+					st, err := c.TablesReplicationStatus(cmd.Context(), 0, 1)
+					r = st.Rebuild
+					return int64(r.Discarded), 0, r.State == rebuildCompleted || r.State == rebuildFailed, err
+				})
+				if err != nil {
+					return tablesReplErr("table replicate status "+alias, alias, err)
+				}
+				human = fmt.Sprintf("Catalog rebuild of %s ended: %s", alias, r.State)
+				if r.State == rebuildFailed {
+					cmdutil.PrintResult(cmd.OutOrStdout(), opts, r, human+"\n"+rebuildHuman(r))
+					return fmt.Errorf("catalog rebuild of %s failed: %s", alias, r.LastError)
+				}
+			}
 			return cmdutil.PrintResult(cmd.OutOrStdout(), opts, r, human+"\n"+rebuildHuman(r))
 		},
 	}
 	rebuild.Flags().BoolVarP(&yes, "yes", "y", false, "do not prompt")
+	rebuild.Flags().BoolVar(&wait, "wait", false, "follow the rebuild until it ends, showing its progress")
 	cmd.AddCommand(open, rebuild)
 	return cmd
 }
