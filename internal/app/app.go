@@ -182,7 +182,7 @@ func (s *Server) build() error {
 		return err
 	}
 	s.trace = trace.New(s.cfg.SiteName)
-	s.verifier = &sigv4.Verifier{Creds: s.iam}
+	s.verifier = &sigv4.Verifier{Creds: s.iam, Domain: cfg.Domain}
 	s.metrics = metrics.New()
 	if s.settings, err = config.New(s.meta, config.Config{Logger: s.log}); err != nil {
 		return err
@@ -311,7 +311,8 @@ func (s *Server) handler() (http.Handler, error) {
 	s.followBodyTimeouts(s3)
 	auth := sigv4Auth{v: s.verifier, iam: s.iam}
 	adm, err := admin.New(admin.Config{Auth: auth, Settings: s.settings, Trace: s.trace, Info: s, Logger: s.log, Replication: s.repl,
-		Tables: tablesAdmin{c: s.catalog, sc: s.scanner, tr: s.trace}, TablesReplication: s.scanner, Identities: s.iam})
+		Tables: tablesAdmin{c: s.catalog, sc: s.scanner, tr: s.trace}, TablesReplication: s.scanner, Identities: s.iam,
+		Heal: healer{s.objects}})
 	if err != nil {
 		return nil, err
 	}

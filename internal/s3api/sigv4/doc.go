@@ -1,5 +1,5 @@
 // Package sigv4 authenticates HTTP requests signed with AWS Signature
-// Version 4. Every HTTP surface of the server uses it: S3 (service "s3"), the
+// Version 4 (and, for S3 only, the older Version 2: v2.go). Every HTTP surface of the server uses it: S3 (service "s3"), the
 // Iceberg REST catalog (service "s3tables") and the admin and peer APIs.
 //
 // It owns the server side of the protocol: parsing the Authorization header

@@ -25,7 +25,8 @@ var (
 	ErrAuthorizationQueryParametersError = errors.New("sigv4: authorization query parameters error")
 
 	// ErrUnsupportedAlgorithm is returned when the request is signed with
-	// anything but AWS4-HMAC-SHA256: Signature Version 2, SigV4a, or another
+	// anything but AWS4-HMAC-SHA256 (or SigV2 to S3): SigV4a, Signature
+	// Version 2 to another surface, or another
 	// authorization scheme altogether.
 	// S3: InvalidRequest, 400 ("Please use AWS4-HMAC-SHA256").
 	ErrUnsupportedAlgorithm = errors.New("sigv4: unsupported signing algorithm")

@@ -36,7 +36,8 @@ type SessionCredentials interface {
 // carries a session token.
 const securityToken = "X-Amz-Security-Token"
 
-// Verifier authenticates SigV4-signed requests. Set the exported fields
+// Verifier authenticates SigV4-signed requests, and SigV2-signed ones to
+// service "s3" (v2.go). Set the exported fields
 // before first use and do not change them after; a Verifier is safe for
 // concurrent use and must not be copied once used (it holds the signing-key
 // cache).
@@ -52,6 +53,10 @@ type Verifier struct {
 	// hash when a request to a service other than s3 omits
 	// x-amz-content-sha256; 0 means 8 MiB.
 	MaxBufferedPayload int64
+	// Domain is the virtual-host domain (BUCKET.Domain) of the S3 surface,
+	// whose requests SigV2 signs with the bucket in the resource; "" for
+	// none.
+	Domain string
 
 	keys keyCache
 }
@@ -120,6 +125,12 @@ func (v *Verifier) Verify(r *http.Request, service string) (*Result, error) {
 	query := r.URL.Query()
 	_, hasHeader := r.Header["Authorization"]
 	hasQuery := query.Has(amzAlgorithm) || query.Has(amzCredential) || query.Has(amzSignature)
+	if v2Header, v2Query := isV2(r, query); service == "s3" && (v2Header || v2Query) {
+		if v2Header && (hasQuery || v2Query) || v2Query && hasHeader {
+			return nil, ErrMultipleAuthMechanisms
+		}
+		return v.verifyV2(r, query, v2Query)
+	}
 	switch {
 	case hasHeader && hasQuery:
 		return nil, ErrMultipleAuthMechanisms
