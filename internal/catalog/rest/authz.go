@@ -30,6 +30,7 @@ var routeActions = map[string]string{
 	"tables.LoadTable":                 "s3tables:GetTable",
 	"tables.TableExists":               "s3tables:GetTable",
 	"tables.LoadCredentials":           "s3tables:GetTable",
+	"tables.SignRequest":               "s3tables:GetTable", // a write also needs UpdateTable (sign.go)
 	"tables.CommitTable":               "s3tables:UpdateTable",
 	"tables.DropTable":                 "s3tables:DeleteTable",
 	"tables.ReportMetrics":             "s3tables:GetTable",

@@ -104,6 +104,8 @@ type Server struct {
 	metrics *serverMetrics
 	keys    *keyLocks // Idempotency-Key serialisation
 	refs    *refsCache
+	// signCreds holds the credentials remote signing signs with (sign.go).
+	signCreds signCredCache
 }
 
 var _ http.Handler = (*Server)(nil)
@@ -166,6 +168,7 @@ var routes = []route{
 	{method: http.MethodDelete, pattern: "{prefix}/namespaces/{namespace}/tables/{table}", name: "tables.DropTable", h: (*Server).dropTable},
 	{method: http.MethodGet, pattern: "{prefix}/namespaces/{namespace}/tables/{table}/credentials", name: "tables.LoadCredentials", h: (*Server).loadCredentials},
 	{method: http.MethodPost, pattern: "{prefix}/namespaces/{namespace}/tables/{table}/metrics", name: "tables.ReportMetrics", h: (*Server).reportMetrics},
+	{method: http.MethodPost, pattern: "{prefix}/namespaces/{namespace}/tables/{table}/sign", name: "tables.SignRequest", h: (*Server).signS3Request},
 	{method: http.MethodPost, pattern: "{prefix}/namespaces/{namespace}/register", name: "tables.RegisterTable", h: (*Server).registerTable},
 	{method: http.MethodPost, pattern: "{prefix}/tables/rename", name: "tables.RenameTable", h: (*Server).renameTable},
 	{method: http.MethodPost, pattern: "{prefix}/transactions/commit", name: "tables.CommitTransaction", h: (*Server).commitTransaction},
@@ -188,7 +191,6 @@ var unserved = []string{
 	"{prefix}/namespaces/{namespace}/tables/{table}/plan/{plan-id}",
 	"{prefix}/namespaces/{namespace}/tables/{table}/tasks",
 	"{prefix}/namespaces/{namespace}/tables/{table}/unregister",
-	"{prefix}/namespaces/{namespace}/tables/{table}/sign",
 	"{prefix}/namespaces/{namespace}/register-view",
 }
 
@@ -320,7 +322,7 @@ func isChange(rt *route) bool {
 	case http.MethodGet, http.MethodHead:
 		return false
 	}
-	return rt.name != "tables.ReportMetrics"
+	return rt.name != "tables.ReportMetrics" && rt.name != "tables.SignRequest"
 }
 
 func (s *Server) authenticate(r *http.Request) (string, error) {

@@ -250,6 +250,9 @@ func TestConfigEndpointsExactlyServed(t *testing.T) {
 	if !slices.Contains(cfg.Endpoints, "GET /v1/{prefix}/namespaces/{namespace}/tables/{table}/credentials") {
 		t.Errorf("loadCredentials is not advertised: %v", cfg.Endpoints)
 	}
+	if !slices.Contains(cfg.Endpoints, "POST /v1/{prefix}/namespaces/{namespace}/tables/{table}/sign") {
+		t.Errorf("signRequest is not advertised: %v", cfg.Endpoints)
+	}
 	fill := strings.NewReplacer("{prefix}", "lake", "{namespace}", "ns", "{table}", "t", "{view}", "v")
 	for _, ep := range cfg.Endpoints {
 		method, path, _ := strings.Cut(ep, " ")
@@ -259,7 +262,7 @@ func TestConfigEndpointsExactlyServed(t *testing.T) {
 		}
 	}
 	for _, ep := range []string{
-		"POST /v1/lake/namespaces/ns/tables/t/plan", "GET /v1/lake/namespaces/ns/tables/t/sign",
+		"POST /v1/lake/namespaces/ns/tables/t/plan", "POST /v1/lake/namespaces/ns/tables/t/tasks",
 		"POST /v1/lake/namespaces/ns/register-view", "GET /v1/lake/namespaces/ns/functions",
 		"POST /v1/lake/namespaces/ns/tables/t/unregister",
 	} {

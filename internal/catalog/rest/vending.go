@@ -46,10 +46,15 @@ type storageCredential struct {
 }
 
 // wantsVending reports whether a request asks for vended credentials.
-func wantsVending(r *http.Request) bool {
+func wantsVending(r *http.Request) bool { return wantsDelegation(r, "vended-credentials") }
+
+// wantsRemoteSigning reports whether a request asks for remote signing.
+func wantsRemoteSigning(r *http.Request) bool { return wantsDelegation(r, "remote-signing") }
+
+func wantsDelegation(r *http.Request, mode string) bool {
 	for _, v := range r.Header.Values(headerAccessDelegation) {
 		for m := range strings.SplitSeq(v, ",") {
-			if strings.TrimSpace(m) == "vended-credentials" {
+			if strings.TrimSpace(m) == mode {
 				return true
 			}
 		}
@@ -192,6 +197,9 @@ func vendScope(own, foreign []s3Prefix, write bool) ([]byte, error) {
 // a 304 Not Modified, which has no body to carry credentials in.
 func (s *Server) withVended(r *http.Request, c *call, t *catalog.Table, body loadResponse) (loadResponse, error) {
 	if !wantsVending(r) {
+		if wantsRemoteSigning(r) && t.MetadataLocation != "" {
+			return s.withRemoteSigning(c, t, body), nil
+		}
 		return body, nil
 	}
 	scs, err := s.vend(r, c, t)
@@ -205,8 +213,7 @@ func (s *Server) withVended(r *http.Request, c *call, t *catalog.Table, body loa
 		body.Config[k] = v
 	}
 	if t.Ident.Name != "" && t.MetadataLocation != "" { // a staged table has no credentials endpoint yet
-		body.Config["client.refresh-credentials-endpoint"] = "v1/" + url.PathEscape(c.params["prefix"]) + "/namespaces/" +
-			url.PathEscape(strings.Join(t.Ident.Namespace, "\x1f")) + "/tables/" + url.PathEscape(t.Ident.Name) + "/credentials"
+		body.Config["client.refresh-credentials-endpoint"] = tablePath(c, t) + "/credentials"
 	}
 	body.StorageCredentials = scs
 	c.msg += " vended"
@@ -214,11 +221,35 @@ func (s *Server) withVended(r *http.Request, c *call, t *catalog.Table, body loa
 	return body, nil
 }
 
+// tablePath is the table's path relative to the catalog's base URI.
+func tablePath(c *call, t *catalog.Table) string {
+	return "v1/" + url.PathEscape(c.params["prefix"]) + "/namespaces/" +
+		url.PathEscape(strings.Join(t.Ident.Namespace, "\x1f")) + "/tables/" + url.PathEscape(t.Ident.Name)
+}
+
+// withRemoteSigning answers a load that asks for remote signing (and not
+// for credentials): the client signs its S3 requests through the table's
+// sign endpoint (sign.go), named relative to the catalog's base URI under
+// the property names Iceberg's clients read (the spec's signer.endpoint,
+// deprecated but still what they use).
+func (s *Server) withRemoteSigning(c *call, t *catalog.Table, body loadResponse) loadResponse {
+	if body.Config == nil {
+		body.Config = map[string]string{}
+	}
+	ep := tablePath(c, t) + "/sign"
+	body.Config["s3.remote-signing-enabled"] = "true"
+	body.Config["signer.endpoint"] = ep
+	body.Config["s3.signer.endpoint"] = ep
+	body.Config["client.region"] = s.cfg.Region
+	c.msg += " remote-signing"
+	return body
+}
+
 // replayVended adds fresh vended credentials to the replayed answer of a
 // createTable when the replay asks for them: for the table at the recorded
 // metadata file's location, named as the request names it.
 func (s *Server) replayVended(w http.ResponseWriter, r *http.Request, c *call, body loadResponse) (loadResponse, error) {
-	if !wantsVending(r) {
+	if !wantsVending(r) && !wantsRemoteSigning(r) {
 		return body, nil
 	}
 	var req struct {
