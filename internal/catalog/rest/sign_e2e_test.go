@@ -97,11 +97,9 @@ func (e *env) remoteS3(endpoint, ak, sk string) *s3.Client {
 func TestRemoteSigning(t *testing.T) {
 	e := newEnv(t)
 	ctx := t.Context()
-	cat := e.catalog()
 	if code, body := e.do(http.MethodPost, "/_iceberg/v1/lake/namespaces", `{"namespace":["ns"]}`, true); code != 200 {
 		t.Fatalf("create namespace: %d %s", code, body)
 	}
-	_ = cat
 	const create = `{"name":"%s","schema":{"type":"struct","schema-id":0,"fields":[{"id":1,"name":"id","type":"long","required":true}]}}`
 	var metaKeys []string
 	for _, name := range []string{"orders", "returns"} {
