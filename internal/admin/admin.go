@@ -56,6 +56,9 @@ type Config struct {
 	// Identities manages users, groups, policies and access keys; nil
 	// answers those calls with NotImplemented.
 	Identities IdentityAdmin
+	// Heal checks stored data against the metadata; nil answers the heal
+	// call with NotImplemented.
+	Heal Healer
 
 	// TraceBuffer is how many events a slow trace client may lag behind
 	// before it loses events. Default 4096.
@@ -146,7 +149,7 @@ func New(cfg Config) (*Server, error) {
 	cfg.setDefaults()
 	s := &Server{cfg: cfg, log: cfg.Logger.With("component", "admin"), mux: http.NewServeMux()}
 	var all []route
-	for _, t := range [][]route{routes, tablesRoutes, tablesUndropRoutes, tablesMaintenanceRoutes, tablesReplRoutes, replicationRoutes, iamRoutes} {
+	for _, t := range [][]route{routes, tablesRoutes, tablesUndropRoutes, tablesMaintenanceRoutes, tablesReplRoutes, replicationRoutes, iamRoutes, healRoutes} {
 		all = append(all, t...)
 	}
 	for _, rt := range all {

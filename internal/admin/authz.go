@@ -18,6 +18,7 @@ var routeActions = map[string]string{
 	"admin.GetConfig":  "admin:ConfigUpdate",
 	"admin.SetConfig":  "admin:ConfigUpdate",
 	"admin.Trace":      "admin:ServerTrace",
+	"admin.Heal":       "admin:Heal",
 
 	"admin.SiteReplicationAdd":          "admin:SiteReplicationAdd",
 	"admin.SiteReplicationRemove":       "admin:SiteReplicationRemove",

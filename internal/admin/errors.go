@@ -56,6 +56,9 @@ var errorTable = []errorEntry{
 	{scanner.ErrNoBackfill, adminclient.CodeNoBackfill, http.StatusNotFound},
 	{scanner.ErrNotConfirmed, adminclient.CodeNotConfirmed, http.StatusPreconditionRequired},
 
+	// Heal.
+	{errHealUnavailable, adminclient.CodeNotImplemented, http.StatusNotImplemented},
+
 	// Site replication.
 	{errReplicationUnavailable, adminclient.CodeNotImplemented, http.StatusNotImplemented},
 	{replication.ErrPeerHasData, adminclient.CodeSiteHasData, http.StatusConflict},

@@ -6,7 +6,7 @@ import (
 )
 
 // AddAdminCommands attaches the admin command tree (info, config, trace,
-// replicate, user, group, policy, accesskey).
+// replicate, user, group, policy, accesskey, prometheus, heal).
 func AddAdminCommands(root *cobra.Command, opts *cmdutil.Options) {
 	admin := &cobra.Command{
 		Use:   "admin",
@@ -29,6 +29,7 @@ func AddAdminCommands(root *cobra.Command, opts *cmdutil.Options) {
 		newAdminPolicyCmd,
 		newAdminAccessKeyCmd,
 		newAdminPrometheusCmd,
+		newAdminHealCmd,
 	} {
 		admin.AddCommand(newCmd(opts))
 	}
