@@ -182,7 +182,7 @@ func (s *Server) build() error {
 		return err
 	}
 	s.trace = trace.New(s.cfg.SiteName)
-	s.verifier = &sigv4.Verifier{Creds: s.iam}
+	s.verifier = &sigv4.Verifier{Creds: s.iam, Domain: cfg.Domain}
 	s.metrics = metrics.New()
 	if s.settings, err = config.New(s.meta, config.Config{Logger: s.log}); err != nil {
 		return err
