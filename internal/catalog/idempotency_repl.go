@@ -83,8 +83,10 @@ func (c *Catalog) replicatedIdempotent(ctx context.Context, wh, key string) (Ide
 }
 
 // answerHolds reports whether this site's catalog holds the table version
-// a table answer names: the table at the metadata file's location is at
-// that version or a later one. Other answers hold as recorded.
+// a table answer names: the metadata file is the current one of the table
+// at its location, or in that table's metadata log (a later commit came
+// after it). A version this site never had, or discarded (a catalog
+// rebuild), does not hold. Other answers hold as recorded.
 func (c *Catalog) answerHolds(wh string, a IdempotentAnswer) bool {
 	if a.RefKind != KindTable || a.RefLocation == "" {
 		return true
@@ -93,15 +95,27 @@ func (c *Catalog) answerHolds(wh string, a IdempotentAnswer) bool {
 	if err != nil {
 		return false
 	}
-	want := parseMetadataVersion(a.RefLocation)
 	found, err := c.tablesAround(wh, path.Dir(path.Dir(key)))
 	if err != nil {
 		return false
 	}
+	want := objectName(a.RefLocation)
 	for _, t := range found {
 		e, err := c.getEntry(tableKind, wh, t.id)
-		if err == nil && e.Version >= want {
+		if err != nil {
+			continue
+		}
+		if objectName(e.MetadataLocation) == want {
 			return true
+		}
+		md, err := c.parsedTable(e)
+		if err != nil {
+			continue
+		}
+		for l := range md.PreviousFiles() {
+			if objectName(l.MetadataFile) == want {
+				return true
+			}
 		}
 	}
 	return false

@@ -73,12 +73,16 @@ func TestReplicatedIdempotencyAnswer(t *testing.T) {
 	}
 	exp := time.Now().Add(time.Hour).UnixMilli()
 	ahead := strings.Replace(tbl.MetadataLocation, "/00000-", "/00007-", 1)
+	// A file of the same version number that this catalog never had (a
+	// version discarded by a rebuild, say).
+	other := tbl.MetadataLocation[:strings.LastIndex(tbl.MetadataLocation, "/")] + "/00000-0b4f1d0e-0000-4000-8000-000000000000.metadata.json"
 	for name, tc := range map[string]struct {
 		a    IdempotentAnswer
 		want bool
 	}{
 		"version here":     {IdempotentAnswer{Op: "POST c", Applied: true, RefKind: KindTable, RefLocation: tbl.MetadataLocation, ExpiresMS: exp}, true},
 		"version not here": {IdempotentAnswer{Op: "POST c", Applied: true, RefKind: KindTable, RefLocation: ahead, ExpiresMS: exp}, false},
+		"not this version": {IdempotentAnswer{Op: "POST c", Applied: true, RefKind: KindTable, RefLocation: other, ExpiresMS: exp}, false},
 		"plain answer":     {IdempotentAnswer{Op: "DELETE d", Status: 204, ExpiresMS: exp}, true},
 		"expired":          {IdempotentAnswer{Op: "DELETE d", Status: 204, ExpiresMS: time.Now().Add(-time.Second).UnixMilli()}, false},
 	} {
