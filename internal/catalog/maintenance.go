@@ -519,10 +519,20 @@ func (c *Catalog) removeOrphans(ctx context.Context, wh string, id Ident, opts M
 	}
 	// A commit since the listing may reference an old file again (a
 	// registered or re-added file): keep whatever the table now names.
-	if now, err := c.retainedFiles(ctx, wh, id, md, e.MetadataLocation); err == nil {
-		cand = without(cand, now)
-	} else {
+	cur, err := c.getEntry(tableKind, wh, id)
+	if err != nil {
 		return err
+	}
+	if cur.MetadataLocation != e.MetadataLocation {
+		curMD, err := c.parsedTable(cur)
+		if err != nil {
+			return err
+		}
+		more, err := c.retainedFiles(ctx, wh, id, curMD, cur.MetadataLocation)
+		if err != nil {
+			return err
+		}
+		cand = without(cand, more)
 	}
 	before := res.FilesRemoved
 	if _, err := c.deleteUnder(ctx, wh, id, e.Location, cand, opts.DryRun, res); err != nil {
