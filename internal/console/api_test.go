@@ -179,3 +179,24 @@ func TestConsoleBucketSettingsAndVersions(t *testing.T) {
 		t.Fatalf("settings back: %d %s", code, body)
 	}
 }
+
+// TestConsoleOverTLS: on an HTTPS site the session cookie is Secure, and
+// the console works through the same listener.
+func TestConsoleOverTLS(t *testing.T) {
+	site := testsite.Start(t, testsite.WithTLS())
+	c := newAPIClient(t, site)
+	c.hc.Transport = site.HTTPClient.Transport
+	req, _ := http.NewRequest("POST", c.base+"login", strings.NewReader(`{"accessKey":"`+site.AccessKey+`","secretKey":"`+site.SecretKey+`"}`))
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	cks := resp.Cookies()
+	if resp.StatusCode != http.StatusOK || len(cks) != 1 || !cks[0].Secure || !cks[0].HttpOnly || cks[0].SameSite != http.SameSiteStrictMode {
+		t.Fatalf("HTTPS sign-in: %d %+v", resp.StatusCode, cks)
+	}
+	if code, body := c.do("GET", "server", ""); code != http.StatusOK || !strings.Contains(body, `"version"`) {
+		t.Fatalf("server page over HTTPS: %d %s", code, body)
+	}
+}

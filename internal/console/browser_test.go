@@ -204,3 +204,29 @@ func mustJSON(t *testing.T, s string, v any) {
 func contains(sub string) func(string) bool {
 	return func(s string) bool { return strings.Contains(s, sub) }
 }
+
+// assertLabelled fails the test when a form control has no label, a
+// button no name, or a chart no text alternative: the page must be usable
+// with a screen reader and the keyboard.
+func (p *page) assertLabelled(where string) {
+	p.t.Helper()
+	var bad []string
+	p.eval(`(() => {
+		const bad = [];
+		for (const e of document.querySelectorAll("input, select, textarea")) {
+			if (e.type === "hidden" || e.closest("[hidden]")) continue;
+			if (!(e.labels && e.labels.length) && !e.getAttribute("aria-label") && !e.getAttribute("aria-labelledby")) bad.push(e.outerHTML.slice(0, 80));
+		}
+		for (const b of document.querySelectorAll("button, a[href]")) {
+			if (b.closest("[hidden]")) continue;
+			if (!(b.innerText || "").trim() && !b.getAttribute("aria-label")) bad.push(b.outerHTML.slice(0, 80));
+		}
+		for (const s of document.querySelectorAll("svg")) {
+			if (!s.getAttribute("aria-label")) bad.push("svg without aria-label");
+		}
+		return bad;
+	})()`, &bad)
+	if len(bad) > 0 {
+		p.t.Fatalf("%s: unlabelled controls: %q", where, bad)
+	}
+}

@@ -113,6 +113,7 @@ func TestBrowserSitesLinkCutAndFailover(t *testing.T) {
 	if points < 3 {
 		t.Fatalf("chart has %d points after several polls", points)
 	}
+	p.assertLabelled("sites page")
 	p.screenshot("link-cut")
 
 	// Restore: backlog and lag fall to zero.
@@ -133,6 +134,7 @@ func TestBrowserSitesLinkCutAndFailover(t *testing.T) {
 	d.open("#/tables-dr")
 	d.waitText(`#dr-role`, 10*time.Second, contains("Tables replica"))
 	d.waitText(`#dr-entries`, 15*time.Second, contains("orders"))
+	d.assertLabelled("tables DR page")
 	d.screenshot("tables-dr")
 	d.run(chromedp.Click(chromedp.CSS(`button[data-action="failover"]`)), chromedp.WaitVisible(chromedp.CSS("#confirm-name")))
 	var disabled bool
@@ -141,6 +143,7 @@ func TestBrowserSitesLinkCutAndFailover(t *testing.T) {
 	if !disabled {
 		t.Fatal("failover confirm enabled by a name that is not a warehouse")
 	}
+	d.assertLabelled("failover dialog")
 	d.screenshot("failover-confirm")
 	d.eval(`document.getElementById("confirm-name").value = ""; true`, nil)
 	d.run(chromedp.SendKeys(chromedp.CSS("#confirm-name"), "lake"),
@@ -223,6 +226,7 @@ func TestBrowserBucketsUploadDownloadAndEscaping(t *testing.T) {
 	if err != nil || !bytes.Equal(got, content) {
 		t.Fatalf("uploaded object: %d bytes, %v", len(got), err)
 	}
+	p.assertLabelled("bucket page")
 	p.screenshot("uploaded")
 
 	// Download it back through the page's link (with the session cookie).
@@ -255,11 +259,12 @@ func TestBrowserRefusals(t *testing.T) {
 		chromedp.SendKeys(chromedp.CSS("#secretKey"), "not-the-secret"),
 		chromedp.Click(chromedp.CSS(`#login-form button[type=submit]`)))
 	p.waitText("#login-error", 5*time.Second, contains("Sign-in failed"))
-	var navHidden bool
-	p.eval(`document.getElementById("nav").hidden`, &navHidden)
-	if !navHidden {
+	var navShown bool
+	p.eval(`getComputedStyle(document.getElementById("nav")).display !== "none"`, &navShown)
+	if navShown {
 		t.Fatal("navigation shown after a wrong password")
 	}
+	p.assertLabelled("sign-in page")
 	p.screenshot("wrong-password")
 
 	p.signIn(site.URL, site.AccessKey, site.SecretKey)
@@ -276,8 +281,26 @@ func TestBrowserRefusals(t *testing.T) {
 	if code, _ := p.fetchJSON("PUT", "buckets/real-one/object?key=a%2F..%2F..%2Fetc", "x", csrf); code != http.StatusBadRequest {
 		t.Fatalf("path trick: %d", code)
 	}
-	p.run(chromedp.Click(chromedp.CSS("#signout")), chromedp.WaitVisible(chromedp.CSS("#accessKey")))
+	// The session ends behind the page's back (as an idle timeout ends it):
+	// the next page shows the sign-in form and says why.
+	if code, _ := p.fetchJSON("POST", "logout", "", csrf); code != http.StatusNoContent {
+		t.Fatalf("sign-out call: %d", code)
+	}
+	p.open("#/buckets")
+	p.waitText("#login-error", 5*time.Second, contains("session ended"))
+	p.eval(`getComputedStyle(document.getElementById("nav")).display !== "none"`, &navShown)
+	if navShown {
+		t.Fatal("navigation shown after the session ended")
+	}
 	if code, _ := p.fetchJSON("GET", "buckets", "", ""); code != http.StatusUnauthorized {
+		t.Fatalf("after the session ended: %d", code)
+	}
+	p.screenshot("session-ended")
+
+	// Sign in again and out with the button.
+	p.signIn(site.URL, site.AccessKey, site.SecretKey)
+	p.run(chromedp.Click(chromedp.CSS("#signout")), chromedp.WaitVisible(chromedp.CSS("#accessKey")))
+	if code, _ := p.fetchJSON("GET", "session", "", ""); code != http.StatusUnauthorized {
 		t.Fatalf("after sign-out: %d", code)
 	}
 }
@@ -329,6 +352,7 @@ func TestBrowserTablesAndServerPages(t *testing.T) {
 	if want := strconv.FormatInt(tbl.CurrentSnapshot().SnapshotID, 10) + " current"; !strings.Contains(tl, want) {
 		t.Fatalf("timeline lacks the exact current snapshot id %q:\n%s", want, tl)
 	}
+	p.assertLabelled("table page")
 	p.screenshot("table")
 
 	p.open("#/server")
@@ -350,5 +374,6 @@ func TestBrowserTablesAndServerPages(t *testing.T) {
 		return fmt.Errorf("requests_max not changed: %+v", cfg.Keys)
 	})
 	p.waitText(`table[data-subsys="api"]`, 10*time.Second, contains("stored"))
+	p.assertLabelled("server page")
 	p.screenshot("server")
 }

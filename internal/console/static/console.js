@@ -205,6 +205,7 @@ function route() {
 window.addEventListener("hashchange", route);
 
 function showError(e) {
+  if (e.status === 401) return; // the sign-in form says it
   const box = document.getElementById("page-error");
   if (box) box.textContent = e.message;
   else toast(e.message);
