@@ -216,6 +216,9 @@ func (l *Layer) storeReplicaData(bucket, key string, in *Version, body io.Reader
 	if in.SSE != "" && l.cfg.Cipher == nil {
 		return nil, ErrSSEUnavailable
 	}
+	if len(in.KeyCheck) > 0 {
+		return l.storeCustomerReplica(in, body)
+	}
 	enc, err := l.encryptionFor(bucket, key, in.SSE, nil)
 	if err != nil {
 		return nil, err

@@ -1,11 +1,13 @@
 package objects
 
 import (
+	"bytes"
 	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
 	"errors"
 	"fmt"
+	"io"
 )
 
 // SSE-C: objects encrypted with a key the client sends on every request.
@@ -104,4 +106,87 @@ func (l *Layer) encryptionFor(bucket, key, sse string, customerKey []byte) (*enc
 		return &encryption{c: l.cfg.Cipher, aad: sseAAD(bucket, key)}, nil
 	}
 	return nil, nil
+}
+
+// ReplicationData returns what a peer is sent of a version's data, and its
+// length: the plaintext, or for an SSE-C version (which this site cannot
+// decrypt) the stored ciphertext of each segment in order, which the peer
+// stores as is under the same sealed keys (storeReplicaData), so that the
+// replica opens with the client's key just as the original does.
+func (l *Layer) ReplicationData(bucket, key string, v *Version) (io.ReadCloser, int64, error) {
+	if len(v.KeyCheck) == 0 {
+		r, err := l.OpenRange(bucket, key, v, 0, v.Size)
+		return r, v.Size, err
+	}
+	var readers []io.Reader
+	var closers []io.Closer
+	var size int64
+	closeAll := func() {
+		for _, c := range closers {
+			c.Close()
+		}
+	}
+	for _, seg := range v.Segments {
+		if seg.BlobID == "" {
+			readers = append(readers, bytes.NewReader(seg.Inline))
+			size += int64(len(seg.Inline))
+			continue
+		}
+		f, err := l.blobs.Open(seg.BlobID)
+		if err != nil {
+			closeAll()
+			return nil, 0, err
+		}
+		closers = append(closers, f)
+		st, err := f.Stat()
+		if err != nil {
+			closeAll()
+			return nil, 0, err
+		}
+		readers = append(readers, f)
+		size += st.Size()
+	}
+	return &multiReadCloser{Reader: io.MultiReader(readers...), close: closeAll}, size, nil
+}
+
+type multiReadCloser struct {
+	io.Reader
+	close func()
+}
+
+func (m *multiReadCloser) Close() error {
+	m.close()
+	return nil
+}
+
+// storeCustomerReplica stores an SSE-C version's ciphertext as received:
+// each segment's stored bytes (their length follows from the plaintext
+// size and the stream format) with the sender's sealed key. Without the
+// client's key nothing here can check them; the stream's authentication
+// does, on every read.
+func (l *Layer) storeCustomerReplica(in *Version, body io.Reader) ([]Segment, error) {
+	if l.cfg.Cipher == nil {
+		return nil, ErrSSEUnavailable
+	}
+	var segs []Segment
+	for i, s := range in.Segments {
+		if len(s.SealedKey) == 0 {
+			l.release(segs...)
+			return nil, fmt.Errorf("%w: SSE-C segment %d without its sealed key", ErrInvalidArgument, i)
+		}
+		n := l.cfg.Cipher.EncryptedSize(s.Size)
+		st, err := l.store(io.LimitReader(body, n), n, nil, "")
+		if err != nil {
+			l.release(segs...)
+			return nil, err
+		}
+		st.seg.Size, st.seg.SealedKey = s.Size, s.SealedKey
+		st.seg.Number, st.seg.ETag, st.seg.Checksum = s.Number, s.ETag, s.Checksum
+		segs = append(segs, st.seg)
+	}
+	if _, err := io.ReadFull(body, make([]byte, 1)); err == nil {
+		l.release(segs...)
+		return nil, fmt.Errorf("%w: SSE-C data longer than its segments", ErrInvalidArgument)
+	}
+	return segs, nil
 }

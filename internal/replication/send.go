@@ -33,9 +33,9 @@ func (t *target) runBatch(jobs []job) {
 			continue
 		}
 		var data []byte
-		if err == nil && !v.DeleteMarker && v.Size > 0 {
+		if err == nil && !v.DeleteMarker && (v.Size > 0 || len(v.KeyCheck) > 0) {
 			var rc io.ReadCloser
-			if rc, err = ol.OpenRange(j.e.Bucket, j.e.Key, v, 0, v.Size); err == nil {
+			if rc, _, err = ol.ReplicationData(j.e.Bucket, j.e.Key, v); err == nil {
 				data, err = io.ReadAll(rc)
 				rc.Close()
 			}
@@ -137,15 +137,17 @@ func (t *target) send(ctx context.Context, en Entry) (objects.ApplyOutcome, int6
 		}
 		var body io.Reader = http0{}
 		var rc io.ReadCloser
-		if !v.DeleteMarker && v.Size > 0 {
-			if rc, err = ol.OpenRange(en.Bucket, en.Key, v, 0, v.Size); err != nil {
+		size := v.Size
+		if !v.DeleteMarker && (v.Size > 0 || len(v.KeyCheck) > 0) {
+			// The plaintext, or an SSE-C version's ciphertext as stored.
+			if rc, size, err = ol.ReplicationData(en.Bucket, en.Key, v); err != nil {
 				return 0, 0, err
 			}
 			defer rc.Close()
 			body = rc
 		}
-		out, err := t.peer.SendVersion(ctx, en.Bucket, en.Key, v, body, v.Size)
-		return out, v.Size, err
+		out, err := t.peer.SendVersion(ctx, en.Bucket, en.Key, v, body, size)
+		return out, size, err
 	case OpPurge:
 		out, err := t.peer.SendPurge(ctx, en.Bucket, en.Key, en.VersionID, en.At)
 		return out, 0, err

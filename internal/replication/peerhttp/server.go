@@ -419,7 +419,13 @@ func decodeVersionHeader(h string, contentLength int64) (*objects.Version, error
 		}
 		total += sg.Size
 	}
-	if !v.DeleteMarker && total != contentLength {
+	switch {
+	case v.DeleteMarker:
+	case len(v.KeyCheck) > 0 && contentLength < total:
+		// SSE-C: the stored ciphertext, longer than the plaintext; the
+		// object layer holds it to the exact length of every segment.
+		return nil, fmt.Errorf("%w: body shorter than the version's segments", errBadRequest)
+	case len(v.KeyCheck) == 0 && total != contentLength:
 		return nil, fmt.Errorf("%w: body length does not match the version's segments", errBadRequest)
 	}
 	return v, nil

@@ -12,11 +12,14 @@ import (
 func FromVersion(v *objects.Version) *ObjectVersion {
 	w := &ObjectVersion{VersionID: v.VersionID, ModTime: v.ModTime, DeleteMarker: v.DeleteMarker, Size: v.Size, ETag: v.ETag,
 		ContentType: v.ContentType, UserMeta: v.UserMeta, Headers: v.Headers, Checksums: v.Checksums, Tags: v.Tags,
-		SSE: v.SSE, Multipart: v.Multipart, Origin: v.Origin, MetaTime: v.MetaTime}
+		SSE: v.SSE, Multipart: v.Multipart, Origin: v.Origin, MetaTime: v.MetaTime, KeyCheck: v.KeyCheck}
 	if len(v.Segments) > 0 {
 		w.Segments = make([]Segment, len(v.Segments))
 		for i, s := range v.Segments {
 			w.Segments[i] = Segment{Number: s.Number, Size: s.Size, ETag: s.ETag, Checksum: s.Checksum}
+			if len(v.KeyCheck) > 0 {
+				w.Segments[i].SealedKey = s.SealedKey // sealed under the client's key, not this site's
+			}
 		}
 	}
 	return w
@@ -26,11 +29,11 @@ func FromVersion(v *objects.Version) *ObjectVersion {
 func (w *ObjectVersion) ToVersion() *objects.Version {
 	v := &objects.Version{VersionID: w.VersionID, ModTime: w.ModTime, DeleteMarker: w.DeleteMarker, Size: w.Size, ETag: w.ETag,
 		ContentType: w.ContentType, UserMeta: w.UserMeta, Headers: w.Headers, Checksums: w.Checksums, Tags: w.Tags,
-		SSE: w.SSE, Multipart: w.Multipart, Origin: w.Origin, MetaTime: w.MetaTime}
+		SSE: w.SSE, Multipart: w.Multipart, Origin: w.Origin, MetaTime: w.MetaTime, KeyCheck: w.KeyCheck}
 	if len(w.Segments) > 0 {
 		v.Segments = make([]objects.Segment, len(w.Segments))
 		for i, s := range w.Segments {
-			v.Segments[i] = objects.Segment{Number: s.Number, Size: s.Size, ETag: s.ETag, Checksum: s.Checksum}
+			v.Segments[i] = objects.Segment{Number: s.Number, Size: s.Size, ETag: s.ETag, Checksum: s.Checksum, SealedKey: s.SealedKey}
 		}
 	}
 	return v

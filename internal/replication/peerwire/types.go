@@ -13,6 +13,11 @@ type Segment struct {
 	Size     int64             `msgpack:"s"` // plaintext size
 	ETag     string            `msgpack:"e,omitempty"`
 	Checksum map[string]string `msgpack:"c,omitempty"`
+	// SealedKey is sent for an SSE-C version only: its data key sealed
+	// under the client's key, which the replica needs as much as the
+	// ciphertext (a version 2 peer without SSE-C ignores it, and refuses
+	// the ciphertext whose MD5 is not the ETag).
+	SealedKey []byte `msgpack:"k,omitempty"`
 }
 
 // ObjectVersion is an object version (or delete marker) sent to a peer: base64
@@ -33,6 +38,9 @@ type ObjectVersion struct {
 	Multipart    bool              `msgpack:"mp,omitempty"`
 	Origin       string            `msgpack:"or,omitempty"`
 	MetaTime     int64             `msgpack:"mm,omitempty"`
+	// KeyCheck marks an SSE-C version (objects.Version.KeyCheck); its data
+	// travels as the stored ciphertext.
+	KeyCheck []byte `msgpack:"kc,omitempty"`
 }
 
 // VersionItem is one version of a batch (POST versions, a MessagePack
