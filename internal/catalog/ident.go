@@ -85,6 +85,7 @@ func ValidateIdent(id Ident) error {
 //	c/l/<warehouse>\0<path>/\0<ns>\0<table> a table's location (path: its object key), empty value
 //	c/k/<warehouse>\0<idempotency key>    the recorded answer of a keyed mutation (idempotency.go)
 //	c/x/<expiry><warehouse>\0<key>        expiry index of those answers
+//	c/format/locations                    the location index was built (location.go)
 //
 // <ns> is the levels joined with 0x1f; names hold no control characters, so
 // 0x00 and 0x1f never occur inside a part and prefix scans are exact.

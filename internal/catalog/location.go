@@ -1,6 +1,7 @@
 package catalog
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
@@ -167,10 +168,22 @@ func (c *Catalog) checkClaims(wh string, claims []*pendingTable) error {
 	return nil
 }
 
+// keyLocationsBuilt marks a catalog whose location index has been derived
+// from its table entries; every write keeps it current from then on.
+const keyLocationsBuilt = "c/format/locations"
+
 // rebuildLocations derives the whole location index from the table
-// entries, in one batch.
+// entries, in one batch, once: for a catalog written before the index
+// existed. Later opens read only the marker, so opening costs the same
+// whatever the catalog holds.
 func (c *Catalog) rebuildLocations() error {
+	if _, err := c.meta.Get([]byte(keyLocationsBuilt)); err == nil {
+		return nil
+	} else if !errors.Is(err, meta.ErrNotFound) {
+		return err
+	}
 	b := c.meta.NewBatch()
+	b.Set([]byte(keyLocationsBuilt), []byte("1"))
 	b.DeleteRange([]byte(pfxLocation), meta.PrefixEnd([]byte(pfxLocation)))
 	err := meta.Scan(c.meta, []byte(pfxTable), meta.PrefixEnd([]byte(pfxTable)), func(k, v []byte) (bool, error) {
 		wh, id, err := splitEntryKey(pfxTable, k)

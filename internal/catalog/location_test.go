@@ -19,6 +19,7 @@ func TestLocationIndexIsRebuiltOnOpen(t *testing.T) {
 	}
 	b := c.meta.NewBatch()
 	b.DeleteRange([]byte(pfxLocation), meta.PrefixEnd([]byte(pfxLocation)))
+	b.Delete([]byte(keyLocationsBuilt))
 	if err := b.Commit(true); err != nil {
 		t.Fatal(err)
 	}
@@ -30,6 +31,20 @@ func TestLocationIndexIsRebuiltOnOpen(t *testing.T) {
 		Schema: unitSchema, Location: "s3://lake/area"})
 	if !errors.Is(err, ErrLocationInUse) {
 		t.Errorf("create around a table of the reopened catalog: %v", err)
+	}
+}
+
+// Once the index exists, opening the catalog reads no table entry: an
+// entry that cannot even be decoded does not stop it.
+func TestOpenReadsNoTableEntry(t *testing.T) {
+	c, obj := newTestCatalog(t)
+	b := c.meta.NewBatch()
+	b.Set(entryKey(pfxTable, "lake", Ident{Namespace: []string{"ns"}, Name: "garbled"}), []byte("not an entry"))
+	if err := b.Commit(true); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := New(c.meta, obj, Config{}); err != nil {
+		t.Fatalf("open read the table entries: %v", err)
 	}
 }
 
