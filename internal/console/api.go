@@ -65,6 +65,7 @@ func (c *Console) routes() []route {
 // answers the handler's error.
 func (c *Console) wrap(rt route) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w = &timedWriter{ResponseWriter: w, start: time.Now()}
 		cl := &call{ctx: r.Context()}
 		if err := c.authenticate(r, rt, cl); err != nil {
 			writeError(w, err)
@@ -202,3 +203,31 @@ func page(r *http.Request, def int) (offset, limit int, err error) {
 	}
 	return offset, min(limit, 1000), nil
 }
+
+// timedWriter adds a Server-Timing header (the time the call took up to
+// its answer's headers) so pages and benches can tell server time from
+// network time.
+type timedWriter struct {
+	http.ResponseWriter
+	start time.Time
+	wrote bool
+}
+
+func (t *timedWriter) WriteHeader(code int) {
+	if !t.wrote {
+		t.wrote = true
+		ms := float64(time.Since(t.start).Microseconds()) / 1000
+		t.Header().Set("Server-Timing", fmt.Sprintf("console;dur=%.3f", ms))
+	}
+	t.ResponseWriter.WriteHeader(code)
+}
+
+func (t *timedWriter) Write(b []byte) (int, error) {
+	if !t.wrote {
+		t.WriteHeader(http.StatusOK)
+	}
+	return t.ResponseWriter.Write(b)
+}
+
+// Unwrap lets http.ResponseController reach the connection.
+func (t *timedWriter) Unwrap() http.ResponseWriter { return t.ResponseWriter }
