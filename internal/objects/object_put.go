@@ -64,7 +64,8 @@ type PutOptions struct {
 	Verify func(md5Hex string, sums map[checksum.Algorithm]string) error
 	// IfMatch fails the write unless the current version has this ETag.
 	IfMatch string
-	// IfNoneMatch "*" fails the write if the key exists.
+	// IfNoneMatch "*" fails the write if the key exists, an ETag list if
+	// the current version has one of them.
 	IfNoneMatch string
 	// CustomerKey, when set, encrypts with the client's key (SSE-C) instead
 	// of SSE-S3; UploadPart requires the upload's key.
@@ -210,13 +211,8 @@ func (l *Layer) checkWriteConditions(bucket, key, ifMatch, ifNoneMatch string) e
 func evalWriteConditions(cur *latest, ifMatch, ifNoneMatch string, gone error) error {
 	fail := ErrPreconditionFailed
 	live := cur != nil && !cur.DeleteMarker
-	if ifNoneMatch != "" {
-		if ifNoneMatch != "*" {
-			return fmt.Errorf("%w: If-None-Match supports only *", ErrInvalidArgument)
-		}
-		if live {
-			return fail
-		}
+	if ifNoneMatch != "" && live && ETagMatches(ifNoneMatch, cur.ETag) {
+		return fail // "*" matches any live version, a list one of its ETags
 	}
 	if ifMatch != "" {
 		if !live {

@@ -204,7 +204,9 @@ func TestEvalWriteConditions(t *testing.T) {
 		{live, "xyz", "", ErrConditionalConflict, fail},
 		{nil, "abc", "", ErrObjectNotFound, ErrObjectNotFound},
 		{marker, "abc", "", ErrConditionalConflict, ErrConditionalConflict},
-		{live, "", "abc", ErrObjectNotFound, ErrInvalidArgument},
+		{live, "", "abc", ErrObjectNotFound, fail},
+		{live, "", `"xyz"`, ErrObjectNotFound, nil},
+		{nil, "", "abc", ErrObjectNotFound, nil},
 	} {
 		if got := evalWriteConditions(tc.cur, tc.match, tc.noneM, tc.gone); !errors.Is(got, tc.want) && !(got == nil && tc.want == nil) {
 			t.Errorf("cur=%+v If-Match=%q If-None-Match=%q: got %v, want %v", tc.cur, tc.match, tc.noneM, got, tc.want)

@@ -428,3 +428,45 @@ func TestConditionalWrites(t *testing.T) {
 		t.Fatalf("complete with the current If-Match: %v", err)
 	}
 }
+
+// TestUploadPartCopyRange: x-amz-copy-source-range must lie inside the
+// source (InvalidRange otherwise) and be bytes=first-last
+// (InvalidArgument otherwise).
+func TestUploadPartCopyRange(t *testing.T) {
+	site := testsite.Start(t)
+	c := sdkClient(site, site.SecretKey)
+	ctx := context.Background()
+	mustCreateBucket(t, c, "cprange")
+	if _, err := c.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String("cprange"), Key: aws.String("src"), Body: strings.NewReader("12345")}); err != nil {
+		t.Fatal(err)
+	}
+	cu, err := c.CreateMultipartUpload(ctx, &s3.CreateMultipartUploadInput{Bucket: aws.String("cprange"), Key: aws.String("dst")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ rng, code string }{
+		{"bytes=0-21", "InvalidRange"},
+		{"bytes=5-5", "InvalidRange"},
+		{"bytes=-2", "InvalidArgument"},
+		{"bytes=3-1", "InvalidArgument"},
+		{"0-1", "InvalidArgument"},
+		{"bytes=1-3", ""},
+	} {
+		_, err := c.UploadPartCopy(ctx, &s3.UploadPartCopyInput{Bucket: aws.String("cprange"), Key: aws.String("dst"), UploadId: cu.UploadId,
+			PartNumber: aws.Int32(1), CopySource: aws.String("cprange/src"), CopySourceRange: aws.String(tc.rng)})
+		if apiCode(err) != tc.code {
+			t.Errorf("range %s: %v, want %q", tc.rng, err, tc.code)
+		}
+	}
+	// If-None-Match with an ETag list fails only when the current ETag is in it.
+	if _, err := c.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String("cprange"), Key: aws.String("src"), Body: strings.NewReader("zar"), IfNoneMatch: aws.String("ABCORZ")}); err != nil {
+		t.Fatalf("If-None-Match of another ETag: %v", err)
+	}
+	h, err := c.HeadObject(ctx, &s3.HeadObjectInput{Bucket: aws.String("cprange"), Key: aws.String("src")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String("cprange"), Key: aws.String("src"), Body: strings.NewReader("x"), IfNoneMatch: h.ETag}); apiCode(err) != "PreconditionFailed" {
+		t.Fatalf("If-None-Match of the current ETag: %v", err)
+	}
+}

@@ -109,11 +109,9 @@ func (s *Server) uploadPartCopy(req *request, n int) error {
 	}
 	rng := byteRange{0, src.Size}
 	if h := req.r.Header.Get("x-amz-copy-source-range"); h != "" {
-		r, ok, err := parseRange(h, src.Size)
-		if err != nil || !ok || strings.HasPrefix(h, "bytes=-") {
-			return errInvalidRangeCopy
+		if rng, err = parseCopyRange(h, src.Size); err != nil {
+			return err
 		}
-		rng = r
 	}
 	rd, err := s.obj.OpenRangeWithKey(sb, sk, src, rng.start, rng.length, srcKey)
 	if err != nil {
@@ -129,6 +127,26 @@ func (s *Server) uploadPartCopy(req *request, n int) error {
 	}
 	writeXML(req.w, http.StatusOK, copyPartResult{NS: s3NS, LastModified: isoTime(p.Modified.UnixNano()), ETag: `"` + p.Segment.ETag + `"`})
 	return nil
+}
+
+// parseCopyRange parses x-amz-copy-source-range, bytes=first-last, which
+// unlike a GET's Range must lie wholly inside the source: a malformed one
+// is InvalidArgument, one reaching past the source's end InvalidRange.
+func parseCopyRange(h string, size int64) (byteRange, error) {
+	spec, ok := strings.CutPrefix(h, "bytes=")
+	a, b, found := strings.Cut(spec, "-")
+	if !ok || !found || a == "" || b == "" {
+		return byteRange{}, errInvalidRangeCopy
+	}
+	first, err1 := strconv.ParseInt(a, 10, 64)
+	last, err2 := strconv.ParseInt(b, 10, 64)
+	if err1 != nil || err2 != nil || first < 0 || last < first {
+		return byteRange{}, errInvalidRangeCopy
+	}
+	if last >= size {
+		return byteRange{}, errInvalidRange(size)
+	}
+	return byteRange{first, last - first + 1}, nil
 }
 
 func (s *Server) completeMultipartUpload(req *request) error {
