@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"path"
 	"strings"
 	"time"
@@ -149,7 +150,11 @@ func (c *Catalog) MaintainTable(ctx context.Context, wh string, id Ident, opts M
 			return res, err
 		}
 	}
-	c.log.Info("table maintenance", "warehouse", wh, "table", id.String(), "dry_run", opts.DryRun,
+	level := slog.LevelDebug // a run that changed nothing is not news
+	if res.SnapshotsExpired > 0 || res.FilesRemoved > 0 {
+		level = slog.LevelInfo
+	}
+	c.log.Log(ctx, level, "table maintenance", "warehouse", wh, "table", id.String(), "dry_run", opts.DryRun,
 		"snapshots_expired", res.SnapshotsExpired, "files_removed", res.FilesRemoved, "bytes_removed", res.BytesRemoved)
 	return res, nil
 }
