@@ -202,6 +202,7 @@ func (s *Server) build() error {
 		Dial: dial, SiteID: s.deploymentID, SiteName: s.cfg.SiteName,
 		Logger: s.log, Registerer: s.metrics.Registerer(),
 		OnService: func(ak, sk string) { s.iam.SetService(iam.Credential{AccessKey: ak, SecretKey: sk}) },
+		Secrets:   s.iam,
 		ReplicaCatalog: func() bool {
 			return s.settings.Bool(config.SubsysTables, config.TablesReplicaCatalog)
 		},

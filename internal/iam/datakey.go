@@ -311,6 +311,21 @@ func (s *Store) rekey(old sealer) error {
 		if err != nil {
 			return err
 		}
+		sp := []byte(sealedPrefix)
+		err = meta.Scan(s.db, sp, meta.PrefixEnd(sp), func(k, v []byte) (bool, error) {
+			plain, err := old.open(v, string(k))
+			if err != nil {
+				unreadable++
+				s.log.Error("sealed value does not decrypt with the old key; left as it is", "key", string(k))
+				return true, nil
+			}
+			b.Set(append([]byte(nil), k...), next.seal(plain, string(k)))
+			resealed++
+			return true, nil
+		})
+		if err != nil {
+			return err
+		}
 	}
 	id := make([]byte, 8)
 	rand.Read(id)
@@ -351,4 +366,33 @@ func (s *Store) storeDataKey(b meta.Batch, dek []byte, id string, created time.T
 		return fmt.Errorf("iam: commit data key: %w", err)
 	}
 	return nil
+}
+
+// Sealed values: other parts of the site keep a secret of their own (the
+// site-replication service credential) sealed under the data key, each
+// under sealedPrefix+purpose, written in the caller's own batch. A
+// re-keying re-seals them with the IAM records.
+const sealedPrefix = "sys/sealed/"
+
+// SealedValue returns the store key and sealed value of secret for
+// purpose, for the caller to write in its batch. It never fails: a store
+// opens only with its data key.
+func (s *Store) SealedValue(purpose, secret string) (key, value []byte) {
+	k := sealedPrefix + purpose
+	return []byte(k), s.seal.seal(secret, k)
+}
+
+// OpenValue returns the secret stored sealed for purpose; ok is false when
+// none is stored.
+func (s *Store) OpenValue(purpose string) (secret string, ok bool, err error) {
+	k := sealedPrefix + purpose
+	raw, err := s.db.Get([]byte(k))
+	if errors.Is(err, meta.ErrNotFound) {
+		return "", false, nil
+	}
+	if err != nil {
+		return "", false, err
+	}
+	secret, err = s.seal.open(raw, k)
+	return secret, err == nil, err
 }

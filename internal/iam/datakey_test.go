@@ -69,6 +69,14 @@ func TestRootRotation(t *testing.T) {
 	}
 	want := map[string]string{"alice": "alicesecret", key.AccessKey: "alicekeysecret"}
 	refs := s.Refs()
+	// A sealed value of another part of the site (the replication service
+	// credential, say), written in that part's batch.
+	vk, vv := s.SealedValue("test-purpose", "service-secret")
+	b := db.NewBatch()
+	b.Set(vk, vv)
+	if err := b.Commit(true); err != nil {
+		t.Fatal(err)
+	}
 	wantSecrets(t, s, want)
 
 	before := snapshotDB(t, db)
@@ -93,6 +101,12 @@ func TestRootRotation(t *testing.T) {
 		t.Fatal(err)
 	}
 	wantSecrets(t, s, want)
+	if v, ok, err := s.OpenValue("test-purpose"); !ok || err != nil || v != "service-secret" {
+		t.Fatalf("sealed value after the rotation: %q, %v, %v", v, ok, err)
+	}
+	if _, ok, err := s.OpenValue("other-purpose"); ok || err != nil {
+		t.Fatalf("a value never stored: %v, %v", ok, err)
+	}
 	if got := s.Refs(); len(got) != len(refs) || got[0] != refs[0] || got[len(got)-1] != refs[len(refs)-1] {
 		t.Fatalf("re-sealing changed the records' versions: %+v, want %+v", got, refs)
 	}
@@ -101,7 +115,8 @@ func TestRootRotation(t *testing.T) {
 		t.Fatal("the data key or the sealed secrets were not renewed")
 	}
 	for k, v := range after {
-		if strings.Contains(v, "alicesecret") || strings.Contains(v, "alicekeysecret") || strings.Contains(v, "root-password") {
+		if strings.Contains(v, "alicesecret") || strings.Contains(v, "alicekeysecret") || strings.Contains(v, "root-password") ||
+			strings.Contains(v, "service-secret") {
 			t.Fatalf("%s holds a secret in the clear", k)
 		}
 	}

@@ -52,7 +52,23 @@ type Config struct {
 	ReplicaCatalog func() bool
 	// HealthInterval is how often each link is probed. Default 1s.
 	HealthInterval time.Duration
+	// Secrets, when set, keeps the service credential's secret sealed at
+	// rest (*iam.Store: under the IAM data key); nil stores it with the
+	// state as it is (tests).
+	Secrets SecretStore
 }
+
+// SecretStore seals a secret at rest under a purpose (*iam.Store).
+type SecretStore interface {
+	// SealedValue returns the key and value to write, in the caller's
+	// batch, for secret sealed under purpose.
+	SealedValue(purpose, secret string) (key, value []byte)
+	// OpenValue returns the secret stored for purpose, if any.
+	OpenValue(purpose string) (secret string, ok bool, err error)
+}
+
+// servicePurpose names the service credential's secret in the SecretStore.
+const servicePurpose = "replication/service-secret-key"
 
 // Validate reports every missing collaborator at once.
 func (c *Config) Validate() error {
@@ -118,6 +134,9 @@ func New(cfg Config) (*Engine, error) {
 			return nil, fmt.Errorf("replication: decode state: %w", err)
 		}
 	case !errors.Is(err, meta.ErrNotFound):
+		return nil, err
+	}
+	if err := e.openServiceSecret(st); err != nil {
 		return nil, err
 	}
 	e.state.Store(st)
@@ -242,6 +261,45 @@ func (e *Engine) target(nameOrID string) *target {
 	return nil
 }
 
+// sealServiceSecret returns st as stored: with a SecretStore, without the
+// service secret, which goes sealed into b beside it.
+func (e *Engine) sealServiceSecret(b meta.Batch, st *State) *State {
+	if e.cfg.Secrets == nil || st.ServiceSecretKey == "" {
+		return st
+	}
+	k, v := e.cfg.Secrets.SealedValue(servicePurpose, st.ServiceSecretKey)
+	b.Set(k, v)
+	stored := *st
+	stored.ServiceSecretKey = ""
+	return &stored
+}
+
+// openServiceSecret fills in the service secret of a loaded state from
+// the SecretStore. A state stored before secrets were sealed still holds
+// it: it is sealed now, and removed from the state.
+func (e *Engine) openServiceSecret(st *State) error {
+	if e.cfg.Secrets == nil || st.ServiceAccessKey == "" {
+		return nil
+	}
+	if st.ServiceSecretKey != "" {
+		b := e.cfg.Meta.NewBatch()
+		b.Set([]byte(keyState), encode(e.sealServiceSecret(b, st)))
+		if err := b.Commit(true); err != nil {
+			return fmt.Errorf("replication: seal the service credential: %w", err)
+		}
+		return nil
+	}
+	secret, ok, err := e.cfg.Secrets.OpenValue(servicePurpose)
+	switch {
+	case err != nil:
+		return fmt.Errorf("replication: the service credential's secret does not open: %w", err)
+	case !ok:
+		return errors.New("replication: the service credential's secret is missing")
+	}
+	st.ServiceSecretKey = secret
+	return nil
+}
+
 // saveStateLocked persists st durably and makes it current. The journal,
 // retry queue and resync job of a site leaving the configuration go too.
 func (e *Engine) saveStateLocked(st *State) error {
@@ -256,9 +314,13 @@ func (e *Engine) saveStateLocked(st *State) error {
 		b.Delete(resyncKey(old.ID))
 	}
 	if st.Enabled() {
-		b.Set([]byte(keyState), encode(st))
+		b.Set([]byte(keyState), encode(e.sealServiceSecret(b, st)))
 	} else {
 		b.Delete([]byte(keyState))
+		if e.cfg.Secrets != nil {
+			k, _ := e.cfg.Secrets.SealedValue(servicePurpose, "")
+			b.Delete(k)
+		}
 	}
 	if err := b.Commit(true); err != nil {
 		return err
