@@ -103,9 +103,16 @@ func conditionValues(req *request, api string) map[string]string {
 		}
 		return m
 	case "PutObject", "CreateMultipartUpload":
-		if v := req.r.Header.Get("x-amz-server-side-encryption"); v != "" {
-			return map[string]string{"s3:x-amz-server-side-encryption": v}
+		var m map[string]string
+		for _, h := range []string{"x-amz-server-side-encryption", "x-amz-server-side-encryption-customer-algorithm"} {
+			if v := req.r.Header.Get(h); v != "" {
+				if m == nil {
+					m = map[string]string{}
+				}
+				m["s3:"+h] = v
+			}
 		}
+		return m
 	}
 	return nil
 }

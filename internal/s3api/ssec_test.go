@@ -15,6 +15,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 
+	"github.com/twinlake/twinlake/internal/adminclient"
 	"github.com/twinlake/twinlake/internal/testsite"
 )
 
@@ -221,4 +222,45 @@ func TestSSECNeedsTLS(t *testing.T) {
 	if err := putKeyed(tls); err != nil {
 		t.Fatalf("SSE-C over HTTPS: %v", err)
 	}
+}
+
+// TestSSECBucketPolicy: a bucket policy can demand SSE-C on writes through
+// s3:x-amz-server-side-encryption-customer-algorithm.
+func TestSSECBucketPolicy(t *testing.T) {
+	t.Setenv("TWINLAKE_API_SSEC_ALLOW_HTTP", "on")
+	site := testsite.Start(t)
+	c := sdkClient(site, site.SecretKey)
+	ctx := context.Background()
+	mustCreateBucket(t, c, "ssecpol")
+	user := createUser(t, site, "writer", "writer-secret-key", "readwrite")
+	doc := `{"Version":"2012-10-17","Statement":[{"Effect":"Deny","Principal":"*","Action":"s3:PutObject","Resource":"arn:aws:s3:::ssecpol/*",
+		"Condition":{"Null":{"s3:x-amz-server-side-encryption-customer-algorithm":"true"}}}]}`
+	if _, err := c.PutBucketPolicy(ctx, &s3.PutBucketPolicyInput{Bucket: aws.String("ssecpol"), Policy: aws.String(doc)}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := user.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String("ssecpol"), Key: aws.String("k"), Body: strings.NewReader("x")}); apiCode(err) != "AccessDenied" {
+		t.Fatalf("unencrypted write under a policy demanding SSE-C: %v", err)
+	}
+	k := newCustomerKey()
+	if _, err := user.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String("ssecpol"), Key: aws.String("k"), Body: strings.NewReader("x"),
+		SSECustomerAlgorithm: aws.String("AES256"), SSECustomerKey: aws.String(k.b64), SSECustomerKeyMD5: aws.String(k.md5)}); err != nil {
+		t.Fatalf("SSE-C write under that policy: %v", err)
+	}
+}
+
+// createUser adds a user with a built-in policy and returns its client.
+func createUser(t *testing.T, site *testsite.Site, name, secret, pol string) *s3.Client {
+	t.Helper()
+	ctx := context.Background()
+	adm, err := adminclient.New(site.URL, adminclient.Credentials{AccessKey: site.AccessKey, SecretKey: site.SecretKey}, adminclient.Config{HTTPClient: site.HTTPClient})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := adm.AddUser(ctx, name, secret); err != nil {
+		t.Fatal(err)
+	}
+	if err := adm.AttachPolicy(ctx, adminclient.AttachRequest{Policies: []string{pol}, User: name}); err != nil {
+		t.Fatal(err)
+	}
+	return userSDK(site, name, secret)
 }
