@@ -62,6 +62,14 @@ type TableView struct {
 	Properties       map[string]string `json:"properties"`
 	CurrentSnapshot  int64             `json:"currentSnapshot,omitempty,string"`
 	Snapshots        []SnapshotView    `json:"snapshots"`
+	// SQL is a view's current version's representations.
+	SQL []ViewSQL `json:"sql,omitempty"`
+}
+
+// ViewSQL is one SQL representation of a view.
+type ViewSQL struct {
+	Dialect string `json:"dialect"`
+	SQL     string `json:"sql"`
 }
 
 func (c *Console) warehouses(w http.ResponseWriter, r *http.Request, cl *call) error {
@@ -220,8 +228,9 @@ type icebergMetadata struct {
 	// Views keep their schema id in the current version.
 	CurrentVersionID int `json:"current-version-id"`
 	Versions         []struct {
-		VersionID int `json:"version-id"`
-		SchemaID  int `json:"schema-id"`
+		VersionID       int       `json:"version-id"`
+		SchemaID        int       `json:"schema-id"`
+		Representations []ViewSQL `json:"representations"`
 	} `json:"versions"`
 }
 
@@ -239,7 +248,7 @@ func tableView(kind string, res adminclient.CatalogLoadResult) (TableView, error
 	if kind == "view" {
 		for _, ver := range md.Versions {
 			if ver.VersionID == md.CurrentVersionID {
-				schemaID = ver.SchemaID
+				schemaID, v.SQL = ver.SchemaID, ver.Representations
 			}
 		}
 	}

@@ -329,6 +329,16 @@ func TestBrowserTablesAndServerPages(t *testing.T) {
 		}
 	}
 
+	acat, err := adminclient.NewCatalog(site.URL, "lake", adminclient.Credentials{AccessKey: site.AccessKey, SecretKey: site.SecretKey}, adminclient.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := acat.CreateView(ctx, []string{"sales"}, adminclient.CatalogCreateView{Name: "big_orders",
+		Schema:      json.RawMessage(`{"type":"struct","schema-id":0,"fields":[{"id":1,"name":"order_id","required":false,"type":"long"}]}`),
+		ViewVersion: json.RawMessage(`{"version-id":1,"timestamp-ms":1,"schema-id":0,"summary":{},"representations":[{"type":"sql","sql":"SELECT id AS order_id FROM orders WHERE id > 5","dialect":"spark"}],"default-namespace":["sales"]}`)}); err != nil {
+		t.Fatal(err)
+	}
+
 	p := newPage(t, 40*time.Second)
 	p.signIn(site.URL, site.AccessKey, site.SecretKey)
 	p.open("#/tables")
@@ -354,6 +364,15 @@ func TestBrowserTablesAndServerPages(t *testing.T) {
 	}
 	p.assertLabelled("table page")
 	p.screenshot("table")
+
+	// The view: listed with the tables, its schema from its current version.
+	p.open("#/tables?warehouse=lake&namespace=sales")
+	p.waitText("#tables", 10*time.Second, contains("big_orders (view)"))
+	p.run(chromedp.Click(chromedp.CSS(`#tables li:last-child a`)))
+	p.waitText("#schema", 10*time.Second, contains("order_id"))
+	p.waitText("#table-detail", 5*time.Second, contains("View sales.big_orders"))
+	p.waitText("#view-sql", 5*time.Second, contains("SELECT id AS order_id FROM orders WHERE id > 5"))
+	p.screenshot("view")
 
 	p.open("#/server")
 	p.waitText("#server-info", 10*time.Second, contains("dev"))

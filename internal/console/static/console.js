@@ -584,9 +584,10 @@ function tablePage(root, wh, ns, name, kind) {
         el("section", { class: "card" }, el("h2", {}, "Schema"), el("table", { id: "schema" },
           el("thead", {}, el("tr", {}, ["ID", "Field", "Type", "Required"].map(h => el("th", { scope: "col" }, h)))),
           el("tbody", {}, fields.map(f => el("tr", {}, el("td", {}, String(f.id)), el("td", {}, f.name), el("td", { class: "mono" }, typeof f.type === "string" ? f.type : JSON.stringify(f.type)), el("td", {}, f.required ? "yes" : "no")))))),
-        el("section", { class: "card" }, el("h2", {}, "Partition spec"), spec.length ? el("ul", {}, spec.map(f => el("li", {}, f.name + " = " + f.transform + "(source " + f["source-id"] + ")"))) : el("p", { class: "muted" }, "Unpartitioned."))),
+        kind === "view" ? null : el("section", { class: "card" }, el("h2", {}, "Partition spec"), spec.length ? el("ul", {}, spec.map(f => el("li", {}, f.name + " = " + f.transform + "(source " + f["source-id"] + ")"))) : el("p", { class: "muted" }, "Unpartitioned."))),
+      t.sql && t.sql.length ? el("section", { class: "card", id: "view-sql" }, el("h2", {}, "SQL"), t.sql.map(r => el("div", {}, el("p", { class: "muted" }, r.dialect), el("pre", { class: "mono" }, r.sql)))) : null,
       el("section", { class: "card" }, el("h2", {}, "Properties"), Object.keys(t.properties).length ? el("table", { id: "props" }, el("tbody", {}, Object.entries(t.properties).sort().map(([k, v]) => el("tr", {}, el("th", { scope: "row" }, k), el("td", { class: "mono" }, v))))) : el("p", { class: "muted" }, "No properties.")),
-      el("section", { class: "card" }, el("h2", {}, "Snapshot history"), t.snapshots.length ? el("ol", { class: "timeline", id: "snapshots" }, t.snapshots.slice().reverse().map(s => el("li", {},
+      kind === "view" ? null : el("section", { class: "card" }, el("h2", {}, "Snapshot history"), t.snapshots.length ? el("ol", { class: "timeline", id: "snapshots" }, t.snapshots.slice().reverse().map(s => el("li", {},
         el("strong", {}, new Date(s.time).toLocaleString()), " ", el("code", {}, s.id), " ", s.id === t.currentSnapshot ? badge("current", "info") : "", " ",
         s.operation || "", " — rows ", s.rows || "?", " (+" + (s.addedRows || 0) + "), data files ", s.files || "?", " (+" + (s.addedFiles || 0) + ")",
         el("div", { class: "bar", style: null, "data-w": String(Math.round(100 * (Number(s.rows) || 0) / maxRows)) }))))
