@@ -16,6 +16,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
+	"github.com/twinlake/twinlake/internal/catalogwire"
 )
 
 // CatalogSigningService is the SigV4 service name of the Iceberg REST API.
@@ -36,52 +37,25 @@ func (e *CatalogError) Error() string {
 	return fmt.Sprintf("%s (%s, HTTP %d)", e.Message, e.Type, e.StatusCode)
 }
 
-// CatalogIdent names a table or view.
-type CatalogIdent struct {
-	Namespace []string `json:"namespace"`
-	Name      string   `json:"name"`
-}
-
-// CatalogNamespace is a namespace and its properties.
-type CatalogNamespace struct {
-	Namespace  []string          `json:"namespace"`
-	Properties map[string]string `json:"properties"`
-}
-
-// CatalogPropertiesSummary reports what a namespace update changed.
-type CatalogPropertiesSummary struct {
-	Updated []string `json:"updated"`
-	Removed []string `json:"removed"`
-	Missing []string `json:"missing,omitempty"`
-}
-
-// CatalogLoadResult is a loaded (or created, or committed) table or view:
-// its current metadata file and metadata JSON.
-type CatalogLoadResult struct {
-	MetadataLocation string          `json:"metadata-location"`
-	Metadata         json.RawMessage `json:"metadata"`
-}
-
-// CatalogCreateTable is a create-table request. Schema, PartitionSpec and
-// WriteOrder are Iceberg JSON.
-type CatalogCreateTable struct {
-	Name          string            `json:"name"`
-	Location      string            `json:"location,omitempty"`
-	Schema        json.RawMessage   `json:"schema"`
-	PartitionSpec json.RawMessage   `json:"partition-spec,omitempty"`
-	WriteOrder    json.RawMessage   `json:"write-order,omitempty"`
-	Properties    map[string]string `json:"properties,omitempty"`
-}
-
-// CatalogCreateView is a create-view request; Schema and ViewVersion are
-// Iceberg JSON.
-type CatalogCreateView struct {
-	Name        string            `json:"name"`
-	Location    string            `json:"location,omitempty"`
-	Schema      json.RawMessage   `json:"schema"`
-	ViewVersion json.RawMessage   `json:"view-version"`
-	Properties  map[string]string `json:"properties"`
-}
+// The catalog's wire types are the server's own (catalogwire), named here
+// as the client's API has always named them.
+type (
+	// CatalogIdent names a table or view.
+	CatalogIdent = catalogwire.Ident
+	// CatalogNamespace is a namespace and its properties.
+	CatalogNamespace = catalogwire.Namespace
+	// CatalogPropertiesSummary reports what a namespace update changed.
+	CatalogPropertiesSummary = catalogwire.UpdatePropertiesResult
+	// CatalogLoadResult is a loaded (or created, or committed) table or
+	// view: its current metadata file and metadata JSON.
+	CatalogLoadResult = catalogwire.LoadResult
+	// CatalogCreateTable is a create-table request; Schema, PartitionSpec
+	// and WriteOrder are Iceberg JSON.
+	CatalogCreateTable = catalogwire.CreateTable
+	// CatalogCreateView is a create-view request; Schema and ViewVersion
+	// are Iceberg JSON.
+	CatalogCreateView = catalogwire.CreateView
+)
 
 // CatalogClient calls one warehouse of a server's Iceberg REST API, signed
 // with SigV4 for service s3tables. It is safe for concurrent use.
@@ -175,12 +149,9 @@ func (c *CatalogClient) send(ctx context.Context, method, path string, query url
 
 func decodeCatalogError(resp *http.Response) error {
 	data, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
-	var body struct {
-		Error *CatalogError `json:"error"`
-	}
-	if json.Unmarshal(data, &body) == nil && body.Error != nil && body.Error.Type != "" {
-		body.Error.StatusCode = resp.StatusCode
-		return body.Error
+	var body catalogwire.ErrorResponse
+	if json.Unmarshal(data, &body) == nil && body.Error.Type != "" {
+		return &CatalogError{Type: body.Error.Type, Message: body.Error.Message, StatusCode: resp.StatusCode}
 	}
 	msg, _, _ := strings.Cut(strings.TrimSpace(string(data)), "\n")
 	if msg == "" {
@@ -192,10 +163,7 @@ func decodeCatalogError(resp *http.Response) error {
 // Config returns the catalog configuration an engine receives for the
 // warehouse (defaults, overrides).
 func (c *CatalogClient) Config(ctx context.Context) (map[string]map[string]string, error) {
-	var out struct {
-		Defaults  map[string]string `json:"defaults"`
-		Overrides map[string]string `json:"overrides"`
-	}
+	var out catalogwire.ConfigResponse
 	err := c.call(ctx, http.MethodGet, CatalogPathPrefix+"/config", url.Values{"warehouse": {c.warehouse}}, nil, &out)
 	return map[string]map[string]string{"defaults": out.Defaults, "overrides": out.Overrides}, err
 }
@@ -216,18 +184,15 @@ func (c *CatalogClient) ListNamespaces(ctx context.Context, parent []string) ([]
 		q.Set("parent", strings.Join(parent, "\x1f"))
 	}
 	for {
-		var out struct {
-			Namespaces [][]string `json:"namespaces"`
-			Next       string     `json:"next-page-token"`
-		}
+		var out catalogwire.ListNamespacesResponse
 		if err := c.call(ctx, http.MethodGet, c.path("namespaces"), q, nil, &out); err != nil {
 			return nil, err
 		}
 		all = append(all, out.Namespaces...)
-		if out.Next == "" {
+		if out.NextPageToken == "" {
 			return all, nil
 		}
-		q.Set("pageToken", out.Next)
+		q.Set("pageToken", out.NextPageToken)
 	}
 }
 
@@ -241,7 +206,7 @@ func (c *CatalogClient) LoadNamespace(ctx context.Context, ns []string) (Catalog
 // UpdateNamespace removes and sets namespace properties.
 func (c *CatalogClient) UpdateNamespace(ctx context.Context, ns []string, removals []string, updates map[string]string) (CatalogPropertiesSummary, error) {
 	var out CatalogPropertiesSummary
-	in := map[string]any{"removals": removals, "updates": updates}
+	in := catalogwire.UpdateProperties{Removals: removals, Updates: updates}
 	err := c.call(ctx, http.MethodPost, c.path("namespaces", nsPath(ns), "properties"), nil, in, &out)
 	return out, err
 }
@@ -269,18 +234,15 @@ func (c *CatalogClient) listIdents(ctx context.Context, path string, pageSize in
 		q.Set("pageSize", strconv.Itoa(pageSize))
 	}
 	for {
-		var out struct {
-			Identifiers []CatalogIdent `json:"identifiers"`
-			Next        string         `json:"next-page-token"`
-		}
+		var out catalogwire.ListIdentifiersResponse
 		if err := c.call(ctx, http.MethodGet, path, q, nil, &out); err != nil {
 			return nil, err
 		}
 		all = append(all, out.Identifiers...)
-		if out.Next == "" {
+		if out.NextPageToken == "" {
 			return all, nil
 		}
-		q.Set("pageToken", out.Next)
+		q.Set("pageToken", out.NextPageToken)
 	}
 }
 
@@ -302,7 +264,7 @@ func (c *CatalogClient) LoadTable(ctx context.Context, id CatalogIdent) (Catalog
 // table and returns its new metadata.
 func (c *CatalogClient) CommitTable(ctx context.Context, id CatalogIdent, requirements, updates json.RawMessage) (CatalogLoadResult, error) {
 	var out CatalogLoadResult
-	in := map[string]any{"identifier": id, "requirements": requirements, "updates": updates}
+	in := catalogwire.CommitTable{Identifier: &id, Requirements: requirements, Updates: updates}
 	err := c.call(ctx, http.MethodPost, c.path("namespaces", nsPath(id.Namespace), "tables", url.PathEscape(id.Name)), nil, in, &out)
 	return out, err
 }
@@ -310,7 +272,7 @@ func (c *CatalogClient) CommitTable(ctx context.Context, id CatalogIdent, requir
 // RenameTable renames a table.
 func (c *CatalogClient) RenameTable(ctx context.Context, from, to CatalogIdent) error {
 	return c.call(ctx, http.MethodPost, c.path("tables", "rename"), nil,
-		map[string]CatalogIdent{"source": from, "destination": to}, nil)
+		catalogwire.Rename{Source: &from, Destination: &to}, nil)
 }
 
 // DropTable drops a table; purge also deletes its files.

@@ -53,6 +53,8 @@ var rules = []rule{
 		// The policy language is a pure library (parse, check, canned
 		// policies): the client checks a policy before sending it.
 		allow: []string{"internal/iam/policy"}},
+	{why: "catalogwire is shared by the catalog server and the CLI: it imports no twinlake package and not iceberg-go",
+		from: []string{"internal/catalogwire"}, deny: []string{"internal/", "github.com/apache/iceberg-go"}},
 	{why: "adminclient is the wire: it imports no server part", from: []string{"internal/adminclient"},
 		deny: []string{"internal/admin", "internal/app", "internal/objects", "internal/catalog", "internal/replication",
 			"internal/scanner", "internal/s3api", "internal/iam", "internal/meta"}},
@@ -131,6 +133,8 @@ func TestRulesBite(t *testing.T) {
 		{"internal/cli/benchcmd", "internal/cli/tablecmd"},
 		{"internal/cli/cmdutil", "internal/cli/objcmd"},
 		{"internal/cli/admincmd", "internal/app"},
+		{"internal/catalogwire", "github.com/apache/iceberg-go/table"},
+		{"internal/catalogwire", "internal/catalog"},
 		{"internal/adminclient", "internal/admin"},
 		{"internal/objects", "github.com/cockroachdb/pebble/v2"},
 		{"internal/scanner", "internal/replication/peerhttp"},

@@ -5,6 +5,7 @@ import (
 	"net/http"
 
 	"github.com/twinlake/twinlake/internal/catalog"
+	"github.com/twinlake/twinlake/internal/catalogwire"
 )
 
 // Errors of the REST edge itself; the domain's live in internal/catalog.
@@ -83,24 +84,19 @@ var errorTable = []struct {
 }
 
 // errorModel is the Iceberg REST error body.
-type errorModel struct {
-	Error errorBody `json:"error"`
-}
-
-type errorBody struct {
-	Message string `json:"message"`
-	Type    string `json:"type"`
-	Code    int    `json:"code"`
-}
+type (
+	errorModel = catalogwire.ErrorResponse
+	errorBody  = catalogwire.ErrorModel
+)
 
 // classify returns the wire form of err. Errors outside the table are
 // internal: their text is logged, not sent.
 func classify(err error) (errorModel, bool) {
 	for _, e := range errorTable {
 		if errors.Is(err, e.err) {
-			return errorModel{errorBody{Message: err.Error(), Type: e.typ, Code: e.status}}, false
+			return errorModel{Error: errorBody{Message: err.Error(), Type: e.typ, Code: e.status}}, false
 		}
 	}
-	return errorModel{errorBody{Message: "internal error; see the server log", Type: typeInternal,
+	return errorModel{Error: errorBody{Message: "internal error; see the server log", Type: typeInternal,
 		Code: http.StatusInternalServerError}}, true
 }

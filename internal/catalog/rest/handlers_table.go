@@ -112,7 +112,7 @@ func (s *Server) commitTable(w http.ResponseWriter, r *http.Request, c *call) er
 	}
 	id := tableIdent(c, "table")
 	if req.Identifier != nil {
-		bodyID, _ := req.Identifier.ident()
+		bodyID, _ := identOf(req.Identifier)
 		if bodyID.String() != id.String() {
 			return fmt.Errorf("%w: body identifier %s does not match the path's %s", errBadRequest, bodyID, id)
 		}
@@ -193,11 +193,11 @@ func (s *Server) readRename(w http.ResponseWriter, r *http.Request, c *call) (ca
 	if err := s.readJSON(w, r, &req); err != nil {
 		return catalog.Ident{}, catalog.Ident{}, err
 	}
-	from, err := req.Source.ident()
+	from, err := identOf(req.Source)
 	if err != nil {
 		return catalog.Ident{}, catalog.Ident{}, err
 	}
-	to, err := req.Destination.ident()
+	to, err := identOf(req.Destination)
 	if err != nil {
 		return catalog.Ident{}, catalog.Ident{}, err
 	}
@@ -213,7 +213,7 @@ func (s *Server) commitTransaction(w http.ResponseWriter, r *http.Request, c *ca
 	}
 	commits := make([]catalog.TableCommit, len(req.TableChanges))
 	for i, ch := range req.TableChanges {
-		id, err := ch.Identifier.ident()
+		id, err := identOf(ch.Identifier)
 		if err != nil {
 			return err
 		}

@@ -39,12 +39,6 @@ type VendedCredential struct {
 	Expiration                         time.Time
 }
 
-// storageCredential is the spec's StorageCredential.
-type storageCredential struct {
-	Prefix string            `json:"prefix"`
-	Config map[string]string `json:"config"`
-}
-
 // wantsVending reports whether a request asks for vended credentials.
 func wantsVending(r *http.Request) bool { return wantsDelegation(r, "vended-credentials") }
 

@@ -1,7 +1,6 @@
 package rest
 
 import (
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -12,16 +11,30 @@ import (
 	"github.com/apache/iceberg-go/view"
 
 	"github.com/twinlake/twinlake/internal/catalog"
+	"github.com/twinlake/twinlake/internal/catalogwire"
 )
 
-// Wire types of the Iceberg REST API, as the OpenAPI spec names them.
+// Wire types of the Iceberg REST API: the shared ones live in catalogwire
+// (twinlake's client uses them too); the requests that carry Iceberg
+// documents are decoded here straight into iceberg-go's types, and
+// TestWireAgreesWithCatalogwire keeps the two spellings equal.
 
-type identifier struct {
-	Namespace []string `json:"namespace"`
-	Name      string   `json:"name"`
-}
+type (
+	identifier               = catalogwire.Ident
+	configResponse           = catalogwire.ConfigResponse
+	namespaceBody            = catalogwire.Namespace
+	listNamespacesResponse   = catalogwire.ListNamespacesResponse
+	updatePropertiesRequest  = catalogwire.UpdateProperties
+	updatePropertiesResponse = catalogwire.UpdatePropertiesResult
+	listIdentifiersResponse  = catalogwire.ListIdentifiersResponse
+	loadResponse             = catalogwire.LoadResult
+	storageCredential        = catalogwire.StorageCredential
+	renameRequest            = catalogwire.Rename
+	registerTableRequest     = catalogwire.RegisterTable
+)
 
-func (id *identifier) ident() (catalog.Ident, error) {
+// identOf reads a body's identifier, which the request requires.
+func identOf(id *identifier) (catalog.Ident, error) {
 	if id == nil {
 		return catalog.Ident{}, fmt.Errorf("%w: identifier is required", errBadRequest)
 	}
@@ -30,40 +43,6 @@ func (id *identifier) ident() (catalog.Ident, error) {
 
 func toIdentifier(id catalog.Ident) identifier {
 	return identifier{Namespace: id.Namespace, Name: id.Name}
-}
-
-type configResponse struct {
-	Defaults  map[string]string `json:"defaults"`
-	Overrides map[string]string `json:"overrides"`
-	Endpoints []string          `json:"endpoints"`
-	// IdempotencyKeyLifetime (ISO-8601 duration) advertises Idempotency-Key support.
-	IdempotencyKeyLifetime string `json:"idempotency-key-lifetime,omitempty"`
-}
-
-type namespaceBody struct {
-	Namespace  []string          `json:"namespace"`
-	Properties map[string]string `json:"properties"`
-}
-
-type listNamespacesResponse struct {
-	Namespaces    [][]string `json:"namespaces"`
-	NextPageToken string     `json:"next-page-token,omitempty"`
-}
-
-type updatePropertiesRequest struct {
-	Removals []string          `json:"removals"`
-	Updates  map[string]string `json:"updates"`
-}
-
-type updatePropertiesResponse struct {
-	Updated []string `json:"updated"`
-	Removed []string `json:"removed"`
-	Missing []string `json:"missing,omitempty"`
-}
-
-type listIdentifiersResponse struct {
-	Identifiers   []identifier `json:"identifiers"`
-	NextPageToken string       `json:"next-page-token,omitempty"`
 }
 
 type createTableRequest struct {
@@ -78,13 +57,6 @@ type createTableRequest struct {
 
 // loadResponse answers load, create, register and commit of tables and
 // views (LoadTableResult, CommitTableResponse, LoadViewResult).
-type loadResponse struct {
-	MetadataLocation string            `json:"metadata-location,omitempty"`
-	Metadata         json.RawMessage   `json:"metadata"`
-	Config           map[string]string `json:"config,omitempty"`
-	// StorageCredentials carries vended credentials (vending.go).
-	StorageCredentials []storageCredential `json:"storage-credentials,omitempty"`
-}
 
 type commitTableRequest struct {
 	Identifier   *identifier        `json:"identifier"`
@@ -94,17 +66,6 @@ type commitTableRequest struct {
 
 type commitTransactionRequest struct {
 	TableChanges []commitTableRequest `json:"table-changes"`
-}
-
-type renameRequest struct {
-	Source      *identifier `json:"source"`
-	Destination *identifier `json:"destination"`
-}
-
-type registerTableRequest struct {
-	Name             string `json:"name"`
-	MetadataLocation string `json:"metadata-location"`
-	Overwrite        bool   `json:"overwrite"`
 }
 
 type createViewRequest struct {
