@@ -204,10 +204,17 @@ func (s *Server) authorize(r *http.Request, name string, c *call) error {
 	}
 	c.accessKey = key
 	if az, ok := s.cfg.Auth.(ActionAuthorizer); ok {
-		if action := routeAction(name); !az.AllowAdmin(key, action) {
-			return fmt.Errorf("%w: %s may not perform %s", ErrAccessDenied, key, action)
+		action := routeAction(name)
+		if az.AllowAdmin(key, action) {
+			return nil
 		}
-		return nil
+		if ta, ok := warehouseActions[name]; ok {
+			if ra, ok := s.cfg.Auth.(ResourceAuthorizer); ok && ra.AllowAdminOn(key, ta, warehouseResource(r)) {
+				return nil
+			}
+			return fmt.Errorf("%w: %s may not perform %s, nor %s on %s", ErrAccessDenied, key, action, ta, warehouseResource(r))
+		}
+		return fmt.Errorf("%w: %s may not perform %s", ErrAccessDenied, key, action)
 	}
 	if !s.cfg.Auth.IsAdmin(key) {
 		return fmt.Errorf("%w: %s is not an administrator", ErrAccessDenied, key)

@@ -1,6 +1,9 @@
 package admin
 
-import "strings"
+import (
+	"net/http"
+	"strings"
+)
 
 // ActionAuthorizer is an optional capability of an Authenticator: deciding
 // each admin call by its action (the admin: names of package policy) rather
@@ -8,6 +11,37 @@ import "strings"
 type ActionAuthorizer interface {
 	// AllowAdmin reports whether accessKey may perform action.
 	AllowAdmin(accessKey, action string) bool
+}
+
+// ResourceAuthorizer is an optional capability of an Authenticator:
+// deciding an action on one resource. The warehouse calls use it for
+// their s3tables: actions (warehouseActions).
+type ResourceAuthorizer interface {
+	// AllowAdminOn reports whether accessKey may perform action on
+	// resource (an ARN).
+	AllowAdminOn(accessKey, action, resource string) bool
+}
+
+// warehouseActions are the s3tables: actions that allow the warehouse
+// calls too, on arn:aws:s3tables:::bucket/NAME (bucket/* for the
+// listing), as on AIStor: a policy granting s3tables:CreateWarehouse (or
+// its alias s3tables:CreateTableBucket) on a warehouse may create it
+// without admin:TablesWarehouseAdmin.
+var warehouseActions = map[string]string{
+	"admin.ListWarehouses":  "s3tables:ListWarehouses",
+	"admin.GetWarehouse":    "s3tables:GetWarehouse",
+	"admin.CreateWarehouse": "s3tables:CreateWarehouse",
+	"admin.RemoveWarehouse": "s3tables:DeleteWarehouse",
+}
+
+// warehouseResource is the ARN a warehouse call's s3tables: action is
+// decided on.
+func warehouseResource(r *http.Request) string {
+	name := r.PathValue("name")
+	if name == "" {
+		name = "*"
+	}
+	return "arn:aws:s3tables:::bucket/" + name
 }
 
 // routeActions maps each admin call (its trace funcname) to the IAM action

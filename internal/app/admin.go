@@ -43,7 +43,17 @@ func (a sigv4Auth) AllowAdmin(accessKey, action string) bool {
 	return ok && id.Allowed(&policy.Request{Action: action, Resource: "arn:aws:s3:::*"})
 }
 
-var _ admin.ActionAuthorizer = sigv4Auth{}
+// AllowAdminOn decides an action on one resource (a warehouse's s3tables:
+// action on its ARN).
+func (a sigv4Auth) AllowAdminOn(accessKey, action, resource string) bool {
+	id, ok := a.iam.Identity(accessKey)
+	return ok && id.Allowed(&policy.Request{Action: action, Resource: resource})
+}
+
+var (
+	_ admin.ActionAuthorizer   = sigv4Auth{}
+	_ admin.ResourceAuthorizer = sigv4Auth{}
+)
 
 // metricsAuth lets root and users allowed admin:Prometheus (the built-in
 // diagnostics policy, say) read metrics.
