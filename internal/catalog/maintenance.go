@@ -106,9 +106,9 @@ func (r *MaintenanceResult) removed(loc string, size int64) {
 // Without either option it runs what the table's policy enables (both,
 // unless orphan removal is off), whether or not scheduled maintenance is
 // on.
-func (c *Catalog) MaintainTable(ctx context.Context, wh string, id Ident, opts MaintenanceOptions) (MaintenanceResult, error) {
+func (c *Catalog) MaintainTable(ctx context.Context, wh string, id Ident, opts MaintenanceOptions) (res MaintenanceResult, err error) {
 	start := c.cfg.Now()
-	res := MaintenanceResult{Warehouse: wh, Ident: id, DryRun: opts.DryRun}
+	res = MaintenanceResult{Warehouse: wh, Ident: id, DryRun: opts.DryRun}
 	if opts.OlderThan < 0 || opts.OrphansOlderThan < 0 || opts.RetainLast < 0 || opts.RetainLast > MaxRetainLast {
 		return res, fmt.Errorf("%w: negative age or retain-last outside 1..%d", ErrInvalidRequest, MaxRetainLast)
 	}

@@ -110,7 +110,7 @@ func TestMaintenanceExpiryKeepsRetainLastAndRefs(t *testing.T) {
 	if got := snapshotIDs(tbl.Metadata()); !slices.Equal(got, want) {
 		t.Errorf("snapshots after expiry %v, want the tag's and the last two %v", got, want)
 	}
-	if sum.SnapshotsExpired != 2 || sum.SnapshotsBefore != 5 || sum.MetadataLocation != tbl.MetadataLocation() || sum.CommitAttempts != 1 {
+	if sum.SnapshotsExpired != 2 || sum.SnapshotsBefore != 5 || sum.MetadataLocation != tbl.MetadataLocation() || sum.CommitAttempts != 1 || sum.Duration <= 0 {
 		t.Errorf("summary %+v (table at %s)", sum, tbl.MetadataLocation())
 	}
 	var tag *table.SnapshotRef
