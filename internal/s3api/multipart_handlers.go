@@ -1,6 +1,8 @@
 package s3api
 
 import (
+	"bytes"
+	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
@@ -129,6 +131,47 @@ func (s *Server) uploadPartCopy(req *request, n int) error {
 	return nil
 }
 
+// checkCompleteChecksum holds an x-amz-checksum-<alg> header sent with
+// CompleteMultipartUpload: a value that is no digest at all is BadDigest,
+// and one in the COMPOSITE form (digest-N) must be the composite of the
+// parts listed (whose own values the object layer checks against the
+// stored parts), before anything is committed. A plain digest may be a
+// FULL_OBJECT CRC, which is not checked here.
+func checkCompleteChecksum(h http.Header, alg checksum.Algorithm, parts []objects.CompletePart) error {
+	if alg == "" {
+		return nil
+	}
+	sent := h.Get(alg.HeaderName())
+	if sent == "" {
+		return nil
+	}
+	digest, count, composite := strings.Cut(sent, "-")
+	got, err := alg.Decode(digest)
+	if err != nil {
+		return fmt.Errorf("%w: malformed %s", checksum.ErrBadDigest, alg.HeaderName())
+	}
+	if !composite || !checksum.TypeComposite.Supports(alg) {
+		return nil
+	}
+	sums := make([]string, 0, len(parts))
+	for _, p := range parts {
+		if p.Checksum == "" {
+			return nil // nothing to compute it from; the parts are checked as listed
+		}
+		sums = append(sums, p.Checksum)
+	}
+	want, err := checksum.Composite(alg, sums)
+	if err != nil {
+		return err
+	}
+	wantDigest, wantCount, _ := strings.Cut(want, "-")
+	exp, err := alg.Decode(wantDigest)
+	if err != nil || count != wantCount || !bytes.Equal(got, exp) {
+		return fmt.Errorf("%w: the %s you specified is not the checksum of the parts", checksum.ErrBadDigest, alg.HeaderName())
+	}
+	return nil
+}
+
 // parseCopyRange parses x-amz-copy-source-range, bytes=first-last, which
 // unlike a GET's Range must lie wholly inside the source: a malformed one
 // is InvalidArgument, one reaching past the source's end InvalidRange.
@@ -162,6 +205,9 @@ func (s *Server) completeMultipartUpload(req *request) error {
 	parts := make([]objects.CompletePart, 0, len(body.Parts))
 	for _, p := range body.Parts {
 		parts = append(parts, objects.CompletePart{Number: p.PartNumber, ETag: p.ETag, Checksum: p.get(string(u.Checksum))})
+	}
+	if err := checkCompleteChecksum(req.r.Header, u.Checksum, parts); err != nil {
+		return err
 	}
 	cond := objects.PutOptions{IfMatch: req.r.Header.Get("If-Match"), IfNoneMatch: req.r.Header.Get("If-None-Match")}
 	v, err := s.obj.CompleteMultipartUpload(req.ctx, req.bucket, req.key, uploadID, parts, cond)
