@@ -498,7 +498,7 @@ func TestCompleteChecksum(t *testing.T) {
 	composite := base64.StdEncoding.EncodeToString(whole[:]) + "-1"
 	complete := func(sum string) error {
 		_, err := c.CompleteMultipartUpload(ctx, &s3.CompleteMultipartUploadInput{Bucket: aws.String("cksum"), Key: aws.String("k"), UploadId: cu.UploadId,
-			ChecksumSHA256: aws.String(sum),
+			ChecksumSHA256:  aws.String(sum),
 			MultipartUpload: &types.CompletedMultipartUpload{Parts: []types.CompletedPart{{ETag: up.ETag, PartNumber: aws.Int32(1), ChecksumSHA256: aws.String(partSum)}}}})
 		return err
 	}
