@@ -25,6 +25,7 @@ type mirrorFlags struct {
 	exclude                   []string
 	workers                   int
 	attrs                     []string
+	watch                     bool
 }
 
 func newMirrorCmd(opts *cmdutil.Options) *cobra.Command {
@@ -44,11 +45,19 @@ but differs is an error unless --overwrite replaces it. --remove deletes
 what is at the target but not at the source (excluded names are kept).
 --exclude skips names matching a wildcard ('*', '?'), --newer-than and
 --older-than copy only sources of that age (7d, 12h, 1w2d). --dry-run
-prints what would be done and does nothing. Exits 1 if any object failed.`,
+prints what would be done and does nothing. Exits 1 if any object failed.
+
+--watch keeps going after the first pass: it follows the source site's live
+trace (the source must be ALIAS/BUCKET[/PREFIX], and its credentials need
+admin:ServerTrace) and mirrors each object as a client writes, tags or deletes
+it there, until interrupted. Its cost is the changes, not the number of
+objects. Changes that reach the source by site replication are not in its
+trace: watch the site the clients write to.`,
 		Example: `  twinlake mirror ./photos site1/photos
   twinlake mirror --overwrite --remove site1/photos site2/photos
   twinlake mirror --exclude "*.tmp" --exclude "cache/*" site1/data ./backup
-  twinlake mirror --newer-than 1d --dry-run site1/logs site2/logs`,
+  twinlake mirror --newer-than 1d --dry-run site1/logs site2/logs
+  twinlake mirror --watch --overwrite --remove site1/photos ./photos`,
 		Args: cobra.ExactArgs(2),
 		RunE: cmdutil.WithJSONErrors(opts, func(cmd *cobra.Command, args []string) error {
 			if f.workers < 1 {
@@ -63,7 +72,14 @@ prints what would be done and does nothing. Exits 1 if any object failed.`,
 				return err
 			}
 			m.age = age
-			return m.run()
+			if f.watch && (m.src.end.remote == nil || f.dryRun) {
+				return errors.New("mirror --watch follows a site's trace: the source must be ALIAS/BUCKET[/PREFIX], without --dry-run")
+			}
+			err = m.run()
+			if !f.watch || (err != nil && !errors.Is(err, cmdutil.ErrItemsFailed)) {
+				return err
+			}
+			return m.watch(cmd.Context())
 		}),
 	}
 	fl := cmd.Flags()
@@ -75,6 +91,7 @@ prints what would be done and does nothing. Exits 1 if any object failed.`,
 	fl.StringArrayVar(&f.exclude, "exclude", nil, "skip names matching this wildcard (repeatable)")
 	fl.IntVar(&f.workers, "max-workers", 4, "objects copied at once")
 	fl.StringArrayVar(&f.attrs, "attr", nil, "metadata key=value for copied objects (repeatable)")
+	fl.BoolVarP(&f.watch, "watch", "w", false, "after the first pass, keep mirroring changes as clients make them at the source")
 	return cmd
 }
 
