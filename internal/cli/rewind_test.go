@@ -60,6 +60,17 @@ func TestRewind(t *testing.T) {
 	if got := readFile(t, filepath.Join(dst, "a")) + "," + readFile(t, filepath.Join(dst, "sub", "gone")); got != "one,here" {
 		t.Errorf("cp -r --rewind copied %q", got)
 	}
+	// rm --rewind removes, for good, the version current then; the latest
+	// stays.
+	if out := e.must("rm", "--rewind", at, "--force", "--json", "s1/rew/docs/a"); !strings.Contains(out, `"versionId"`) {
+		t.Errorf("rm --rewind printed %s", out)
+	}
+	if _, err := e.run("cat", "--rewind", at, "s1/rew/docs/a"); err == nil || !strings.Contains(err.Error(), "no such object at that time") {
+		t.Errorf("cat --rewind after rm --rewind: %v", err)
+	}
+	if out := e.must("cat", "s1/rew/docs/a"); out != "two" {
+		t.Errorf("latest after rm --rewind = %q", out)
+	}
 	if _, err := e.run("cp", "--rewind", "1h", "--version-id", "x", "s1/rew/docs/a", dst); err == nil {
 		t.Error("--rewind with --version-id accepted")
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"iter"
+	"time"
 
 	"github.com/minio/minio-go/v7"
 	"github.com/spf13/cobra"
@@ -24,6 +25,7 @@ type rmFlags struct {
 	olderThan, newerThan string
 	nonCurrent           bool
 	incomplete           bool
+	rewind               string
 }
 
 func newRMCmd(opts *cmdutil.Options) *cobra.Command {
@@ -40,7 +42,8 @@ asks before removing every version of a key; --force or --yes skips the prompt.
 --older-than and --newer-than keep only objects (or versions) last modified
 that long ago; --non-current removes only the versions that are not the
 latest (implies --versions); --incomplete removes the incomplete multipart
-uploads under the prefix instead of objects.`,
+uploads under the prefix instead of objects. --rewind TIME removes, for good,
+the version of each key that was current at that time (7d back, or a date).`,
 		Example: `  twinlake rm site1/photos/2024/cat.jpg
   twinlake rm --version-id 3f1c... site1/photos/cat.jpg
   twinlake rm --versions --yes site1/photos/cat.jpg
@@ -83,6 +86,7 @@ uploads under the prefix instead of objects.`,
 	cmd.Flags().StringVar(&f.newerThan, "newer-than", "", "remove only objects newer than this (7d, 12h, 1w2d)")
 	cmd.Flags().BoolVar(&f.nonCurrent, "non-current", false, "remove only versions that are not the latest (implies --versions)")
 	cmd.Flags().BoolVar(&f.incomplete, "incomplete", false, "remove incomplete multipart uploads instead of objects")
+	cmd.Flags().StringVar(&f.rewind, "rewind", "", "remove the version of each key that was current at this time (7d, 2024-05-01)")
 	return cmd
 }
 
@@ -126,7 +130,14 @@ func removeTarget(cmd *cobra.Command, opts *cmdutil.Options, arg string, f rmFla
 	if f.incomplete {
 		return removeIncomplete(cmd, opts, c, t, f)
 	}
-	filtered := f.olderThan != "" || f.newerThan != ""
+	at, err := rewindFlag(f.rewind)
+	if err != nil {
+		return err
+	}
+	if !at.IsZero() && (f.versions || f.versionID != "" || f.incomplete) {
+		return errors.New("--rewind picks one version of each key: it cannot be combined with --versions, --non-current, --version-id or --incomplete")
+	}
+	filtered := f.olderThan != "" || f.newerThan != "" || !at.IsZero()
 	if !f.recursive && !f.versions && !filtered {
 		err := c.RemoveObject(ctx, t.Bucket, t.Key, minio.RemoveObjectOptions{VersionID: f.versionID})
 		if err != nil {
@@ -148,7 +159,7 @@ func removeTarget(cmd *cobra.Command, opts *cmdutil.Options, arg string, f rmFla
 	if err := cmdutil.Confirm(cmd, f.yes || f.force, "Remove "+what+"?"); err != nil {
 		return err
 	}
-	sel := ObjSelection{Prefix: t.Key, Exact: !f.recursive, AllVersions: f.versions, NonCurrent: f.nonCurrent, age: age}
+	sel := ObjSelection{Prefix: t.Key, Exact: !f.recursive, AllVersions: f.versions, NonCurrent: f.nonCurrent, age: age, at: at}
 	prog := cmdutil.StartProgress(cmd, opts, "rm")
 	defer prog.Finish()
 	_, err = RemoveObjects(ctx, c, t.Bucket, sel, func(r minio.RemoveObjectResult) error {
@@ -209,6 +220,9 @@ type ObjSelection struct {
 	NonCurrent bool
 	// age keeps only what was last modified within its bounds.
 	age ageFilter
+	// at, when set, selects the version of each key current at that time
+	// (removed by its version ID).
+	at time.Time
 }
 
 // RemoveObjects lists the selection and removes it in batches (S3
@@ -244,6 +258,19 @@ func RemoveObjects(ctx context.Context, c *minio.Client, bucket string, sel ObjS
 // selectObjects iterates the selection; a listing error stops it and is
 // stored in *listErr.
 func selectObjects(ctx context.Context, c *minio.Client, bucket string, sel ObjSelection, listErr *error) iter.Seq[minio.ObjectInfo] {
+	if !sel.at.IsZero() {
+		return func(yield func(minio.ObjectInfo) bool) {
+			for obj, err := range objectsAt(ctx, c, bucket, sel.Prefix, sel.at, sel.Exact) {
+				if err != nil {
+					*listErr = err
+					return
+				}
+				if sel.age.keep(obj.LastModified) && !yield(obj) {
+					return
+				}
+			}
+		}
+	}
 	return func(yield func(minio.ObjectInfo) bool) {
 		lo := minio.ListObjectsOptions{Prefix: sel.Prefix, Recursive: true, WithVersions: sel.AllVersions}
 		for obj := range c.ListObjectsIter(ctx, bucket, lo) {
