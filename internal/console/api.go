@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"mime"
 	"net/http"
 	"strconv"
 	"strings"
@@ -78,6 +79,9 @@ func (c *Console) wrap(rt route) http.Handler {
 }
 
 func (c *Console) authenticate(r *http.Request, rt route, cl *call) error {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead && !sameOrigin(r) {
+		return errCrossOrigin
+	}
 	if rt.public {
 		return nil
 	}
@@ -140,11 +144,20 @@ func (c *Console) info(s session) SessionInfo {
 }
 
 func (c *Console) login(w http.ResponseWriter, r *http.Request, _ *call) error {
+	// JSON only: a cross-site form cannot send it without a preflight.
+	if mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); mt != "application/json" {
+		return fmt.Errorf("%w: sign-in takes application/json", errBadRequest)
+	}
+	host := remoteHost(r)
+	if !c.failures.allowed(host) {
+		return errTooManySignIns
+	}
 	var req LoginRequest
 	if err := decodeBody(r, &req); err != nil {
 		return err
 	}
 	if !c.credentialValid(req.AccessKey, req.SecretKey) {
+		c.failures.failed(host)
 		c.log.Info("console sign-in refused", "accessKey", req.AccessKey, "remote", r.RemoteAddr)
 		return errSignIn
 	}

@@ -39,6 +39,9 @@ func (c *apiClient) do(method, path, body string) (int, string) {
 	if c.csrf != "" {
 		req.Header.Set(console.CSRFHeader, c.csrf)
 	}
+	if path == "login" {
+		req.Header.Set("Content-Type", "application/json")
+	}
 	resp, err := c.hc.Do(req)
 	if err != nil {
 		c.t.Fatal(err)
@@ -187,6 +190,7 @@ func TestConsoleOverTLS(t *testing.T) {
 	c := newAPIClient(t, site)
 	c.hc.Transport = site.HTTPClient.Transport
 	req, _ := http.NewRequest("POST", c.base+"login", strings.NewReader(`{"accessKey":"`+site.AccessKey+`","secretKey":"`+site.SecretKey+`"}`))
+	req.Header.Set("Content-Type", "application/json")
 	resp, err := c.hc.Do(req)
 	if err != nil {
 		t.Fatal(err)

@@ -146,6 +146,7 @@ type Console struct {
 	log      *slog.Logger
 	backend  backendHolder
 	sessions *sessions
+	failures *failures
 	history  *history
 	events   *eventTail
 	static   http.Handler
@@ -168,6 +169,7 @@ func New(cfg Config) (*Console, error) {
 		cfg:      cfg,
 		log:      cfg.Logger.With("component", "console"),
 		sessions: newSessions(cfg.IdleTimeout, cfg.MaxSessions, cfg.Now),
+		failures: newFailures(cfg.Now),
 		history:  newHistory(HistoryWindow, PollInterval, cfg.Now),
 		events:   newEventTail(cfg.Events, cfg.Now),
 		static:   http.StripPrefix(strings.TrimSuffix(Prefix, "/"), http.FileServerFS(sub)),

@@ -34,6 +34,10 @@ var (
 	errNotConfirmed = errors.New("confirmation does not match")
 	// errForbidden: the signed-in user's policies do not allow the call (403).
 	errForbidden = errors.New("access denied by your policies")
+	// errCrossOrigin: a change sent by a page of another origin (403).
+	errCrossOrigin = errors.New("request from another origin")
+	// errTooManySignIns: too many failed sign-ins from this address (429).
+	errTooManySignIns = errors.New("too many failed sign-ins from this address; wait a minute")
 )
 
 // ErrorBody is the JSON error every console API call answers with.
@@ -58,6 +62,8 @@ var errorTable = []errorEntry{
 	{errTooLarge, "EntityTooLarge", http.StatusRequestEntityTooLarge},
 	{errNotConfirmed, "ConfirmationRequired", http.StatusPreconditionFailed},
 	{errForbidden, "AccessDenied", http.StatusForbidden},
+	{errCrossOrigin, "CrossOriginRequest", http.StatusForbidden},
+	{errTooManySignIns, "TooManySignIns", http.StatusTooManyRequests},
 }
 
 // writeError answers err: console errors by errorTable, errors of the

@@ -238,7 +238,8 @@ func TestBrowserBucketsUploadDownloadAndEscaping(t *testing.T) {
 		Type   string `json:"type"`
 		Disp   string `json:"disp"`
 	}
-	p.eval(`(async () => { const a = document.querySelector('#object-table a.download');
+	p.eval(`(async () => { let a;
+		for (let i = 0; i < 100 && !(a = document.querySelector('#object-table a.download')); i++) await new Promise(r => setTimeout(r, 50));
 		const r = await fetch(a.href); const b = await r.arrayBuffer();
 		return {status: r.status, len: b.byteLength, type: r.headers.get("Content-Type"), disp: r.headers.get("Content-Disposition")}; })()`,
 		&dl, chromedp.EvalAwaitPromise)

@@ -116,6 +116,7 @@ func newTestConsole(t *testing.T, clk *fakeClock) *Console {
 
 func do(c *Console, method, path, body string, hdr map[string]string, cookies ...*http.Cookie) *httptest.ResponseRecorder {
 	r := httptest.NewRequest(method, path, strings.NewReader(body))
+	r.Header.Set("Content-Type", "application/json")
 	for k, v := range hdr {
 		r.Header.Set(k, v)
 	}
@@ -189,6 +190,7 @@ func TestSignInCookieCSRFAndExpiry(t *testing.T) {
 func TestSecureCookieUnderTLS(t *testing.T) {
 	c := newTestConsole(t, &fakeClock{t: time.Unix(1_700_000_000, 0)})
 	r := httptest.NewRequest("POST", "https://example.test"+Prefix+"api/login", strings.NewReader(`{"accessKey":"alice","secretKey":"alice-secret"}`))
+	r.Header.Set("Content-Type", "application/json")
 	w := httptest.NewRecorder()
 	c.ServeHTTP(w, r)
 	if ck := w.Result().Cookies(); w.Code != http.StatusOK || len(ck) != 1 || !ck[0].Secure {
@@ -307,5 +309,48 @@ func TestParseTargetSample(t *testing.T) {
 		if _, _, _, ok := parseTargetSample(l); ok {
 			t.Errorf("%q parsed", l)
 		}
+	}
+}
+
+func TestSignInGuards(t *testing.T) {
+	clk := &fakeClock{t: time.Unix(1_700_000_000, 0)}
+	c := newTestConsole(t, clk)
+	login := Prefix + "api/login"
+	good := `{"accessKey":"alice","secretKey":"alice-secret"}`
+	// A form post (no JSON content type) and a cross-origin post are refused.
+	r := httptest.NewRequest("POST", login, strings.NewReader(good))
+	r.Header.Set("Content-Type", "text/plain")
+	w := httptest.NewRecorder()
+	c.ServeHTTP(w, r)
+	if w.Code != http.StatusBadRequest {
+		t.Fatalf("text/plain sign-in: %d", w.Code)
+	}
+	if w := do(c, "POST", login, good, map[string]string{"Origin": "https://evil.example"}); w.Code != http.StatusForbidden || !strings.Contains(w.Body.String(), "CrossOriginRequest") {
+		t.Fatalf("cross-origin sign-in: %d %s", w.Code, w.Body)
+	}
+	if w := do(c, "POST", login, good, map[string]string{"Origin": "http://example.com"}); w.Code != http.StatusOK {
+		t.Fatalf("same-origin sign-in: %d %s", w.Code, w.Body)
+	}
+	// Guessing: after the burst of failures, even the right secret waits.
+	for i := range signInBurst {
+		if w := do(c, "POST", login, `{"accessKey":"alice","secretKey":"guess"}`, nil); w.Code != http.StatusUnauthorized {
+			t.Fatalf("failure %d: %d", i, w.Code)
+		}
+	}
+	if w := do(c, "POST", login, good, nil); w.Code != http.StatusTooManyRequests {
+		t.Fatalf("after %d failures: %d", signInBurst, w.Code)
+	}
+	clk.add(signInRefill)
+	if w := do(c, "POST", login, good, nil); w.Code != http.StatusOK {
+		t.Fatalf("after a refill: %d %s", w.Code, w.Body)
+	}
+	// Another address is not affected.
+	r = httptest.NewRequest("POST", login, strings.NewReader(good))
+	r.Header.Set("Content-Type", "application/json")
+	r.RemoteAddr = "198.51.100.7:4000"
+	w = httptest.NewRecorder()
+	c.ServeHTTP(w, r)
+	if w.Code != http.StatusOK {
+		t.Fatalf("other address: %d", w.Code)
 	}
 }

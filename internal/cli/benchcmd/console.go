@@ -163,6 +163,9 @@ func (s *consoleSession) call(method, path string, in, out any) (time.Duration, 
 	if s.csrf != "" {
 		req.Header.Set("X-Twinlake-CSRF", s.csrf)
 	}
+	if in != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
 	resp, err := s.hc.Do(req)
 	if err != nil {
 		return 0, err
