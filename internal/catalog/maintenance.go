@@ -290,7 +290,8 @@ func (c *Catalog) retainedFiles(ctx context.Context, wh string, id Ident, md tab
 		if len(missing) > 0 {
 			// A retained manifest is unreadable: what it names is unknown,
 			// so nothing may be called unreferenced.
-			return fmt.Errorf("catalog: maintenance of %s: retained manifest lists or manifests are missing: %s", id, strings.Join(missing, ", "))
+			return fmt.Errorf("%w: maintenance of %s: retained manifest lists or manifests are missing, so nothing can be called unreferenced: %s",
+				ErrInvalidRequest, id, strings.Join(missing, ", "))
 		}
 		for _, f := range files {
 			keep[objectName(f)] = true

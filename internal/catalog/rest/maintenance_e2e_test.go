@@ -351,4 +351,24 @@ func TestMaintenanceRefusals(t *testing.T) {
 	if _, err := e.admin().SetWarehouseSettings(ctx, e.wh, map[string]string{"retain_last": "0"}); err == nil {
 		t.Error("retain_last=0 accepted")
 	}
+
+	// A retained manifest list gone behind the catalog's back: the run has
+	// started (a progress line came) and then fails, deleting nothing.
+	id := table.Identifier{"ns", "broken"}
+	tbl := appendBatches(t, e.catalog(), id, 2, nil)
+	stray := keyOf(tbl.Location()) + "/data/stray.parquet"
+	e.putObject(stray, []byte("x"))
+	if err := e.s3.RemoveObject(ctx, e.wh, keyOf(tbl.CurrentSnapshot().ManifestList), minio.RemoveObjectOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	var steps int
+	_, err := e.admin().MaintainTable(ctx, e.wh, adminclient.MaintenanceRequest{Namespace: []string{"ns"}, Name: "broken",
+		RemoveOrphans: true, OrphansOlderThan: "1s"}, func(adminclient.MaintenanceEvent) { steps++ })
+	var ae *adminclient.Error
+	if !errors.As(err, &ae) || ae.Code != adminclient.CodeInvalidWarehouse || !strings.Contains(ae.Message, "missing") || steps == 0 {
+		t.Errorf("maintenance with a manifest list missing: err = %v after %d progress lines", err, steps)
+	}
+	if !e.exists(stray) {
+		t.Error("a failed run deleted a file")
+	}
 }
