@@ -245,6 +245,9 @@ func (l *Layer) SetVersioning(ctx context.Context, name, state string) error {
 		return fmt.Errorf("%w: site replication requires versioning; it cannot be suspended", ErrInvalidArgument)
 	}
 	return l.UpdateBucket(ctx, name, func(b *Bucket) error {
+		if state != VersioningEnabled && b.LockEnabled() {
+			return fmt.Errorf("%w: an object lock configuration is present on this bucket, so the versioning state cannot be changed", ErrLockBucketState)
+		}
 		b.Versioning = state
 		return nil
 	})

@@ -34,6 +34,10 @@ type Upload struct {
 	Checksum    checksum.Algorithm `msgpack:"ck,omitempty"`
 	// KeyCheck is set on an SSE-C upload; every part must send that key.
 	KeyCheck []byte `msgpack:"kc,omitempty"`
+	// The object lock the upload's version asks for (see Version).
+	LockMode    string `msgpack:"lm,omitempty"`
+	RetainUntil int64  `msgpack:"lu,omitempty"`
+	LegalHold   string `msgpack:"lh,omitempty"`
 }
 
 // Part is one uploaded part.
@@ -74,11 +78,17 @@ func (l *Layer) CreateMultipartUpload(ctx context.Context, bucket, key string, o
 	if err != nil {
 		return nil, err
 	}
+	if err := ValidateLock(&b, opts.Lock, l.now()); err != nil {
+		return nil, err
+	}
 	sse, err := l.resolveSSE(b, opts.SSE)
 	if err != nil {
 		return nil, err
 	}
+	var lk Version
+	lk.setLock(opts.Lock)
 	u := &Upload{
+		LockMode: lk.LockMode, RetainUntil: lk.RetainUntil, LegalHold: lk.LegalHold,
 		UploadID: newUploadID(), Key: key, Initiated: time.Now().UTC(),
 		ContentType: opts.ContentType, UserMeta: opts.UserMeta, Headers: opts.Headers,
 		Tags: opts.Tags, SSE: sse, Checksum: opts.Checksum,
@@ -235,6 +245,7 @@ func (l *Layer) CompleteMultipartUpload(ctx context.Context, bucket, key, upload
 		return nil, err
 	}
 	v.ContentType, v.UserMeta, v.Headers, v.Tags, v.SSE, v.KeyCheck = u.ContentType, u.UserMeta, u.Headers, u.Tags, u.SSE, u.KeyCheck
+	v.LockMode, v.RetainUntil, v.LegalHold = u.LockMode, u.RetainUntil, u.LegalHold
 	var unused []Segment
 	for n, p := range have {
 		if !used[n] {

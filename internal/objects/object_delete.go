@@ -20,7 +20,15 @@ type DeleteResult struct {
 // null delete marker replacing the null version; on an unversioned bucket it
 // removes the object. With versionID it removes that version permanently.
 // Deleting what does not exist succeeds.
+//
+// A version under object lock (legal hold, or a retention that runs) is not
+// removed: ErrObjectLocked (see DeleteObjectWith for a governance bypass).
 func (l *Layer) DeleteObject(ctx context.Context, bucket, key, versionID string) (DeleteResult, error) {
+	return l.DeleteObjectWith(ctx, bucket, key, versionID, DeleteOptions{})
+}
+
+// DeleteObjectWith is DeleteObject with options.
+func (l *Layer) DeleteObjectWith(ctx context.Context, bucket, key, versionID string, opts DeleteOptions) (DeleteResult, error) {
 	if err := ValidateKey(key); err != nil {
 		return DeleteResult{}, err
 	}
@@ -33,8 +41,9 @@ func (l *Layer) DeleteObject(ctx context.Context, bucket, key, versionID string)
 	if err != nil {
 		return DeleteResult{}, err
 	}
+	guard := l.removalGuard(opts.BypassGovernance)
 	if versionID != "" {
-		return l.deleteVersionLocked(bucket, key, versionID)
+		return l.removeVersionLocked(bucket, key, versionID, true, true, guard)
 	}
 	switch b.Versioning {
 	case VersioningEnabled:
@@ -42,7 +51,7 @@ func (l *Layer) DeleteObject(ctx context.Context, bucket, key, versionID string)
 	case VersioningSuspended:
 		return l.addDeleteMarkerLocked(bucket, key, NullVersionID)
 	default:
-		res, err := l.deleteVersionLocked(bucket, key, NullVersionID)
+		res, err := l.removeVersionLocked(bucket, key, NullVersionID, true, true, guard)
 		res.VersionID = ""
 		return res, err
 	}
@@ -84,12 +93,6 @@ func (l *Layer) addDeleteMarkerLocked(bucket, key, versionID string) (DeleteResu
 	return DeleteResult{VersionID: versionID, DeleteMarker: true}, nil
 }
 
-// deleteVersionLocked removes one version and, if it was the latest,
-// promotes the newest remaining one.
-func (l *Layer) deleteVersionLocked(bucket, key, versionID string) (DeleteResult, error) {
-	return l.removeVersionLocked(bucket, key, versionID, true, true)
-}
-
 // DiscardVersion removes one version from this site alone: the removal is
 // neither replicated nor remembered, so a peer's copy may bring it back.
 // It repairs a site's copy that must be fetched again, and lets tests lose
@@ -100,20 +103,27 @@ func (l *Layer) DiscardVersion(ctx context.Context, bucket, key, versionID strin
 	}
 	unlock := l.lockKey(bucket, key)
 	defer unlock()
-	_, err := l.removeVersionLocked(bucket, key, versionID, false, false)
+	_, err := l.removeVersionLocked(bucket, key, versionID, false, false, nil)
 	return err
 }
 
-// removeVersionLocked is deleteVersionLocked; report says whether the
-// purge is replicated (false when it came from a peer), remember whether
-// it is remembered against late copies (see Purged).
-func (l *Layer) removeVersionLocked(bucket, key, versionID string, report, remember bool) (DeleteResult, error) {
+// removeVersionLocked removes one version and, if it was the latest,
+// promotes the newest remaining one; report says whether the purge is
+// replicated (false when it came from a peer), remember whether it is
+// remembered against late copies (see Purged). guard, when set, may refuse
+// the removal (object lock).
+func (l *Layer) removeVersionLocked(bucket, key, versionID string, report, remember bool, guard func(*Version) error) (DeleteResult, error) {
 	v, err := l.getVersion(bucket, key, versionID)
 	if errors.Is(err, ErrVersionNotFound) {
 		return DeleteResult{VersionID: versionID}, nil
 	}
 	if err != nil {
 		return DeleteResult{}, err
+	}
+	if guard != nil {
+		if err := guard(v); err != nil {
+			return DeleteResult{}, err
+		}
 	}
 	batch := l.meta.NewBatch()
 	batch.Delete(versionKey(bucket, key, versionID))

@@ -70,6 +70,9 @@ type PutOptions struct {
 	// CustomerKey, when set, encrypts with the client's key (SSE-C) instead
 	// of SSE-S3; UploadPart requires the upload's key.
 	CustomerKey []byte
+	// Lock is the object lock the new version asks for (lock.go); the
+	// bucket's default retention applies when it names no retention.
+	Lock Lock
 }
 
 // stored is object data written to disk (or held inline) but not yet
@@ -87,6 +90,9 @@ func (l *Layer) PutObject(ctx context.Context, bucket, key string, body io.Reade
 	}
 	b, err := l.Bucket(ctx, bucket)
 	if err != nil {
+		return nil, err
+	}
+	if err := ValidateLock(&b, opts.Lock, l.now()); err != nil {
 		return nil, err
 	}
 	sse, err := l.resolveSSE(b, opts.SSE)
@@ -119,6 +125,7 @@ func (l *Layer) PutObject(ctx context.Context, bucket, key string, body io.Reade
 		UserMeta: opts.UserMeta, Headers: opts.Headers, Tags: opts.Tags,
 		Segments: []Segment{st.seg}, SSE: sse, KeyCheck: keyCheck,
 	}
+	v.setLock(opts.Lock)
 	if opts.Checksum != "" {
 		v.Checksums = map[string]string{string(opts.Checksum): st.sums[opts.Checksum]}
 	}
@@ -259,6 +266,9 @@ func (l *Layer) commitVersionWith(ctx context.Context, bucket, key string, v *Ve
 		return err
 	}
 	if err := evalWriteConditions(cur, ifMatch, ifNoneMatch, ErrConditionalConflict); err != nil {
+		return err
+	}
+	if err := l.lockNewVersion(&b, v); err != nil {
 		return err
 	}
 	v.ModTime = l.cfg.Clock.Now()

@@ -39,6 +39,9 @@ type Bucket struct {
 	// FieldVersioning ...), so that replication merges concurrent changes
 	// of different settings per field.
 	FieldTimes map[string]int64 `msgpack:"ft,omitempty"`
+	// ObjectLock is set when the bucket has object lock (lock.go); it
+	// holds the default retention.
+	ObjectLock *LockConfig `msgpack:"ol,omitempty"`
 }
 
 // Bucket settings that replicate, as FieldTimes names them.
@@ -61,6 +64,7 @@ var bucketFields = []struct {
 	{FieldPolicy, func(a, b *Bucket) bool { return bytes.Equal(a.Policy, b.Policy) }, func(d, s *Bucket) { d.Policy = bytes.Clone(s.Policy) }},
 	{FieldEncryption, func(a, b *Bucket) bool { return a.Encryption == b.Encryption }, func(d, s *Bucket) { d.Encryption = s.Encryption }},
 	{FieldWarehouse, func(a, b *Bucket) bool { return a.Warehouse == b.Warehouse }, func(d, s *Bucket) { d.Warehouse = s.Warehouse }},
+	{FieldObjectLock, func(a, b *Bucket) bool { return lockConfigEqual(a.ObjectLock, b.ObjectLock) }, func(d, s *Bucket) { d.ObjectLock = cloneLock(s.ObjectLock) }},
 }
 
 // fieldTime is when a setting last changed (the bucket's creation for one
@@ -119,6 +123,12 @@ type Version struct {
 	// MetaTime is the HLC time of the last metadata-only change (tags); 0
 	// means none since ModTime.
 	MetaTime int64 `msgpack:"mm,omitempty"`
+	// Object lock (lock.go): the retention mode (GOVERNANCE, COMPLIANCE or
+	// empty), its retain-until date (Unix nanoseconds) and the legal hold
+	// (ON, OFF or empty: never set). Changes are metadata changes.
+	LockMode    string `msgpack:"lm,omitempty"`
+	RetainUntil int64  `msgpack:"lu,omitempty"`
+	LegalHold   string `msgpack:"lh,omitempty"`
 
 	// Replication state (site replication).
 	// Targets maps each peer site ID to PENDING, COMPLETED or FAILED on the

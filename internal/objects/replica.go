@@ -295,6 +295,7 @@ func (l *Layer) mergeReplicaMeta(bucket, key string, in *Version) (ApplyOutcome,
 	}
 	old := *cur
 	cur.MetaTime, cur.Tags, cur.UserMeta, cur.ContentType, cur.Headers = in.MetaTime, in.Tags, in.UserMeta, in.ContentType, in.Headers
+	l.mergeReplicaLock(cur, in)
 	batch := l.meta.NewBatch()
 	batch.Set(versionKey(bucket, key, cur.VersionID), encode(cur))
 	t := tally{key: key}
@@ -334,7 +335,10 @@ func (l *Layer) ApplyPurge(ctx context.Context, bucket, key, versionID string, m
 	if modTime > 0 && cur.ModTime > modTime {
 		return Stale, nil // a newer null version than the one purged
 	}
-	if _, err := l.removeVersionLocked(bucket, key, versionID, false, true); err != nil {
+	if !l.replicaMayPurge(cur) {
+		return Stale, nil // under legal hold or compliance retention here: kept
+	}
+	if _, err := l.removeVersionLocked(bucket, key, versionID, false, true, nil); err != nil {
 		return 0, err
 	}
 	l.notifyArrival(bucket, key)

@@ -53,6 +53,13 @@ var apiActions = map[string]string{
 	"HeadObject":              "s3:GetObject",
 	"PutObject":               "s3:PutObject",
 	"DeleteObject":            "s3:DeleteObject",
+
+	"GetObjectLockConfiguration": "s3:GetBucketObjectLockConfiguration",
+	"PutObjectLockConfiguration": "s3:PutBucketObjectLockConfiguration",
+	"GetObjectRetention":         "s3:GetObjectRetention",
+	"PutObjectRetention":         "s3:PutObjectRetention",
+	"GetObjectLegalHold":         "s3:GetObjectLegalHold",
+	"PutObjectLegalHold":         "s3:PutObjectLegalHold",
 }
 
 // versionedActions are the actions AWS checks instead when a request names

@@ -32,7 +32,11 @@ func (s *Server) createBucket(req *request) error {
 			return err
 		}
 	}
-	if err := s.obj.CreateBucket(req.ctx, req.bucket); err != nil {
+	create := s.obj.CreateBucket
+	if bucketLockRequested(req.r.Header) {
+		create = s.obj.CreateBucketWithLock // versioned, with object lock (objectlock.go)
+	}
+	if err := create(req.ctx, req.bucket); err != nil {
 		return err
 	}
 	req.w.Header().Set("Location", "/"+req.bucket)

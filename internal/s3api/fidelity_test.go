@@ -306,27 +306,19 @@ func signTransferEncoding(t *testing.T, site *testsite.Site, path, body string) 
 }
 
 // TestProtectionsRefused: a request asking for a protection twinlake does
-// not provide (object lock, MFA delete, a conditional delete) is refused
-// and changes nothing, instead of being served without it.
+// not provide (MFA delete, a conditional delete), or object lock in a
+// bucket created without it, is refused and changes nothing, instead of
+// being served without it.
 func TestProtectionsRefused(t *testing.T) {
 	site := testsite.Start(t)
 	c := sdkClient(site, site.SecretKey)
 	ctx := context.Background()
 	rc := rawClient{t, site}
-	if _, err := c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String("locked"), ObjectLockEnabledForBucket: aws.Bool(true)}); apiCode(err) != "NotImplemented" {
-		t.Fatalf("bucket with object lock: %v", err)
-	}
-	if _, err := c.HeadBucket(ctx, &s3.HeadBucketInput{Bucket: aws.String("locked")}); httpStatus(err) != 404 {
-		t.Fatalf("the refused bucket exists: %v", err)
-	}
 	mustCreateBucket(t, c, "prot")
 	for _, tc := range []struct {
 		name string
 		rr   rawRequest
 	}{
-		{"retention on PUT", rawRequest{method: http.MethodPut, target: "/prot/k", body: []byte("x"),
-			header: map[string]string{"x-amz-object-lock-mode": "COMPLIANCE", "x-amz-object-lock-retain-until-date": "2099-01-01T00:00:00Z"}}},
-		{"legal hold on upload", rawRequest{method: http.MethodPost, target: "/prot/k?uploads", header: map[string]string{"x-amz-object-lock-legal-hold": "ON"}}},
 		{"MFA delete", rawRequest{method: http.MethodPut, target: "/prot?versioning", header: map[string]string{"x-amz-mfa": "SERIAL 123456"},
 			body: []byte(`<VersioningConfiguration><Status>Enabled</Status><MfaDelete>Enabled</MfaDelete></VersioningConfiguration>`)}},
 		{"MFA delete in the document", rawRequest{method: http.MethodPut, target: "/prot?versioning",
@@ -337,15 +329,26 @@ func TestProtectionsRefused(t *testing.T) {
 			t.Errorf("%s: %d %s, want 501 NotImplemented", tc.name, st, code)
 		}
 	}
+	for _, tc := range []struct {
+		name string
+		rr   rawRequest
+	}{
+		{"retention on PUT", rawRequest{method: http.MethodPut, target: "/prot/k", body: []byte("x"),
+			header: map[string]string{"x-amz-object-lock-mode": "COMPLIANCE", "x-amz-object-lock-retain-until-date": "2099-01-01T00:00:00Z"}}},
+		{"legal hold on upload", rawRequest{method: http.MethodPost, target: "/prot/k?uploads", header: map[string]string{"x-amz-object-lock-legal-hold": "ON"}}},
+	} {
+		if st, code := rc.do(tc.rr); st != http.StatusBadRequest || code != "InvalidRequest" {
+			t.Errorf("%s in a bucket without object lock: %d %s, want 400 InvalidRequest", tc.name, st, code)
+		}
+	}
 	if _, err := c.HeadObject(ctx, &s3.HeadObjectInput{Bucket: aws.String("prot"), Key: aws.String("k")}); httpStatus(err) != 404 {
 		t.Fatalf("a refused write stored the object: %v", err)
 	}
 	if v, err := c.GetBucketVersioning(ctx, &s3.GetBucketVersioningInput{Bucket: aws.String("prot")}); err != nil || v.Status != "" {
 		t.Fatalf("a refused versioning change applied: %+v %v", v, err)
 	}
-	// A legal hold of OFF asks for nothing.
-	if st, code := rc.do(rawRequest{method: http.MethodPut, target: "/prot/k", body: []byte("x"), header: map[string]string{"x-amz-object-lock-legal-hold": "OFF"}}); st != 200 {
-		t.Fatalf("legal hold OFF: %d %s", st, code)
+	if ups, err := c.ListMultipartUploads(ctx, &s3.ListMultipartUploadsInput{Bucket: aws.String("prot")}); err != nil || len(ups.Uploads) != 0 {
+		t.Fatalf("a refused upload was started: %+v %v", ups, err)
 	}
 }
 

@@ -147,6 +147,7 @@ func setObjectHeaders(h http.Header, v *objects.Version, withChecksum bool) {
 		setChecksumHeaders(h, v.Checksums)
 	}
 	setReplicationHeaders(h, v)
+	setLockHeaders(h, v)
 }
 
 func setChecksumHeaders(h http.Header, sums map[string]string) {

@@ -107,6 +107,9 @@ func (s *Server) putOptions(req *request) (objects.PutOptions, error) {
 	if opts.CustomerKey != nil && opts.SSE != "" {
 		return opts, errSSECWithSSE
 	}
+	if opts.Lock, err = s.lockOptions(req); err != nil {
+		return opts, err
+	}
 	return opts, nil
 }
 
@@ -196,7 +199,8 @@ func (s *Server) readObject(req *request, withBody bool) error {
 }
 
 func (s *Server) deleteObject(req *request) error {
-	res, err := s.obj.DeleteObject(req.ctx, req.bucket, req.key, req.query.Get("versionId"))
+	res, err := s.obj.DeleteObjectWith(req.ctx, req.bucket, req.key, req.query.Get("versionId"),
+		objects.DeleteOptions{BypassGovernance: s.bypassGovernance(req, req.key)})
 	if err != nil {
 		return err
 	}
@@ -242,7 +246,8 @@ func (s *Server) deleteObjects(req *request) error {
 			res.Errors = append(res.Errors, deleteErrorEntry{Key: o.Key, VersionID: o.VersionID, Code: ae.Code, Message: ae.Message})
 			continue
 		}
-		r, err := s.obj.DeleteObject(req.ctx, req.bucket, o.Key, o.VersionID)
+		r, err := s.obj.DeleteObjectWith(req.ctx, req.bucket, o.Key, o.VersionID,
+			objects.DeleteOptions{BypassGovernance: s.bypassGovernance(req, o.Key)})
 		if err != nil {
 			ae := toAPIError(err)
 			res.Errors = append(res.Errors, deleteErrorEntry{Key: o.Key, VersionID: o.VersionID, Code: ae.Code, Message: ae.Message})

@@ -18,8 +18,6 @@ type protection struct {
 }
 
 var (
-	errObjectLockUnsupported = apiErr("NotImplemented", http.StatusNotImplemented,
-		"Object lock is not supported by this server; nothing was created or written.")
 	errMFAUnsupported = apiErr("NotImplemented", http.StatusNotImplemented,
 		"MFA delete is not supported by this server.")
 	errConditionalDeleteUnsupported = apiErr("NotImplemented", http.StatusNotImplemented,
@@ -36,10 +34,6 @@ func isOn(v string) bool   { return strings.EqualFold(strings.TrimSpace(v), "ON"
 var objectWrites = []string{"PutObject", "CreateMultipartUpload"}
 
 var protections = []protection{
-	{"x-amz-bucket-object-lock-enabled", []string{"CreateBucket"}, isTrue, errObjectLockUnsupported},
-	{"x-amz-object-lock-mode", objectWrites, nil, errObjectLockUnsupported},
-	{"x-amz-object-lock-retain-until-date", objectWrites, nil, errObjectLockUnsupported},
-	{"x-amz-object-lock-legal-hold", objectWrites, isOn, errObjectLockUnsupported},
 	{"x-amz-mfa", nil, nil, errMFAUnsupported},
 	{"If-Match", []string{"DeleteObject"}, nil, errConditionalDeleteUnsupported},
 	{"x-amz-if-match-last-modified-time", []string{"DeleteObject"}, nil, errConditionalDeleteUnsupported},
