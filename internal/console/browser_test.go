@@ -230,3 +230,15 @@ func (p *page) assertLabelled(where string) {
 		p.t.Fatalf("%s: unlabelled controls: %q", where, bad)
 	}
 }
+
+// runbook runs a Tables DR action from the page: its button, the typed
+// confirmation, the dialog's button, and waits for the page to say it
+// started.
+func (p *page) runbook(action, confirm string) {
+	p.t.Helper()
+	p.run(chromedp.Click(chromedp.CSS(`button[data-action="`+action+`"]`)), chromedp.WaitVisible(chromedp.CSS("#confirm-name")),
+		chromedp.SendKeys(chromedp.CSS("#confirm-name"), confirm), chromedp.Click(chromedp.CSS("#confirm-go")))
+	label := map[string]string{"failover": "Fail over", "resync-open": "Resync open", "rebuild": "Rebuild",
+		"catalog-reset": "Catalog reset", "backfill": "Backfill"}[action]
+	p.waitText("#action-result", 10*time.Second, contains(label+" started"))
+}

@@ -158,6 +158,22 @@ func TestBrowserSitesLinkCutAndFailover(t *testing.T) {
 	if err != nil || st.State != "disabled" {
 		t.Fatalf("site2 after failover: %+v %v", st, err)
 	}
+
+	// Finish the swap from site1's Tables DR page: resync open, then
+	// rebuild; site1 becomes the Tables replica of the promoted site2.
+	p.open("#/tables-dr")
+	p.waitText(`#dr-role`, 10*time.Second, contains("primary"))
+	p.runbook("resync-open", "lake")
+	p.waitText(`#dr-role`, 10*time.Second, contains("being demoted"))
+	p.runbook("rebuild", "lake")
+	p.waitText(`#dr-rebuild`, 30*time.Second, contains("Completed"))
+	p.waitText(`#dr-role`, 10*time.Second, contains("Tables replica"))
+	p.waitText(`#dr-entries`, 15*time.Second, contains("orders"))
+	p.screenshot("rebuilt")
+	p.open("#/sites")
+	p.waitText(`#sites tr[data-site="site1"] .role`, 10*time.Second, contains("Tables replica"))
+	p.waitText(`#sites tr[data-site="site2"] .role`, 10*time.Second, func(s string) bool { return s == "primary" })
+	p.screenshot("roles-swapped")
 }
 
 // TestBrowserBucketsUploadDownloadAndEscaping uploads a file through the

@@ -372,6 +372,7 @@ function reason(e) {
 
 function confirmAction(action) {
   const v = state.dr || { warehouses: [], site: "" };
+  fill(document.getElementById("action-result"));
   const names = v.warehouses.length ? v.warehouses : [v.site];
   const input = el("input", { id: "confirm-name", autocomplete: "off", "aria-describedby": "confirm-help" });
   const go = el("button", { type: "submit", class: "danger", disabled: true, id: "confirm-go" }, actionLabel(action));
