@@ -152,6 +152,13 @@ func (s *Server) replay(w http.ResponseWriter, r *http.Request, rt *route, c *ca
 	c.msg = "replay of " + headerIdempotencyKey
 	if a.RefLocation != "" {
 		data, err := s.cat.ReadMetadataFile(r.Context(), c.params["prefix"], a.RefLocation)
+		if err != nil && a.RefKind == catalog.KindTable && c.params["table"] != "" {
+			// The file was pruned since (write.metadata.delete-after-commit
+			// .enabled): the table's current state answers the commit.
+			if t, lerr := s.cat.LoadTable(r.Context(), c.params["prefix"], tableIdent(c, "table")); lerr == nil {
+				a.RefLocation, data, err = t.MetadataLocation, t.MetadataJSON, nil
+			}
+		}
 		if err != nil {
 			return err
 		}

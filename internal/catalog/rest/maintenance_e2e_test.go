@@ -372,3 +372,38 @@ func TestMaintenanceRefusals(t *testing.T) {
 		t.Error("a failed run deleted a file")
 	}
 }
+
+// TestIdempotentReplayAfterMetadataPruned: a keyed commit's answer names a
+// metadata file that later commits prune (delete-after-commit); a retry
+// with the key still applies nothing and answers the table's current state
+// instead of an error.
+func TestIdempotentReplayAfterMetadataPruned(t *testing.T) {
+	e := newEnv(t)
+	cat := e.catalog()
+	createNamespaces(t, cat, table.Identifier{"ns"})
+	appendBatches(t, cat, table.Identifier{"ns", "t"}, 0, iceberg.Properties{
+		table.MetadataDeleteAfterCommitEnabledKey: "true", table.MetadataPreviousVersionsMaxKey: "1"})
+	const path = "/_iceberg/v1/lake/namespaces/ns/tables/t"
+	commit := func(v string, hdr map[string]string) (int, string) {
+		r, body := e.doH("POST", path, `{"requirements":[],"updates":[{"action":"set-properties","updates":{"k":"`+v+`"}}]}`, hdr)
+		return r.StatusCode, body
+	}
+	key := map[string]string{"Idempotency-Key": "prune-1"}
+	if status, body := commit("1", key); status != 200 {
+		t.Fatalf("keyed commit: %d %s", status, body)
+	}
+	for _, v := range []string{"2", "3"} {
+		if status, body := commit(v, nil); status != 200 {
+			t.Fatalf("commit %s: %d %s", v, status, body)
+		}
+	}
+	before, _ := cat.LoadTable(t.Context(), table.Identifier{"ns", "t"})
+	status, body := commit("1", key)
+	if status != 200 || !strings.Contains(body, before.MetadataLocation()) {
+		t.Fatalf("replay after the answer's file was pruned: %d %.300s, want 200 with %s", status, body, before.MetadataLocation())
+	}
+	after, _ := cat.LoadTable(t.Context(), table.Identifier{"ns", "t"})
+	if after.MetadataLocation() != before.MetadataLocation() || after.Properties()["k"] != "3" {
+		t.Errorf("the replay applied again: %s k=%s", after.MetadataLocation(), after.Properties()["k"])
+	}
+}
