@@ -110,6 +110,7 @@ type Server struct {
 	scanner      *scanner.Scanner
 	catalog      *catalog.Catalog
 	stopExpiry   func() // stops the catalog's soft-delete expiry (tables.go)
+	maint        *maintenanceMetrics
 	deploymentID string
 	started      time.Time
 
@@ -286,6 +287,9 @@ func (s *Server) handler() (http.Handler, error) {
 	if err != nil {
 		return nil, err
 	}
+	if s.maint, err = newMaintenanceMetrics(s.metrics.Registerer()); err != nil {
+		return nil, err
+	}
 	if err := s.metrics.Registerer().Register(prometheus.NewCounterFunc(prometheus.CounterOpts{
 		Name: metrics.TraceDroppedEventsTotal, Help: "Trace events dropped because a subscriber fell behind.",
 	}, func() float64 { return float64(s.trace.Dropped()) })); err != nil {
@@ -312,7 +316,7 @@ func (s *Server) handler() (http.Handler, error) {
 	s.followBodyTimeouts(s3)
 	auth := sigv4Auth{v: s.verifier, iam: s.iam}
 	adm, err := admin.New(admin.Config{Auth: auth, Settings: s.settings, Trace: s.trace, Info: s, Logger: s.log, Replication: s.repl,
-		Tables: tablesAdmin{c: s.catalog, sc: s.scanner, tr: s.trace}, TablesReplication: s.scanner, Identities: s.iam,
+		Tables: tablesAdmin{c: s.catalog, sc: s.scanner, tr: s.trace, mm: s.maint}, TablesReplication: s.scanner, Identities: s.iam,
 		Heal: healer{s.objects}})
 	if err != nil {
 		return nil, err

@@ -80,6 +80,7 @@ type tablesAdmin struct {
 	c  *catalog.Catalog
 	sc *scanner.Scanner
 	tr *trace.Bus
+	mm *maintenanceMetrics
 }
 
 func wireWarehouse(w catalog.Warehouse) adminclient.Warehouse {

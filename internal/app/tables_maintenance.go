@@ -6,10 +6,13 @@ import (
 	"strings"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/twinlake/twinlake/internal/admin"
 	"github.com/twinlake/twinlake/internal/adminclient"
 	"github.com/twinlake/twinlake/internal/catalog"
 	"github.com/twinlake/twinlake/internal/config"
+	"github.com/twinlake/twinlake/internal/metrics"
 	"github.com/twinlake/twinlake/internal/trace"
 )
 
@@ -51,6 +54,7 @@ func (t tablesAdmin) MaintainTable(ctx context.Context, wh string, req adminclie
 	start := time.Now()
 	res, err := t.c.MaintainTable(ctx, wh, id, opts)
 	traceMaintenance(t.tr, "tableMaintenance.run", path, summaryMsg(res, "manual"), start, err)
+	t.mm.observe("manual", res, err)
 	if err != nil {
 		return adminclient.MaintenanceSummary{}, err
 	}
@@ -102,6 +106,56 @@ func (s *Server) runMaintenance(ctx context.Context) {
 		Report: func(r catalog.MaintenanceResult, err error) {
 			path := r.Warehouse + "/" + strings.Join(r.Ident.Namespace, ".") + "." + r.Ident.Name
 			traceMaintenance(s.trace, "tableMaintenance.scheduled", path, summaryMsg(r, "scheduled"), time.Now().Add(-r.Duration), err)
+			s.maint.observe("scheduled", r, err)
 		},
 	})
+}
+
+// maintenanceMetrics counts maintenance runs and what they removed.
+type maintenanceMetrics struct {
+	runs                    *prometheus.CounterVec
+	snapshots, files, bytes prometheus.Counter
+}
+
+func newMaintenanceMetrics(reg prometheus.Registerer) (*maintenanceMetrics, error) {
+	m := &maintenanceMetrics{
+		runs: prometheus.NewCounterVec(prometheus.CounterOpts{Name: metrics.MaintenanceRunsTotal,
+			Help: "Table maintenance runs, by trigger (manual, scheduled) and result (ok, error, dry_run, skipped)."},
+			[]string{"trigger", "result"}),
+		snapshots: prometheus.NewCounter(prometheus.CounterOpts{Name: metrics.MaintenanceSnapshotsExpiredTotal,
+			Help: "Snapshots table maintenance expired."}),
+		files: prometheus.NewCounter(prometheus.CounterOpts{Name: metrics.MaintenanceFilesRemovedTotal,
+			Help: "Files table maintenance deleted (expired snapshots' files and orphans)."}),
+		bytes: prometheus.NewCounter(prometheus.CounterOpts{Name: metrics.MaintenanceBytesRemovedTotal,
+			Help: "Bytes of the files table maintenance deleted."}),
+	}
+	for _, c := range []prometheus.Collector{m.runs, m.snapshots, m.files, m.bytes} {
+		if err := reg.Register(c); err != nil {
+			return nil, err
+		}
+	}
+	return m, nil
+}
+
+// observe counts one run; a dry run removes nothing and counts only as a run.
+func (m *maintenanceMetrics) observe(trigger string, r catalog.MaintenanceResult, err error) {
+	if m == nil {
+		return
+	}
+	result := "ok"
+	switch {
+	case err != nil:
+		result = "error"
+	case r.DryRun:
+		result = "dry_run"
+	case r.Skipped != "":
+		result = "skipped"
+	}
+	m.runs.WithLabelValues(trigger, result).Inc()
+	if err != nil || r.DryRun {
+		return
+	}
+	m.snapshots.Add(float64(r.SnapshotsExpired))
+	m.files.Add(float64(r.FilesRemoved))
+	m.bytes.Add(float64(r.BytesRemoved))
 }

@@ -58,6 +58,12 @@ const (
 	CatalogTables                 = "twinlake_catalog_tables"                   // gauge
 	CatalogViews                  = "twinlake_catalog_views"                    // gauge
 
+	// Table maintenance (internal/catalog, registered by internal/app).
+	MaintenanceRunsTotal             = "twinlake_tables_maintenance_runs_total"              // counter {trigger, result}
+	MaintenanceSnapshotsExpiredTotal = "twinlake_tables_maintenance_snapshots_expired_total" // counter
+	MaintenanceFilesRemovedTotal     = "twinlake_tables_maintenance_files_removed_total"     // counter
+	MaintenanceBytesRemovedTotal     = "twinlake_tables_maintenance_bytes_removed_total"     // counter
+
 	// Replica catalog scanner (internal/scanner): add its names here,
 	// prefixed twinlake_tables_scanner_.
 

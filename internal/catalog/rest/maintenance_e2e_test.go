@@ -327,6 +327,16 @@ func TestMaintenanceScheduled(t *testing.T) {
 		t.Errorf("the table with maintenance off: %v", err)
 	}
 	checkScan(t, cat, on, 0, 15)
+	text, err := testsite.Scrape(e.site, e.site.AccessKey, e.site.SecretKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`twinlake_tables_maintenance_runs_total{result="ok",trigger="scheduled"}`,
+		"twinlake_tables_maintenance_snapshots_expired_total 2", "twinlake_tables_maintenance_files_removed_total 2"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("metrics lack %s", want)
+		}
+	}
 }
 
 // TestMaintenanceRefusals: unknown tables, bad ages and bad warehouse
