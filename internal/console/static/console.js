@@ -202,7 +202,11 @@ function route() {
   pages[page](root, params, rest);
 }
 
-window.addEventListener("hashchange", route);
+// A page change moves keyboard and screen-reader focus to the new page.
+window.addEventListener("hashchange", () => {
+  route();
+  if (state.session) document.getElementById("main").focus({ preventScroll: true });
+});
 
 function showError(e) {
   if (e.status === 401) return; // the sign-in form says it
