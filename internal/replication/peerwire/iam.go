@@ -9,7 +9,8 @@ import (
 
 // IAMRecord is the body of PUT iam (MessagePack, added without a version
 // bump: a peer that predates it answers 404 NoSuchCall, which the sender
-// treats as an incompatible peer and waits). It is one IAM record with its
+// reads as "takes no IAM records": the records wait for its upgrade
+// without spending retries, replication/iamgate.go). It is one IAM record with its
 // secret in the clear (Secret): the call is SigV4-signed with the service
 // credential over TLS in production, and the receiver seals the secret
 // again with its own key. Never log this body.
