@@ -411,14 +411,18 @@ func (l *Layer) replicaMayPurge(v *Version) bool {
 
 // mergeReplicaLock merges the lock of an incoming metadata change into
 // cur: a compliance retention that runs here is never shortened or
-// dropped by a peer (a peer that would is wrong or hostile).
+// dropped by a peer (a peer that would is wrong or hostile), and a legal
+// hold is never reset to unset (once set it is ON or OFF; an unset one
+// comes from a peer predating object lock).
 func (l *Layer) mergeReplicaLock(cur, in *Version) {
+	if in.LegalHold != "" {
+		cur.LegalHold = in.LegalHold
+	}
 	if cur.LockMode == LockCompliance && cur.retained(l.now()) &&
 		(in.LockMode != LockCompliance || in.RetainUntil < cur.RetainUntil) {
-		cur.LegalHold = in.LegalHold
 		return
 	}
-	cur.LockMode, cur.RetainUntil, cur.LegalHold = in.LockMode, in.RetainUntil, in.LegalHold
+	cur.LockMode, cur.RetainUntil = in.LockMode, in.RetainUntil
 }
 
 // cloneLock copies a bucket's lock configuration.

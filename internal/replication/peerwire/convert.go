@@ -12,7 +12,8 @@ import (
 func FromVersion(v *objects.Version) *ObjectVersion {
 	w := &ObjectVersion{VersionID: v.VersionID, ModTime: v.ModTime, DeleteMarker: v.DeleteMarker, Size: v.Size, ETag: v.ETag,
 		ContentType: v.ContentType, UserMeta: v.UserMeta, Headers: v.Headers, Checksums: v.Checksums, Tags: v.Tags,
-		SSE: v.SSE, Multipart: v.Multipart, Origin: v.Origin, MetaTime: v.MetaTime, KeyCheck: v.KeyCheck}
+		SSE: v.SSE, Multipart: v.Multipart, Origin: v.Origin, MetaTime: v.MetaTime, KeyCheck: v.KeyCheck,
+		LockMode: v.LockMode, RetainUntil: v.RetainUntil, LegalHold: v.LegalHold}
 	if len(v.Segments) > 0 {
 		w.Segments = make([]Segment, len(v.Segments))
 		for i, s := range v.Segments {
@@ -29,7 +30,8 @@ func FromVersion(v *objects.Version) *ObjectVersion {
 func (w *ObjectVersion) ToVersion() *objects.Version {
 	v := &objects.Version{VersionID: w.VersionID, ModTime: w.ModTime, DeleteMarker: w.DeleteMarker, Size: w.Size, ETag: w.ETag,
 		ContentType: w.ContentType, UserMeta: w.UserMeta, Headers: w.Headers, Checksums: w.Checksums, Tags: w.Tags,
-		SSE: w.SSE, Multipart: w.Multipart, Origin: w.Origin, MetaTime: w.MetaTime, KeyCheck: w.KeyCheck}
+		SSE: w.SSE, Multipart: w.Multipart, Origin: w.Origin, MetaTime: w.MetaTime, KeyCheck: w.KeyCheck,
+		LockMode: w.LockMode, RetainUntil: w.RetainUntil, LegalHold: w.LegalHold}
 	if len(w.Segments) > 0 {
 		v.Segments = make([]objects.Segment, len(w.Segments))
 		for i, s := range w.Segments {
@@ -84,14 +86,22 @@ func ToItemResults(rs []ItemResult) []replication.ItemResult {
 
 // FromBucket returns the wire form of a bucket's settings.
 func FromBucket(b objects.Bucket) Bucket {
-	return Bucket{Name: b.Name, Created: b.Created, Versioning: b.Versioning, Tags: b.Tags, Policy: b.Policy,
+	w := Bucket{Name: b.Name, Created: b.Created, Versioning: b.Versioning, Tags: b.Tags, Policy: b.Policy,
 		Encryption: b.Encryption, ModTime: b.ModTime, Warehouse: b.Warehouse, FieldTimes: b.FieldTimes}
+	if c := b.ObjectLock; c != nil {
+		w.ObjectLock = &LockConfig{Mode: c.Mode, Days: c.Days, Years: c.Years}
+	}
+	return w
 }
 
 // ToBucket returns the domain bucket a peer sent.
 func (w Bucket) ToBucket() objects.Bucket {
-	return objects.Bucket{Name: w.Name, Created: w.Created, Versioning: w.Versioning, Tags: w.Tags, Policy: w.Policy,
+	b := objects.Bucket{Name: w.Name, Created: w.Created, Versioning: w.Versioning, Tags: w.Tags, Policy: w.Policy,
 		Encryption: w.Encryption, ModTime: w.ModTime, Warehouse: w.Warehouse, FieldTimes: w.FieldTimes}
+	if c := w.ObjectLock; c != nil {
+		b.ObjectLock = &objects.LockConfig{Mode: c.Mode, Days: c.Days, Years: c.Years}
+	}
+	return b
 }
 
 // FromDigests returns the wire form of every bucket's digest.

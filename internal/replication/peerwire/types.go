@@ -41,6 +41,12 @@ type ObjectVersion struct {
 	// KeyCheck marks an SSE-C version (objects.Version.KeyCheck); its data
 	// travels as the stored ciphertext.
 	KeyCheck []byte `msgpack:"kc,omitempty"`
+	// The version's object lock (objects.Version): retention mode,
+	// retain-until date (Unix nanoseconds) and legal hold. Added without a
+	// version bump: a peer predating object lock ignores them.
+	LockMode    string `msgpack:"lm,omitempty"`
+	RetainUntil int64  `msgpack:"lu,omitempty"`
+	LegalHold   string `msgpack:"lh,omitempty"`
 }
 
 // VersionItem is one version of a batch (POST versions, a MessagePack
@@ -71,6 +77,17 @@ type Bucket struct {
 	ModTime    int64             `msgpack:"m,omitempty"`
 	Warehouse  bool              `msgpack:"w,omitempty"`
 	FieldTimes map[string]int64  `msgpack:"ft,omitempty"`
+	// ObjectLock is set on a bucket with object lock (added without a
+	// version bump: a peer predating object lock ignores it).
+	ObjectLock *LockConfig `msgpack:"ol,omitempty"`
+}
+
+// LockConfig is a bucket's object lock configuration: its default
+// retention, if any.
+type LockConfig struct {
+	Mode  string `msgpack:"m,omitempty"`
+	Days  int    `msgpack:"d,omitempty"`
+	Years int    `msgpack:"y,omitempty"`
 }
 
 // BucketChange is the body of PUT bucket: a bucket's settings, or its
