@@ -147,6 +147,7 @@ type Console struct {
 	backend  backendHolder
 	sessions *sessions
 	failures *failures
+	verified verifiedTimes
 	history  *history
 	events   *eventTail
 	static   http.Handler
@@ -170,6 +171,7 @@ func New(cfg Config) (*Console, error) {
 		log:      cfg.Logger.With("component", "console"),
 		sessions: newSessions(cfg.IdleTimeout, cfg.MaxSessions, cfg.Now),
 		failures: newFailures(cfg.Now),
+		verified: verifiedTimes{m: map[verifiedKey]time.Time{}},
 		history:  newHistory(HistoryWindow, PollInterval, cfg.Now),
 		events:   newEventTail(cfg.Events, cfg.Now),
 		static:   http.StripPrefix(strings.TrimSuffix(Prefix, "/"), http.FileServerFS(sub)),

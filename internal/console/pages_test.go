@@ -134,6 +134,8 @@ func TestBrowserSitesLinkCutAndFailover(t *testing.T) {
 	d.open("#/tables-dr")
 	d.waitText(`#dr-role`, 10*time.Second, contains("Tables replica"))
 	d.waitText(`#dr-entries`, 15*time.Second, contains("orders"))
+	// The verified version's age: the commit time of the version the replica serves.
+	d.waitText(`#dr-table tr[data-entry="lake/sales/orders"] .age`, 10*time.Second, contains("ago"))
 	d.assertLabelled("tables DR page")
 	d.screenshot("tables-dr")
 	d.run(chromedp.Click(chromedp.CSS(`button[data-action="failover"]`)), chromedp.WaitVisible(chromedp.CSS("#confirm-name")))

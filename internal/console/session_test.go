@@ -354,3 +354,16 @@ func TestSignInGuards(t *testing.T) {
 		t.Fatalf("other address: %d", w.Code)
 	}
 }
+
+func TestMetadataVersion(t *testing.T) {
+	for loc, want := range map[string]int64{
+		"s3://lake/sales/orders-1/metadata/00002-056720e3-a4c2.metadata.json": 2,
+		"s3://lake/v/metadata/00000-d8b6.metadata.json":                       0,
+		"s3://lake/v/metadata/v1.metadata.json":                               -1,
+		"":                                                                    -1,
+	} {
+		if got := metadataVersion(loc); got != want {
+			t.Errorf("metadataVersion(%q) = %d, want %d", loc, got, want)
+		}
+	}
+}

@@ -22,7 +22,10 @@ type TablesDRView struct {
 	EventsFrom time.Time                           `json:"eventsFrom,omitzero"`
 	// EventsAllowed is false when the user may not read trace events
 	// (admin:ServerTrace).
-	EventsAllowed bool     `json:"eventsAllowed"`
+	EventsAllowed bool `json:"eventsAllowed"`
+	// VerifiedAt is, per entry of the page (warehouse/namespace levels
+	// joined by U+001F/name/kind), when its verified version was committed.
+	VerifiedAt map[string]time.Time `json:"verifiedAt"`
 	Warehouses    []string `json:"warehouses"`
 	Site          string   `json:"site"`
 }
@@ -49,6 +52,7 @@ func (c *Console) tablesDR(w http.ResponseWriter, r *http.Request, cl *call) err
 		}
 	}
 	v.Warehouses, v.Site = c.confirmNames(cl, st)
+	v.VerifiedAt = c.ages(cl, st.Entries)
 	writeJSON(w, http.StatusOK, v)
 	return nil
 }

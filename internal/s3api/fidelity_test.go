@@ -47,8 +47,8 @@ func TestBucketPolicyStatus(t *testing.T) {
 	c := sdkClient(site, site.SecretKey)
 	ctx := context.Background()
 	mustCreateBucket(t, c, "pol")
-	if _, err := c.GetBucketPolicyStatus(ctx, &s3.GetBucketPolicyStatusInput{Bucket: aws.String("pol")}); apiCode(err) != "NoSuchBucketPolicy" {
-		t.Fatalf("status without a policy: %v", err)
+	if out, err := c.GetBucketPolicyStatus(ctx, &s3.GetBucketPolicyStatusInput{Bucket: aws.String("pol")}); err != nil || aws.ToBool(out.PolicyStatus.IsPublic) {
+		t.Fatalf("status without a policy: %+v %v", out, err)
 	}
 	for _, tc := range []struct {
 		principal string

@@ -152,6 +152,11 @@ func (s *Server) readObject(req *request, withBody bool) error {
 	if err := objects.CheckCustomerKey(v, ck); err != nil {
 		return err
 	}
+	if req.r.Header.Get("x-amz-server-side-encryption") != "" {
+		// A read cannot choose how the object is encrypted; S3 refuses
+		// the header rather than ignore it.
+		return errSSEOnRead
+	}
 	h := req.w.Header()
 	setCustomerKeyHeaders(h, v, ck)
 	if err := checkReadConditions(req.r.Header, v); err != nil {

@@ -35,6 +35,8 @@ var (
 		"The calculated MD5 hash of the key did not match the hash that was provided.")
 	errSSECWithSSE = apiErr("InvalidArgument", http.StatusBadRequest,
 		"Server Side Encryption with Customer provided key is incompatible with the encryption method specified.")
+	errSSEOnRead = apiErr("InvalidArgument", http.StatusBadRequest,
+		"x-amz-server-side-encryption header is not supported for this operation.")
 	errKMSUnsupported = apiErr("InvalidArgument", http.StatusBadRequest,
 		"Server Side Encryption with AWS KMS keys is not supported by this server; use AES256 (SSE-S3) or customer keys (SSE-C).")
 )

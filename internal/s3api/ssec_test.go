@@ -264,3 +264,22 @@ func createUser(t *testing.T, site *testsite.Site, name, secret, pol string) *s3
 	}
 	return userSDK(site, name, secret)
 }
+
+// TestSSEHeaderOnRead: x-amz-server-side-encryption on a GET or HEAD asks
+// for something a read cannot do and is refused, not ignored.
+func TestSSEHeaderOnRead(t *testing.T) {
+	site := testsite.Start(t)
+	c := sdkClient(site, site.SecretKey)
+	mustCreateBucket(t, c, "sseread")
+	if _, err := c.PutObject(context.Background(), &s3.PutObjectInput{Bucket: aws.String("sseread"), Key: aws.String("k"), Body: strings.NewReader("x"),
+		ServerSideEncryption: types.ServerSideEncryptionAes256}); err != nil {
+		t.Fatal(err)
+	}
+	rc := rawClient{t, site}
+	for _, m := range []string{http.MethodGet, http.MethodHead} {
+		st, code := rc.do(rawRequest{method: m, target: "/sseread/k", header: map[string]string{"x-amz-server-side-encryption": "AES256"}})
+		if st != 400 || (m == http.MethodGet && code != "InvalidArgument") {
+			t.Errorf("%s with x-amz-server-side-encryption: %d %s", m, st, code)
+		}
+	}
+}

@@ -342,19 +342,22 @@ function renderDR(v, offset) {
     el("dt", {}, "Resync window"), el("dd", {}, st.resyncWindow ? "open" : "closed"),
     el("dt", {}, "Rebuild"), el("dd", { id: "dr-rebuild" }, rb.state ? rb.state + (rb.lastError ? ": " + rb.lastError : "") + (rb.backup ? ", backup " + rb.backup : "") : "none"),
     el("dt", {}, "Backfill"), el("dd", { id: "dr-backfill" }, v.backfill ? v.backfill.state + ` (${v.backfill.written} written, ${v.backfill.unchanged} unchanged)` + (v.backfill.error ? ": " + v.backfill.error : "") : "none")));
-  const verifiedAge = st.lastCycle ? ago(st.lastCycle) : "—";
+  const verifiedAge = e => {
+    const t = (v.verifiedAt || {})[e.warehouse + "/" + e.namespace.join("\x1f") + "/" + e.name + "/" + e.kind];
+    return t ? el("span", { title: "committed " + new Date(t).toLocaleString() }, ago(t)) : "—";
+  };
   const rows = st.entries.map(e => el("tr", { "data-entry": e.warehouse + "/" + e.namespace.join(".") + "/" + e.name },
     el("td", {}, e.warehouse), el("td", {}, e.namespace.join(".")), el("td", {}, e.name), el("td", {}, e.kind),
     el("td", { class: "status" }, badge(e.status, statusKind(e.status))),
     el("td", {}, reason(e)),
     el("td", { class: "num" }, String(e.verified)), el("td", { class: "num" }, String(e.latest)),
-    el("td", {}, e.status === "OK" ? verifiedAge : "—")));
+    el("td", { class: "age" }, e.verified >= 0 ? verifiedAge(e) : "—")));
   const pager = el("p", {},
     offset > 0 ? el("a", { href: "#/tables-dr?offset=" + Math.max(0, offset - 100) }, "← previous") : null, " ",
     el("span", { class: "muted" }, `${st.entries.length ? offset + 1 : 0}–${offset + st.entries.length} of ${st.total}`), " ",
     offset + st.entries.length < st.total ? el("a", { href: "#/tables-dr?offset=" + (offset + 100) }, "next →") : null);
   fill(document.getElementById("dr-entries"), st.entries.length ? el("table", { id: "dr-table" },
-    el("thead", {}, el("tr", {}, ["Warehouse", "Namespace", "Name", "Kind", "State", "Reason", "Verified version", "Latest", "Verified"].map(h => el("th", { scope: "col" }, h)))),
+    el("thead", {}, el("tr", {}, ["Warehouse", "Namespace", "Name", "Kind", "State", "Reason", "Verified version", "Latest", "Verified version's age"].map(h => el("th", { scope: "col" }, h)))),
     el("tbody", {}, rows)) : el("p", { class: "muted" }, st.state === "disabled" ? "This site is not a Tables replica: it has no replica state to show." : "No tables tracked yet."), pager);
   const evs = v.eventsAllowed ? (v.events.length ? el("ol", { class: "timeline", id: "dr-events-list" }, v.events.map(e => el("li", {},
     el("strong", {}, new Date(e.time).toLocaleTimeString()), " ", el("code", {}, e.funcname), " ", e.path || "", " ", e.msg || "",
