@@ -88,17 +88,26 @@ func idemExpiryKey(expiresMS int64, wh, key string) []byte {
 // carries, if any. refKind and refLocation name the metadata file the
 // answer's body is, or are empty.
 func (c *Catalog) markApplied(ctx context.Context, b meta.Batch, wh, refKind, refLocation string) error {
-	m, ok := ctx.Value(idemCtxKey{}).(idemMark)
-	if !ok || m.wh != wh {
+	key, a, ok := c.appliedMark(ctx, wh, refKind, refLocation)
+	if !ok {
 		return nil
 	}
-	a := IdempotentAnswer{Op: m.op, Applied: true, RefKind: refKind, RefLocation: refLocation,
-		ExpiresMS: c.cfg.Now().Add(c.cfg.IdempotencyLifetime).UnixMilli()}
 	// The mark replicates with the change (idempotency_repl.go).
-	if err := c.putReplicated(ctx, wh, m.key, a); err != nil {
+	if err := c.putReplicated(ctx, wh, key, a); err != nil {
 		return err
 	}
-	return putIdempotent(b, wh, m.key, a)
+	return putIdempotent(b, wh, key, a)
+}
+
+// appliedMark returns the key and Applied answer of the keyed mutation ctx
+// carries, if any (ok false: none, or one of another warehouse).
+func (c *Catalog) appliedMark(ctx context.Context, wh, refKind, refLocation string) (string, IdempotentAnswer, bool) {
+	m, ok := ctx.Value(idemCtxKey{}).(idemMark)
+	if !ok || m.wh != wh {
+		return "", IdempotentAnswer{}, false
+	}
+	return m.key, IdempotentAnswer{Op: m.op, Applied: true, RefKind: refKind, RefLocation: refLocation,
+		ExpiresMS: c.cfg.Now().Add(c.cfg.IdempotencyLifetime).UnixMilli()}, true
 }
 
 func putIdempotent(b meta.Batch, wh, key string, a IdempotentAnswer) error {

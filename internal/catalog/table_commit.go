@@ -279,9 +279,18 @@ func (c *Catalog) writeCommits(ctx context.Context, wh string, ps []*pendingTabl
 	if len(ps) == 0 {
 		return nil
 	}
+	refKind, refLocation := "", ""
+	if txn == nil && len(ps) == 1 {
+		refKind, refLocation = KindTable, ps[0].e.MetadataLocation
+	}
 	// The files and records are independent objects: write them at once so
-	// that their synced batches share WAL syncs.
+	// that their synced batches share WAL syncs. The replicated mark of a
+	// keyed commit is one of them (idempotency_repl.go).
 	var writes []func() error
+	key, mark, keyed := c.appliedMark(ctx, wh, refKind, refLocation)
+	if keyed {
+		writes = append(writes, func() error { return c.putReplicated(ctx, wh, key, mark) })
+	}
 	for _, p := range ps {
 		if !p.registered {
 			writes = append(writes, func() error { return c.putFile(ctx, wh, p.e.MetadataLocation, p.data) })
@@ -303,12 +312,10 @@ func (c *Catalog) writeCommits(ctx context.Context, wh string, ps []*pendingTabl
 			b.Delete(metadataKey(p.prev.ID)) // a register with overwrite replaced the entry
 		}
 	}
-	refKind, refLocation := "", ""
-	if txn == nil && len(ps) == 1 {
-		refKind, refLocation = KindTable, ps[0].e.MetadataLocation
-	}
-	if err := c.markApplied(ctx, b, wh, refKind, refLocation); err != nil {
-		return err
+	if keyed {
+		if err := putIdempotent(b, wh, key, mark); err != nil {
+			return err
+		}
 	}
 	if err := b.Commit(true); err != nil {
 		return err
