@@ -160,8 +160,7 @@ func (s *Server) build() error {
 	icfg := iam.Config{Clock: hlc.New(cfg.Clock), Now: cfg.Clock, SiteID: s.deploymentID, Logger: s.log,
 		PreviousRootSecrets: cfg.PreviousRootPasswords}
 	if stored, ok := iam.StoredRoot(cfg.Dir); ok && stored.SecretKey != root.SecretKey {
-		// The generated root was replaced by one from the environment.
-		icfg.PreviousRootSecrets = append(icfg.PreviousRootSecrets, stored.SecretKey)
+		icfg.StoredRootSecret = stored.SecretKey // replaced by one from the environment
 	}
 	if cfg.KMSSecretKey != "" {
 		if icfg.KMSKey, err = parseKMSKey(cfg.KMSSecretKey); err != nil {

@@ -23,8 +23,9 @@ import (
 //   - with the KMS key, when one is configured and was when the key was
 //     last written: no operator action;
 //   - with a previous root password (Config.PreviousRootSecrets: the one
-//     the operator supplies, and the generated one stored in the data
-//     directory when the root now comes from the environment).
+//     the operator supplies; Config.StoredRootSecret: the generated one
+//     stored in the data directory when the root now comes from the
+//     environment).
 //
 // The site then draws a new data key, re-seals every stored secret under
 // it and stores it wrapped under the current root secret (and KMS key),
@@ -165,6 +166,9 @@ func (s *Store) openers() []keyOpener {
 			out = append(out, rootOpener(fmt.Sprintf("previous root password #%d", i+1), p))
 		}
 	}
+	if p := s.cfg.StoredRootSecret; p != "" && p != s.root.SecretKey {
+		out = append(out, rootOpener("the generated root password in the data directory", p))
+	}
 	return out
 }
 
@@ -213,6 +217,9 @@ func (s *Store) convertLegacy() error {
 		if p != "" && p != s.root.SecretKey {
 			candidates = append(candidates, struct{ what, secret string }{fmt.Sprintf("previous root password #%d", i+1), p})
 		}
+	}
+	if p := s.cfg.StoredRootSecret; p != "" && p != s.root.SecretKey {
+		candidates = append(candidates, struct{ what, secret string }{"the generated root password in the data directory", p})
 	}
 	var tried []string
 	for _, c := range candidates {

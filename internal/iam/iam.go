@@ -64,7 +64,7 @@ func LoadOrCreateRoot(dir, user, password string) (cred Credential, created bool
 
 // StoredRoot returns the generated root credential stored in dir, if any:
 // when the root now comes from the environment, its secret is the one the
-// IAM data key may still be wrapped under (Config.PreviousRootSecrets).
+// IAM data key may still be wrapped under (Config.StoredRootSecret).
 func StoredRoot(dir string) (Credential, bool) {
 	var cred Credential
 	data, err := os.ReadFile(filepath.Join(dir, RootFile))

@@ -25,11 +25,14 @@ type Config struct {
 	Now    func() time.Time
 	Logger *slog.Logger
 	// PreviousRootSecrets are root secrets the site may have last run
-	// with (the operator's TWINLAKE_ROOT_PASSWORD_PREVIOUS, the generated
-	// one in the data directory): when the root secret changed, the one
-	// that opens the stored data key lets Open re-seal every secret under
-	// the new one (datakey.go). Never logged.
+	// with (the operator's TWINLAKE_ROOT_PASSWORD_PREVIOUS): when the root
+	// secret changed, the one that opens the stored data key lets Open
+	// re-seal every secret under the new one (datakey.go). Never logged.
 	PreviousRootSecrets []string
+	// StoredRootSecret is the generated root secret kept in the data
+	// directory when the root now comes from the environment: tried like
+	// a previous one, silently.
+	StoredRootSecret string
 	// KMSKey, when set (32 bytes), also wraps the data key, so that a
 	// root password change needs no previous root secret.
 	KMSKey []byte
