@@ -9,17 +9,18 @@ import (
 )
 
 func newMBCmd(opts *cmdutil.Options) *cobra.Command {
-	var ignoreExisting, withVersioning bool
+	var ignoreExisting, withVersioning, withLock bool
 	cmd := &cobra.Command{
 		Use:   "mb ALIAS/BUCKET [ALIAS/BUCKET ...]",
 		Short: "Make buckets",
 		Example: `  twinlake mb site1/photos
   twinlake mb --ignore-existing site1/photos
-  twinlake mb --with-versioning site1/warehouse`,
+  twinlake mb --with-versioning site1/warehouse
+  twinlake mb --with-lock site1/records`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			for _, arg := range args {
-				if err := makeBucket(cmd, opts, arg, ignoreExisting, withVersioning); err != nil {
+				if err := makeBucket(cmd, opts, arg, ignoreExisting, withVersioning, withLock); err != nil {
 					return err
 				}
 			}
@@ -28,10 +29,11 @@ func newMBCmd(opts *cmdutil.Options) *cobra.Command {
 	}
 	cmd.Flags().BoolVarP(&ignoreExisting, "ignore-existing", "p", false, "succeed if the bucket already exists")
 	cmd.Flags().BoolVar(&withVersioning, "with-versioning", false, "enable versioning on the new bucket")
+	cmd.Flags().BoolVarP(&withLock, "with-lock", "l", false, "create the bucket with object lock (WORM; implies versioning, which then cannot be suspended)")
 	return cmd
 }
 
-func makeBucket(cmd *cobra.Command, opts *cmdutil.Options, arg string, ignoreExisting, withVersioning bool) error {
+func makeBucket(cmd *cobra.Command, opts *cmdutil.Options, arg string, ignoreExisting, withVersioning, withLock bool) error {
 	t, err := cmdutil.RequireBucket(arg)
 	if err != nil {
 		return err
@@ -45,7 +47,7 @@ func makeBucket(cmd *cobra.Command, opts *cmdutil.Options, arg string, ignoreExi
 	}
 	ctx := cmd.Context()
 	name := cmdutil.FmtTarget(t)
-	err = c.MakeBucket(ctx, t.Bucket, minio.MakeBucketOptions{Region: cmdutil.S3Region})
+	err = c.MakeBucket(ctx, t.Bucket, minio.MakeBucketOptions{Region: cmdutil.S3Region, ObjectLocking: withLock})
 	existed := false
 	if code := cmdutil.S3Code(err); ignoreExisting && (code == "BucketAlreadyOwnedByYou" || code == "BucketAlreadyExists") {
 		err, existed = nil, true
@@ -53,7 +55,7 @@ func makeBucket(cmd *cobra.Command, opts *cmdutil.Options, arg string, ignoreExi
 	if err != nil {
 		return cmdutil.S3Err("make bucket "+name, err)
 	}
-	if withVersioning {
+	if withVersioning && !withLock {
 		if err := c.EnableVersioning(ctx, t.Bucket); err != nil {
 			return cmdutil.S3Err("enable versioning on "+name, err)
 		}
@@ -63,6 +65,6 @@ func makeBucket(cmd *cobra.Command, opts *cmdutil.Options, arg string, ignoreExi
 		human = fmt.Sprintf("Bucket `%s` already exists.", name)
 	}
 	return cmdutil.PrintResult(cmd.OutOrStdout(), opts, map[string]any{
-		"status": "success", "bucket": name, "created": !existed, "versioning": withVersioning,
+		"status": "success", "bucket": name, "created": !existed, "versioning": withVersioning || withLock, "objectLock": withLock,
 	}, human)
 }

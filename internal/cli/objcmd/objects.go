@@ -6,7 +6,8 @@ import (
 )
 
 // AddObjectCommands attaches the object verbs: mb, rb, ls, cp, cat, rm, stat,
-// version, pipe, head, ready, ping, tag, share, du, tree, find, diff, mirror.
+// version, pipe, head, ready, ping, tag, share, du, tree, find, diff, mirror,
+// retention, legalhold.
 func AddObjectCommands(root *cobra.Command, opts *cmdutil.Options) {
 	for _, newCmd := range []func(*cmdutil.Options) *cobra.Command{
 		newMBCmd,
@@ -28,6 +29,8 @@ func AddObjectCommands(root *cobra.Command, opts *cmdutil.Options) {
 		newFindCmd,
 		newDiffCmd,
 		newMirrorCmd,
+		newRetentionCmd,
+		newLegalHoldCmd,
 	} {
 		root.AddCommand(newCmd(opts))
 	}
