@@ -27,6 +27,7 @@ import (
 	"github.com/twinlake/twinlake/internal/catalog"
 	"github.com/twinlake/twinlake/internal/catalog/rest"
 	"github.com/twinlake/twinlake/internal/config"
+	"github.com/twinlake/twinlake/internal/console"
 	"github.com/twinlake/twinlake/internal/hlc"
 	"github.com/twinlake/twinlake/internal/iam"
 	"github.com/twinlake/twinlake/internal/meta"
@@ -110,6 +111,7 @@ type Server struct {
 	scanner      *scanner.Scanner
 	catalog      *catalog.Catalog
 	stopExpiry   func() // stops the catalog's soft-delete expiry (tables.go)
+	console      *console.Console
 	maint        *maintenanceMetrics
 	deploymentID string
 	started      time.Time
@@ -345,6 +347,7 @@ func (s *Server) handler() (http.Handler, error) {
 	if err != nil {
 		return nil, err
 	}
+	s.console = con
 	h := s.withAccessLog(&router{s3: limited, routes: []prefixRoute{
 		{"/twinlake/health/", http.HandlerFunc(s.health)},
 		{"/twinlake/admin/v1/", adm},
@@ -415,6 +418,9 @@ func (s *Server) Close(ctx context.Context) error {
 	}
 	if s.stopExpiry != nil {
 		s.stopExpiry()
+	}
+	if s.console != nil {
+		s.console.Close()
 	}
 	if s.scanner != nil {
 		s.scanner.Close()
