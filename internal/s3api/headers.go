@@ -68,7 +68,7 @@ func putOptionsFromHeaders(h http.Header) (objects.PutOptions, error) {
 		if len(kept) == 0 {
 			delete(opts.Headers, "Content-Encoding")
 		} else {
-			opts.Headers["Content-Encoding"] = strings.Join(kept, ",")
+			opts.Headers["Content-Encoding"] = strings.Join(kept, ", ")
 		}
 	}
 	if err := checkKMSHeaders(h); err != nil {

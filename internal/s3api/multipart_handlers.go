@@ -77,9 +77,7 @@ func (s *Server) uploadPart(req *request) error {
 		return err
 	}
 	req.w.Header().Set("ETag", `"`+p.Segment.ETag+`"`)
-	if ck != nil {
-		setCustomerKeyHeaders(req.w.Header(), &objects.Version{KeyCheck: []byte{1}}, ck)
-	}
+	s.setPartEncryptionHeaders(req, ck)
 	setChecksumHeaders(req.w.Header(), p.Segment.Checksum)
 	req.w.Header().Del("x-amz-checksum-type")
 	req.w.WriteHeader(http.StatusOK)
@@ -127,8 +125,23 @@ func (s *Server) uploadPartCopy(req *request, n int) error {
 	if src.VersionID != objects.NullVersionID || sv != "" {
 		req.w.Header().Set("x-amz-copy-source-version-id", src.VersionID)
 	}
+	s.setPartEncryptionHeaders(req, dstKey)
 	writeXML(req.w, http.StatusOK, copyPartResult{NS: s3NS, LastModified: isoTime(p.Modified.UnixNano()), ETag: `"` + p.Segment.ETag + `"`})
 	return nil
+}
+
+// setPartEncryptionHeaders reports how a part just stored is encrypted,
+// as S3 does on UploadPart and UploadPartCopy: SSE-S3, or SSE-C with the
+// MD5 of the key the request sent.
+func (s *Server) setPartEncryptionHeaders(req *request, ck []byte) {
+	u, err := s.obj.GetUpload(req.ctx, req.bucket, req.key, req.query.Get("uploadId"))
+	if err != nil {
+		return // completed or aborted meanwhile; the part's answer stands
+	}
+	if u.SSE != "" {
+		req.w.Header().Set("x-amz-server-side-encryption", u.SSE)
+	}
+	setCustomerKeyHeaders(req.w.Header(), &objects.Version{KeyCheck: u.KeyCheck}, ck)
 }
 
 // checkCompleteChecksum holds an x-amz-checksum-<alg> header sent with
