@@ -84,10 +84,11 @@ func (e *Engine) CheckMismatches(ctx context.Context) (int, error) {
 // from this site's (work dropped, or a site that was restored): the peer
 // keeps the newer of each record, so the sites converge, and once they
 // agree nothing is sent. A peer that predates IAM replication reports no
-// digest and is left alone.
+// digest, or refused IAM records (its IAM gate is closed), and is left
+// alone.
 func (e *Engine) compareIAM(ctx context.Context, t *target) (int, error) {
-	if e.iam == nil {
-		return 0, nil
+	if refused, _, _ := t.iam.state(); e.iam == nil || refused {
+		return 0, nil // nothing to compare, or the peer takes no IAM records: they wait in the journal
 	}
 	info, err := t.peer.Info(ctx)
 	if err != nil {

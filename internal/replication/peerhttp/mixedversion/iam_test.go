@@ -84,9 +84,14 @@ func TestIAMToAVersion1Peer(t *testing.T) {
 		}
 		return nil
 	})
-	// Ten probe intervals later: nothing retried, nothing failed, nothing
-	// dropped, the two records (user, attachment) pending, the link up.
+	// Ten probe intervals and a mismatch check later: nothing retried,
+	// failed, dropped or queued twice; the two records (user, attachment)
+	// pending, the link up.
 	time.Sleep(time.Second)
+	// Mismatch detection does not queue them again either.
+	if _, err := repl.CheckMismatches(ctx); err != nil {
+		t.Fatal(err)
+	}
 	st, err := repl.Status(ctx)
 	if err != nil {
 		t.Fatal(err)
