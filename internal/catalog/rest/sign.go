@@ -81,6 +81,9 @@ func (s *Server) signS3Request(w http.ResponseWriter, r *http.Request, c *call) 
 		return err
 	}
 	own, foreign := vendPrefixes(t)
+	if len(own) == 0 {
+		return fmt.Errorf("%w: table location %q cannot be signed for", errBadRequest, t.Location)
+	}
 	tgt, err := parseSignTarget(u, req.Method, own)
 	if err != nil {
 		return err
