@@ -230,6 +230,11 @@ func (l *Layer) allParts(uploadID string) (map[int]*Part, error) {
 // CompleteMultipartUpload assembles the listed parts into a new version.
 func (l *Layer) CompleteMultipartUpload(ctx context.Context, bucket, key, uploadID string, list []CompletePart, cond PutOptions) (*Version, error) {
 	u, err := l.GetUpload(ctx, bucket, key, uploadID)
+	if errors.Is(err, ErrUploadNotFound) {
+		if v := l.completedBy(ctx, bucket, key, uploadID); v != nil {
+			return v, nil // a retried complete: S3 answers it again
+		}
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -245,6 +250,7 @@ func (l *Layer) CompleteMultipartUpload(ctx context.Context, bucket, key, upload
 		return nil, err
 	}
 	v.ContentType, v.UserMeta, v.Headers, v.Tags, v.SSE, v.KeyCheck = u.ContentType, u.UserMeta, u.Headers, u.Tags, u.SSE, u.KeyCheck
+	v.UploadID = uploadID
 	v.LockMode, v.RetainUntil, v.LegalHold = u.LockMode, u.RetainUntil, u.LegalHold
 	var unused []Segment
 	for n, p := range have {
@@ -262,6 +268,16 @@ func (l *Layer) CompleteMultipartUpload(ctx context.Context, bucket, key, upload
 	}
 	l.release(unused...)
 	return v, nil
+}
+
+// completedBy returns the key's current version if uploadID completed it,
+// else nil.
+func (l *Layer) completedBy(ctx context.Context, bucket, key, uploadID string) *Version {
+	v, err := l.HeadObject(ctx, bucket, key, "")
+	if err != nil || v.UploadID == "" || v.UploadID != uploadID {
+		return nil
+	}
+	return v
 }
 
 // assemble is the pure decision of CompleteMultipartUpload: it checks the

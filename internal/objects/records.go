@@ -120,6 +120,9 @@ type Version struct {
 	// KeyCheck is set on an SSE-C version: a salted HMAC of the client's
 	// key (ssec.go), never the key.
 	KeyCheck []byte `msgpack:"kc,omitempty"`
+	// UploadID is the multipart upload this version completed (local to
+	// the site that completed it), so a retried complete finds it.
+	UploadID string `msgpack:"ui,omitempty"`
 	// MetaTime is the HLC time of the last metadata-only change (tags); 0
 	// means none since ModTime.
 	MetaTime int64 `msgpack:"mm,omitempty"`

@@ -2,6 +2,7 @@ package s3api
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -212,7 +213,10 @@ func (s *Server) completeMultipartUpload(req *request) error {
 	}
 	uploadID := req.query.Get("uploadId")
 	u, err := s.obj.GetUpload(req.ctx, req.bucket, req.key, uploadID)
-	if err != nil {
+	switch {
+	case errors.Is(err, objects.ErrUploadNotFound):
+		u = &objects.Upload{} // maybe completed already: the object layer answers a retry
+	case err != nil:
 		return err
 	}
 	parts := make([]objects.CompletePart, 0, len(body.Parts))
