@@ -103,9 +103,11 @@ func (s *Server) listObjectsV2(req *request, opts objects.ListOptions, enc encod
 	q := req.query
 	token := q.Get("continuation-token")
 	opts.After = q.Get("start-after")
-	if q.Has("continuation-token") {
+	if token != "" {
+		// An empty token starts from the beginning, as MinIO and the
+		// conformance suite have it.
 		after, err := base64.RawURLEncoding.DecodeString(token)
-		if err != nil || token == "" {
+		if err != nil {
 			return errInvalidToken
 		}
 		opts.After = string(after)
@@ -117,9 +119,12 @@ func (s *Server) listObjectsV2(req *request, opts objects.ListOptions, enc encod
 	out := listObjectsV2Result{
 		NS: s3NS, Name: req.bucket, Prefix: enc.enc(opts.Prefix), Delimiter: enc.enc(opts.Delimiter),
 		MaxKeys: opts.MaxKeys, EncodingType: enc.typeName(), IsTruncated: res.IsTruncated,
-		ContinuationToken: token, StartAfter: enc.enc(q.Get("start-after")),
+		StartAfter:     enc.enc(q.Get("start-after")),
 		Contents:       objectEntries(res.Objects, enc, q.Get("fetch-owner") == "true"),
 		CommonPrefixes: prefixEntries(res.CommonPrefixes, enc),
+	}
+	if q.Has("continuation-token") {
+		out.ContinuationToken = &token
 	}
 	out.KeyCount = len(out.Contents) + len(out.CommonPrefixes)
 	if res.IsTruncated {

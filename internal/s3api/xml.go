@@ -100,7 +100,7 @@ type listObjectsV2Result struct {
 	EncodingType          string         `xml:"EncodingType,omitempty"`
 	KeyCount              int            `xml:"KeyCount"`
 	IsTruncated           bool           `xml:"IsTruncated"`
-	ContinuationToken     string         `xml:"ContinuationToken,omitempty"`
+	ContinuationToken     *string        `xml:"ContinuationToken"` // echoed when sent, even empty
 	NextContinuationToken string         `xml:"NextContinuationToken,omitempty"`
 	StartAfter            string         `xml:"StartAfter,omitempty"`
 	Contents              []objectEntry  `xml:"Contents"`
