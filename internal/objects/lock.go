@@ -425,11 +425,13 @@ func (l *Layer) mergeReplicaLock(cur, in *Version) {
 	cur.LockMode, cur.RetainUntil = in.LockMode, in.RetainUntil
 }
 
-// cloneLock copies a bucket's lock configuration.
-func cloneLock(c *LockConfig) *LockConfig {
-	if c == nil {
-		return nil
+// mergeLockConfig takes a peer's newer lock configuration, except that
+// object lock, once on, is never turned off (no API does that; a peer
+// that sends it is wrong or hostile).
+func mergeLockConfig(dst, src *Bucket) {
+	if src.ObjectLock == nil {
+		return
 	}
-	cc := *c
-	return &cc
+	c := *src.ObjectLock
+	dst.ObjectLock = &c
 }

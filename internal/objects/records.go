@@ -64,7 +64,7 @@ var bucketFields = []struct {
 	{FieldPolicy, func(a, b *Bucket) bool { return bytes.Equal(a.Policy, b.Policy) }, func(d, s *Bucket) { d.Policy = bytes.Clone(s.Policy) }},
 	{FieldEncryption, func(a, b *Bucket) bool { return a.Encryption == b.Encryption }, func(d, s *Bucket) { d.Encryption = s.Encryption }},
 	{FieldWarehouse, func(a, b *Bucket) bool { return a.Warehouse == b.Warehouse }, func(d, s *Bucket) { d.Warehouse = s.Warehouse }},
-	{FieldObjectLock, func(a, b *Bucket) bool { return lockConfigEqual(a.ObjectLock, b.ObjectLock) }, func(d, s *Bucket) { d.ObjectLock = cloneLock(s.ObjectLock) }},
+	{FieldObjectLock, func(a, b *Bucket) bool { return lockConfigEqual(a.ObjectLock, b.ObjectLock) }, mergeLockConfig},
 }
 
 // fieldTime is when a setting last changed (the bucket's creation for one

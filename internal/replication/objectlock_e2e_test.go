@@ -118,6 +118,29 @@ func TestObjectLockReplicates(t *testing.T) {
 		t.Fatalf("a peer shortened a compliance retention: %s %v %v", mode, u, err)
 	}
 
+	// A governance version removed at its origin with the bypass (the
+	// origin checked s3:BypassGovernanceRetention) goes from the peer too.
+	g, err := cs[0].PutObject(ctx, "worm", "gov", strings.NewReader("g"), 1, minio.PutObjectOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	testsite.Eventually(t, 20*time.Second, func() error {
+		_, err := cs[1].StatObject(ctx, "worm", "gov", minio.StatObjectOptions{VersionID: g.VersionID})
+		return err
+	})
+	if err := cs[0].RemoveObject(ctx, "worm", "gov", minio.RemoveObjectOptions{VersionID: g.VersionID}); minio.ToErrorResponse(err).Code != "AccessDenied" {
+		t.Fatalf("delete under the default governance retention: %v", err)
+	}
+	if err := cs[0].RemoveObject(ctx, "worm", "gov", minio.RemoveObjectOptions{VersionID: g.VersionID, GovernanceBypass: true}); err != nil {
+		t.Fatal(err)
+	}
+	testsite.Eventually(t, 20*time.Second, func() error {
+		if _, err := cs[1].StatObject(ctx, "worm", "gov", minio.StatObjectOptions{VersionID: g.VersionID}); minio.ToErrorResponse(err).StatusCode != 404 {
+			return fmt.Errorf("site2 still has the removed governance version: %v", err)
+		}
+		return nil
+	})
+
 	// The bucket holding them cannot be deleted on either site.
 	for i, cl := range cs {
 		if err := cl.RemoveBucket(ctx, "worm"); minio.ToErrorResponse(err).Code != "BucketNotEmpty" {
