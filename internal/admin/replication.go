@@ -125,7 +125,7 @@ func targetsOf(ts []replication.TargetStatus) []adminclient.ReplicationTarget {
 		out = append(out, adminclient.ReplicationTarget{Name: t.Name, DeploymentID: t.DeploymentID, Endpoint: t.Endpoint,
 			Online: t.Online, Latency: t.Latency, Pending: t.Pending, PendingBytes: t.PendingBytes,
 			Retrying: t.Retrying, RetryingBytes: t.RetryingBytes, Lag: t.Lag,
-			IAMUnsupported: t.IAMUnsupported, IAMUnsupportedSince: t.IAMUnsupportedSince})
+			IAMUnsupported: t.IAMUnsupported, IAMUnsupportedSince: t.IAMUnsupportedSince, LastContact: t.LastContact})
 	}
 	return out
 }

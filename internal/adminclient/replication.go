@@ -72,6 +72,8 @@ type ReplicationTarget struct {
 	Retrying      int64         `json:"retrying"`
 	RetryingBytes int64         `json:"retryingBytes"`
 	Lag           time.Duration `json:"lag"`
+	// LastContact is when the peer last answered the link's health probe.
+	LastContact time.Time `json:"lastContact,omitzero"`
 	// IAMUnsupported: the peer takes no IAM records (an older build); IAM
 	// changes wait for its upgrade, spending no retry.
 	IAMUnsupported      bool      `json:"iamUnsupported,omitempty"`

@@ -115,7 +115,7 @@ func (h *history) record(v *SitesView) {
 		if s.Online {
 			h.lastUp[s.Name] = now
 		}
-		if t, ok := h.lastUp[s.Name]; ok {
+		if t, ok := h.lastUp[s.Name]; ok && s.LastContact.IsZero() {
 			s.LastContact = t
 		}
 	}

@@ -108,7 +108,11 @@ func (c *Console) takeSites(cl *call) (*SitesView, error) {
 		unreachable[u] = true
 	}
 	counters := c.linkCounters(ctx, cl)
+	// The link monitor's last answered probe, kept since the site started
+	// whether or not anyone was looking.
+	contact := map[string]time.Time{}
 	for _, t := range st.Targets {
+		contact[t.Name] = t.LastContact
 		l := LinkView{Target: t.Name, Online: t.Online, LatencyMs: float64(t.Latency) / float64(time.Millisecond),
 			Pending: t.Pending, PendingBytes: t.PendingBytes, Retrying: t.Retrying, RetryingBytes: t.RetryingBytes,
 			LagSeconds: t.Lag.Seconds(), Dropped: -1, SentBytes: -1}
@@ -125,7 +129,8 @@ func (c *Console) takeSites(cl *call) (*SitesView, error) {
 	v.Sites = make([]SiteView, len(st.Sites))
 	var wg sync.WaitGroup
 	for i, p := range st.Sites {
-		sv := SiteView{Name: p.Name, Endpoint: p.Endpoint, DeploymentID: p.DeploymentID, Local: p.Name == st.Site}
+		sv := SiteView{Name: p.Name, Endpoint: p.Endpoint, DeploymentID: p.DeploymentID, Local: p.Name == st.Site,
+			LastContact: contact[p.Name]}
 		sv.Online = sv.Local || !unreachable[p.Name]
 		v.Sites[i] = sv
 		wg.Go(func() {

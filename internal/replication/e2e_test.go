@@ -169,6 +169,20 @@ func TestPeerDownThenBackDrains(t *testing.T) {
 		t.Fatal(err)
 	}
 	testsite.Eventually(t, 10*time.Second, func() error { _, err := cs[1].GetBucketVersioning(ctx, "bkt"); return err })
+	eng := m.Sites[0].Server().Replication()
+	lastContact := func() time.Time {
+		st, err := eng.Status(ctx)
+		if err != nil || len(st.Targets) != 1 {
+			t.Fatalf("status: %+v, %v", st, err)
+		}
+		return st.Targets[0].LastContact
+	}
+	testsite.Eventually(t, 10*time.Second, func() error {
+		if lastContact().IsZero() {
+			return errors.New("no contact with the peer recorded")
+		}
+		return nil
+	})
 	// Cut site2 off: site1 reaches it only through its proxy.
 	m.Sites[1].Proxy.Cut()
 	big := make([]byte, 300<<10)
@@ -189,7 +203,6 @@ func TestPeerDownThenBackDrains(t *testing.T) {
 		}
 	}
 	// While down, the work waits in the journal: no retries burnt.
-	eng := m.Sites[0].Server().Replication()
 	testsite.Eventually(t, 5*time.Second, func() error {
 		st, err := eng.Status(ctx)
 		if err != nil {
@@ -206,8 +219,18 @@ func TestPeerDownThenBackDrains(t *testing.T) {
 		}
 		return nil
 	})
+	// The last contact stays where the link went down, while the probes
+	// go on failing.
+	down := lastContact()
+	time.Sleep(300 * time.Millisecond)
+	if again := lastContact(); down.IsZero() || !again.Equal(down) {
+		t.Fatalf("last contact while down moved from %v to %v", down, again)
+	}
 	m.Sites[1].Proxy.Restore()
 	testsite.Eventually(t, 30*time.Second, func() error { return converged(ctx, cs, "bkt") })
+	if !lastContact().After(down) {
+		t.Errorf("last contact %v did not move after the link came back (was %v)", lastContact(), down)
+	}
 	if got := readOrMissing(ctx, cs[1], "bkt", "o010"); got != string(big) {
 		t.Fatalf("o010 on site2: %d bytes", len(got))
 	}

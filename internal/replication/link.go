@@ -121,6 +121,7 @@ func (t *target) prober() {
 		if err == nil {
 			ev = probeOK
 			t.latency.Store(int64(time.Since(start)))
+			t.lastOK.Store(time.Now().UnixNano())
 			t.e.m.linkLatency.WithLabelValues(t.site.Name).Observe(time.Since(start).Seconds())
 		}
 		t.observe(ev)

@@ -21,6 +21,9 @@ type TargetStatus struct {
 	RetryingBytes int64         `json:"retryingBytes"`
 	// Lag is the age of the oldest change still waiting for this peer.
 	Lag time.Duration `json:"lag"`
+	// LastContact is when the peer last answered the link's health probe
+	// (zero: not since this site started).
+	LastContact time.Time `json:"lastContact,omitzero"`
 	// IAMUnsupported is set while the peer takes no IAM records (an older
 	// build answered NoSuchCall): IAM changes wait for its upgrade,
 	// counted in Pending, spending no retry. IAMUnsupportedSince is the
@@ -122,7 +125,15 @@ func (t *target) status() TargetStatus {
 	return TargetStatus{Name: t.site.Name, DeploymentID: t.site.ID, Endpoint: t.site.Endpoint,
 		Online: t.online(), Latency: time.Duration(t.latency.Load()),
 		Pending: p.n, PendingBytes: p.bytes, Retrying: r.n, RetryingBytes: r.bytes, Lag: t.oldestPending(),
-		IAMUnsupported: refused, IAMUnsupportedSince: since}
+		IAMUnsupported: refused, IAMUnsupportedSince: since, LastContact: unixNanoTime(t.lastOK.Load())}
+}
+
+// unixNanoTime is the time of ns, or the zero time for 0.
+func unixNanoTime(ns int64) time.Time {
+	if ns == 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, ns).UTC()
 }
 
 // BucketStatus is one bucket's backlog per peer.

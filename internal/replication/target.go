@@ -39,6 +39,7 @@ type target struct {
 	wake     chan struct{}
 	link     atomic.Int32 // a linkState
 	latency  atomic.Int64 // last probe round trip, ns
+	lastOK   atomic.Int64 // when the peer last answered a probe, Unix ns; 0 never
 	// needCompare is set when work for the peer was dropped, cameBack
 	// when the link comes up: with both, once the backlog is empty,
 	// mismatch detection runs at once instead of waiting for its interval.
