@@ -53,6 +53,9 @@ type IdempotentAnswer struct {
 	// it, so that the store does not hold a copy of every table's metadata.
 	RefKind     string `json:"rk,omitempty"`
 	RefLocation string `json:"rl,omitempty"`
+	// Tables are the metadata files a multi-table commit wrote, one per
+	// table: another site honours the answer only once it holds them all.
+	Tables []string `json:"tl,omitempty"`
 	// Applied marks an answer written by the mutation's own batch: the change
 	// is durable but its final answer was not recorded (the server stopped in
 	// between); the edge rebuilds the answer from Ref or the current state.
@@ -166,6 +169,9 @@ func (c *Catalog) RecordIdempotent(ctx context.Context, wh, key string, a Idempo
 	prev, had, err := c.localIdempotent(wh, key)
 	if err == nil && had {
 		a.ExpiresMS = prev.ExpiresMS
+		if a.RefLocation == "" && len(a.Tables) == 0 {
+			a.Tables = prev.Tables // what the mutation's own mark knew it wrote
+		}
 	}
 	b := c.meta.NewBatch()
 	if err := putIdempotent(b, wh, key, a); err != nil {

@@ -25,9 +25,10 @@ import (
 // mark whenever it can hold the change. A key the local store lacks is
 // looked up there: after a failover, a client whose commit landed on the
 // old primary just before it failed, retrying with the same key on the
-// promoted site, gets the original answer and no second commit. A table
-// answer is honoured only if the promoted site's catalog reached the
-// version it names; otherwise the change did not survive the failover and
+// promoted site, gets the original answer and no second commit. A commit's
+// answer (one table or several) is honoured only if the promoted site's
+// catalog reached every version it names; other answers are not honoured
+// there (see answerHolds); otherwise the change did not survive the failover and
 // the retry runs. Expired answers are deleted from the bucket by the
 // sweep, and the deletes replicate too.
 
@@ -82,15 +83,37 @@ func (c *Catalog) replicatedIdempotent(ctx context.Context, wh, key string) (Ide
 	return r.IdempotentAnswer, true, nil
 }
 
-// answerHolds reports whether this site's catalog holds the table version
-// a table answer names: the metadata file is the current one of the table
-// at its location, or in that table's metadata log (a later commit came
-// after it). A version this site never had, or discarded (a catalog
-// rebuild), does not hold. Other answers hold as recorded.
+// answerHolds reports whether this site's catalog holds the change an
+// answer recorded on another site stands for. A table answer names the
+// table version, a multi-table commit's every table version: each must be
+// here. Any other answer (a namespace or view change, a drop, a rename)
+// names nothing this site could check, so it is not honoured here: the
+// retry runs again, which for those operations cannot apply a change twice
+// (a second create answers 409, a second drop or rename 404, properties
+// set again are the same). Honouring it could tell a client a change
+// happened that never reached this site.
 func (c *Catalog) answerHolds(wh string, a IdempotentAnswer) bool {
-	if a.RefKind != KindTable || a.RefLocation == "" {
+	switch {
+	case a.RefKind == KindTable && a.RefLocation != "":
+		return c.versionHere(wh, a.RefLocation)
+	case len(a.Tables) > 0:
+		for _, l := range a.Tables {
+			if !c.versionHere(wh, l) {
+				return false
+			}
+		}
 		return true
 	}
+	return false
+}
+
+// versionHere reports whether this site's catalog holds the table version
+// whose metadata file is location: it is the current one of the table at
+// its location, or in that table's metadata log (a later commit came after
+// it). A version this site never had, or discarded (a catalog rebuild),
+// is not here.
+func (c *Catalog) versionHere(wh, location string) bool {
+	a := IdempotentAnswer{RefLocation: location}
 	key, err := keyInWarehouse(wh, a.RefLocation)
 	if err != nil {
 		return false

@@ -83,8 +83,13 @@ func TestReplicatedIdempotencyAnswer(t *testing.T) {
 		"version here":     {IdempotentAnswer{Op: "POST c", Applied: true, RefKind: KindTable, RefLocation: tbl.MetadataLocation, ExpiresMS: exp}, true},
 		"version not here": {IdempotentAnswer{Op: "POST c", Applied: true, RefKind: KindTable, RefLocation: ahead, ExpiresMS: exp}, false},
 		"not this version": {IdempotentAnswer{Op: "POST c", Applied: true, RefKind: KindTable, RefLocation: other, ExpiresMS: exp}, false},
-		"plain answer":     {IdempotentAnswer{Op: "DELETE d", Status: 204, ExpiresMS: exp}, true},
-		"expired":          {IdempotentAnswer{Op: "DELETE d", Status: 204, ExpiresMS: time.Now().Add(-time.Second).UnixMilli()}, false},
+		// A drop, a namespace change: nothing to check here, so the retry
+		// runs (it cannot apply twice).
+		"plain answer": {IdempotentAnswer{Op: "DELETE d", Status: 204, ExpiresMS: exp}, false},
+		// A multi-table commit holds only with every table's version.
+		"transaction here":   {IdempotentAnswer{Op: "POST x", Status: 204, Tables: []string{tbl.MetadataLocation}, ExpiresMS: exp}, true},
+		"transaction partly": {IdempotentAnswer{Op: "POST x", Status: 204, Tables: []string{tbl.MetadataLocation, ahead}, ExpiresMS: exp}, false},
+		"expired":            {IdempotentAnswer{Op: "DELETE d", Status: 204, ExpiresMS: time.Now().Add(-time.Second).UnixMilli()}, false},
 	} {
 		key := "k-" + strings.ReplaceAll(name, " ", "-")
 		if err := c.putReplicated(ctx, "lake", key, tc.a); err != nil {

@@ -288,6 +288,11 @@ func (c *Catalog) writeCommits(ctx context.Context, wh string, ps []*pendingTabl
 	// keyed commit is one of them (idempotency_repl.go).
 	var writes []func() error
 	key, mark, keyed := c.appliedMark(ctx, wh, refKind, refLocation)
+	if keyed && refLocation == "" {
+		for _, p := range ps {
+			mark.Tables = append(mark.Tables, p.e.MetadataLocation)
+		}
+	}
 	if keyed {
 		writes = append(writes, func() error { return c.putReplicated(ctx, wh, key, mark) })
 	}
