@@ -6,6 +6,8 @@ import (
 	"net/url"
 	"strconv"
 	"time"
+
+	"github.com/twinlake/twinlake/internal/trace"
 )
 
 // Paths of the Tables replication calls.
@@ -71,6 +73,9 @@ type TablesReplicationStatus struct {
 	Total       int                 `json:"total"`
 	Offset      int                 `json:"offset"`
 	Entries     []TablesEntryStatus `json:"entries"`
+	// Events are the scanner's last notable events, newest first, kept
+	// since the site started.
+	Events []trace.Event `json:"events,omitempty"`
 }
 
 // BackfillJob is a run of the catalog identity backfill.

@@ -191,6 +191,24 @@ func TestRunbook(t *testing.T) {
 	if st.State != scanner.StateActive {
 		t.Fatalf("replica scanner state %q", st.State)
 	}
+	// The status keeps the scanner's notable events without anyone having
+	// followed the trace: here the table's versions it applied, newest
+	// first, and no cycle summaries.
+	applied := 0
+	for i, e := range st.Events {
+		if e.FuncName == "catalogScanner.cycle" {
+			t.Errorf("status event %d is a cycle summary", i)
+		}
+		if i > 0 && e.Time.After(st.Events[i-1].Time) {
+			t.Errorf("status events not newest first at %d", i)
+		}
+		if e.FuncName == "catalogScanner.apply" && strings.Contains(e.Path, "orders") {
+			applied++
+		}
+	}
+	if applied == 0 {
+		t.Errorf("status events lack the table's applied versions: %+v", st.Events)
+	}
 	body, err := testsite.Scrape(p.replica.Site, "", "")
 	if err != nil {
 		t.Fatal(err)

@@ -83,6 +83,7 @@ type Scanner struct {
 	log *slog.Logger
 	m   *scanMetrics
 
+	recent eventRing // the last notable events, for the status
 	wake   chan struct{}
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -307,15 +308,55 @@ func settledState(consistency string) string {
 	return StateActive
 }
 
+// traceEvent publishes one of the scanner's events on the trace bus (when
+// someone follows it) and keeps it among the recent ones the status
+// reports, unless it is a cycle's summary.
 func (s *Scanner) traceEvent(fn, path, msg string, start time.Time, err error) {
-	if !s.cfg.Trace.Enabled(trace.TablesScan) {
+	traced := s.cfg.Trace.Enabled(trace.TablesScan)
+	if !traced && fn == "catalogScanner.cycle" {
 		return
 	}
-	ev := trace.Event{Type: trace.TablesScan, Time: start, FuncName: fn, Path: path, Duration: time.Since(start), Msg: msg}
+	ev := trace.Event{Type: trace.TablesScan, TypeName: trace.TablesScan.String(), Time: start, FuncName: fn, Path: path,
+		Duration: time.Since(start), Msg: msg}
 	if err != nil {
 		ev.Error = err.Error()
 	}
-	s.cfg.Trace.Publish(ev)
+	if fn != "catalogScanner.cycle" {
+		s.recent.add(ev)
+	}
+	if traced {
+		s.cfg.Trace.Publish(ev)
+	}
+}
+
+// recentEventCount bounds the events the status keeps.
+const recentEventCount = 50
+
+// eventRing keeps the scanner's last notable events, oldest first.
+type eventRing struct {
+	mu  sync.Mutex
+	evs []trace.Event
+}
+
+func (r *eventRing) add(ev trace.Event) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if len(r.evs) == recentEventCount {
+		copy(r.evs, r.evs[1:])
+		r.evs = r.evs[:recentEventCount-1]
+	}
+	r.evs = append(r.evs, ev)
+}
+
+// newestFirst returns a copy of the events, newest first.
+func (r *eventRing) newestFirst() []trace.Event {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := make([]trace.Event, len(r.evs))
+	for i, e := range r.evs {
+		out[len(r.evs)-1-i] = e
+	}
+	return out
 }
 
 // warehouses returns the names of the warehouse buckets.

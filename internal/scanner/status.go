@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/twinlake/twinlake/internal/catalog"
+	"github.com/twinlake/twinlake/internal/trace"
 )
 
 // EntryStatus is one table or view as the replica sees it.
@@ -40,6 +41,10 @@ type Status struct {
 	Total       int           `json:"total"`
 	Offset      int           `json:"offset"`
 	Entries     []EntryStatus `json:"entries"`
+	// Events are the scanner's last notable events (versions applied,
+	// files missing, re-sends asked, transactions held, failover and
+	// rebuild steps, errors), newest first, kept since the site started.
+	Events []trace.Event `json:"events,omitempty"`
 }
 
 // Status reports the scanner state and, from offset, at most limit tables
@@ -50,7 +55,7 @@ func (s *Scanner) Status(offset, limit int) Status {
 	s.mu.Lock()
 	out := Status{State: reportedState(s.state, role, p.Window), Consistency: s.consistency(), Leader: true, Promoting: s.failover.Load(),
 		Cycles: s.cycles, LastCycle: s.lastOK, CycleTime: s.lastDur, Window: p.Window, Rebuild: p.Rebuild,
-		Entries: []EntryStatus{}}
+		Entries: []EntryStatus{}, Events: s.recent.newestFirst()}
 	all := make([]EntryStatus, 0, len(s.ents))
 	for _, e := range s.ents {
 		if e.kind == catalog.KindNamespace || e.status == "" {
