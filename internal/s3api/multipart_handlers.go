@@ -223,6 +223,17 @@ func (s *Server) completeMultipartUpload(req *request) error {
 	for _, p := range body.Parts {
 		parts = append(parts, objects.CompletePart{Number: p.PartNumber, ETag: p.ETag, Checksum: p.get(string(u.Checksum))})
 	}
+	// S3 does not require an SSE-C upload's key to complete it, but a key
+	// sent must be the upload's: never accepted and ignored.
+	ck, err := s.customerKey(req, ssecPrefix)
+	if err != nil {
+		return err
+	}
+	if ck != nil && u.UploadID != "" {
+		if err := objects.CheckCustomerKey(&objects.Version{KeyCheck: u.KeyCheck}, ck); err != nil {
+			return err
+		}
+	}
 	if err := checkCompleteChecksum(req.r.Header, u.Checksum, parts); err != nil {
 		return err
 	}

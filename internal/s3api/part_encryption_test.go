@@ -80,3 +80,34 @@ func TestContentEncodingWithoutAWSChunked(t *testing.T) {
 		}
 	}
 }
+
+// TestCompleteWithCustomerKey: completing an SSE-C upload needs no key, but
+// a key sent with the complete must be the upload's.
+func TestCompleteWithCustomerKey(t *testing.T) {
+	t.Setenv("TWINLAKE_API_SSEC_ALLOW_HTTP", "on")
+	site := testsite.Start(t)
+	c := sdkClient(site, site.SecretKey)
+	ctx := context.Background()
+	mustCreateBucket(t, c, "cplkey")
+	k, other := newCustomerKey(), newCustomerKey()
+	cu, err := c.CreateMultipartUpload(ctx, &s3.CreateMultipartUploadInput{Bucket: aws.String("cplkey"), Key: aws.String("k"),
+		SSECustomerAlgorithm: aws.String("AES256"), SSECustomerKey: aws.String(k.b64), SSECustomerKeyMD5: aws.String(k.md5)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	up, err := c.UploadPart(ctx, &s3.UploadPartInput{Bucket: aws.String("cplkey"), Key: aws.String("k"), UploadId: cu.UploadId, PartNumber: aws.Int32(1),
+		Body: strings.NewReader("part"), SSECustomerAlgorithm: aws.String("AES256"), SSECustomerKey: aws.String(k.b64), SSECustomerKeyMD5: aws.String(k.md5)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := &s3.CompleteMultipartUploadInput{Bucket: aws.String("cplkey"), Key: aws.String("k"), UploadId: cu.UploadId,
+		MultipartUpload: &types.CompletedMultipartUpload{Parts: []types.CompletedPart{{ETag: up.ETag, PartNumber: aws.Int32(1)}}},
+		SSECustomerAlgorithm: aws.String("AES256"), SSECustomerKey: aws.String(other.b64), SSECustomerKeyMD5: aws.String(other.md5)}
+	if _, err := c.CompleteMultipartUpload(ctx, in); apiCode(err) != "InvalidArgument" {
+		t.Fatalf("complete with another key: %v", err)
+	}
+	in.SSECustomerAlgorithm, in.SSECustomerKey, in.SSECustomerKeyMD5 = nil, nil, nil
+	if _, err := c.CompleteMultipartUpload(ctx, in); err != nil {
+		t.Fatalf("complete without a key: %v", err)
+	}
+}
