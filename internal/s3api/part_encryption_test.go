@@ -101,7 +101,7 @@ func TestCompleteWithCustomerKey(t *testing.T) {
 		t.Fatal(err)
 	}
 	in := &s3.CompleteMultipartUploadInput{Bucket: aws.String("cplkey"), Key: aws.String("k"), UploadId: cu.UploadId,
-		MultipartUpload: &types.CompletedMultipartUpload{Parts: []types.CompletedPart{{ETag: up.ETag, PartNumber: aws.Int32(1)}}},
+		MultipartUpload:      &types.CompletedMultipartUpload{Parts: []types.CompletedPart{{ETag: up.ETag, PartNumber: aws.Int32(1)}}},
 		SSECustomerAlgorithm: aws.String("AES256"), SSECustomerKey: aws.String(other.b64), SSECustomerKeyMD5: aws.String(other.md5)}
 	if _, err := c.CompleteMultipartUpload(ctx, in); apiCode(err) != "InvalidArgument" {
 		t.Fatalf("complete with another key: %v", err)
