@@ -63,6 +63,7 @@ var routeActions = map[string]string{
 	"admin.SiteReplicationResyncCancel": "admin:SiteReplicationResync",
 	"admin.BucketReplicationStatus":     "admin:SiteReplicationInfo",
 	"admin.BucketReplicationBacklog":    "admin:SiteReplicationInfo",
+	"admin.SiteReplicationHistory":      "admin:SiteReplicationInfo",
 
 	"admin.ListWarehouses":         "admin:TablesWarehouseAdmin",
 	"admin.GetWarehouse":           "admin:TablesWarehouseAdmin",

@@ -26,6 +26,7 @@ type ReplicationAdmin interface {
 	ResyncCancel(ctx context.Context, peer string) (replication.ResyncJob, error)
 	BucketStatus(ctx context.Context, bucket string) (replication.BucketStatus, error)
 	Backlog(ctx context.Context, bucket string, limit int) ([]replication.MRFEntry, error)
+	LinkHistory() map[string][]replication.LinkSample
 }
 
 // replicationRoutes are the site replication calls.
@@ -39,6 +40,23 @@ var replicationRoutes = []route{
 	{http.MethodDelete, adminclient.PathReplicationResync + "/{peer}", "admin.SiteReplicationResyncCancel", (*Server).resync},
 	{http.MethodGet, adminclient.PathReplicationBuckets + "/{bucket}/status", "admin.BucketReplicationStatus", (*Server).bucketReplicationStatus},
 	{http.MethodGet, adminclient.PathReplicationBuckets + "/{bucket}/backlog", "admin.BucketReplicationBacklog", (*Server).replicationBacklog},
+	{http.MethodGet, adminclient.PathReplicationHistory, "admin.SiteReplicationHistory", (*Server).replicationHistory},
+}
+
+// replicationHistory answers every link's last hour of samples.
+func (s *Server) replicationHistory(w http.ResponseWriter, r *http.Request, _ *call) error {
+	return s.replCall(w, func(e ReplicationAdmin) error {
+		out := map[string][]adminclient.LinkSample{}
+		for name, samples := range e.LinkHistory() {
+			conv := make([]adminclient.LinkSample, len(samples))
+			for i, s := range samples {
+				conv[i] = adminclient.LinkSample(s)
+			}
+			out[name] = conv
+		}
+		writeJSON(w, http.StatusOK, out)
+		return nil
+	})
 }
 
 var errReplicationUnavailable = errors.New("this server runs without site replication")

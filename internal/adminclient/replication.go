@@ -18,6 +18,7 @@ const (
 	PathReplicationStatus  = PathReplication + "/status"
 	PathReplicationResync  = PathReplication + "/resync"  // + "/{peer}"
 	PathReplicationBuckets = PathReplication + "/buckets" // + "/{bucket}/status|backlog"
+	PathReplicationHistory = PathReplication + "/history"
 )
 
 // Error codes of the site replication calls.
@@ -78,6 +79,26 @@ type ReplicationTarget struct {
 	// changes wait for its upgrade, spending no retry.
 	IAMUnsupported      bool      `json:"iamUnsupported,omitempty"`
 	IAMUnsupportedSince time.Time `json:"iamUnsupportedSince,omitzero"`
+}
+
+// LinkSample is one point of a link's last hour: sampled every 10 s by the
+// site since it started.
+type LinkSample struct {
+	Time          time.Time     `json:"t"`
+	Online        bool          `json:"online"`
+	Pending       int64         `json:"pending"`
+	PendingBytes  int64         `json:"pendingBytes"`
+	Retrying      int64         `json:"retrying"`
+	RetryingBytes int64         `json:"retryingBytes"`
+	Lag           time.Duration `json:"lag"`
+}
+
+// ReplicationHistory returns every link's samples of the last hour, by
+// peer site name, oldest first.
+func (c *Client) ReplicationHistory(ctx context.Context) (map[string][]LinkSample, error) {
+	var out map[string][]LinkSample
+	err := c.call(ctx, http.MethodGet, PathReplicationHistory, nil, &out)
+	return out, err
 }
 
 // ReplicationBucketSync says which sites hold a bucket with equal settings.

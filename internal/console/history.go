@@ -75,6 +75,19 @@ func newHistory(window, step time.Duration, now func() time.Time) *history {
 	return h
 }
 
+// unseen reports whether one of the links has no ring yet, so the next
+// snapshot should bring the site's own history to seed it.
+func (h *history) unseen(links []string) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, l := range links {
+		if h.rings[l] == nil {
+			return true
+		}
+	}
+	return false
+}
+
 // snapshot returns the current view, taking a new one with take when the
 // last is older than step. Concurrent pollers wait for one snapshot
 // instead of each taking their own: however many browsers look, the site
@@ -126,6 +139,13 @@ func (h *history) record(v *SitesView) {
 		if r == nil {
 			r = &ring{buf: make([]Sample, int(h.window/h.step)+1)}
 			h.rings[l.Target] = r
+			// The site's own record of the hour before this console
+			// first looked (one sample every 10 s).
+			for _, s := range v.seed[l.Target] {
+				if s.Time.Before(now) && !s.Time.Before(now.Add(-h.window)) {
+					r.add(s)
+				}
+			}
 		}
 		smp := Sample{Time: now, LagSeconds: l.LagSeconds, Backlog: l.Pending + l.Retrying, BacklogBytes: l.PendingBytes + l.RetryingBytes, SentBytes: l.SentBytes}
 		if prev, ok := r.latest(); ok && prev.SentBytes >= 0 && smp.SentBytes >= prev.SentBytes {

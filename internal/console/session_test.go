@@ -3,6 +3,7 @@ package console
 import (
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -297,6 +298,38 @@ func TestHistoryRingAndSharedSnapshot(t *testing.T) {
 	}
 	if want := time.Unix(1_700_000_000, 0).Add(6 * time.Second); !v.Sites[0].LastContact.Equal(want) {
 		t.Fatalf("last contact %v, want %v", v.Sites[0].LastContact, want)
+	}
+}
+
+// A link new to the console's rings is seeded with the site's own record
+// of the hour before (10 s samples), and only inside the window.
+func TestHistorySeededFromTheSite(t *testing.T) {
+	clk := &fakeClock{t: time.Unix(1_700_000_000, 0)}
+	h := newHistory(time.Minute, 2*time.Second, clk.now)
+	if !h.unseen([]string{"b"}) {
+		t.Fatal("a new link is not unseen")
+	}
+	now := clk.now()
+	seed := map[string][]Sample{"b": {
+		{Time: now.Add(-2 * time.Minute), Backlog: 99}, // outside the window
+		{Time: now.Add(-50 * time.Second), Backlog: 7, SentBytes: -1},
+		{Time: now.Add(-10 * time.Second), Backlog: 8, SentBytes: -1},
+	}}
+	v, err := h.snapshot(func() (*SitesView, error) {
+		return &SitesView{Links: []LinkView{{Target: "b", Pending: 9}}, seed: seed}, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []int64
+	for _, s := range v.History["b"] {
+		got = append(got, s.Backlog)
+	}
+	if !slices.Equal(got, []int64{7, 8, 9}) {
+		t.Fatalf("history backlogs %v, want the seed inside the window then the sample", got)
+	}
+	if h.unseen([]string{"b"}) {
+		t.Error("a seeded link is still unseen")
 	}
 }
 

@@ -55,6 +55,9 @@ type SitesView struct {
 	Sites   []SiteView          `json:"sites"`
 	Links   []LinkView          `json:"links"`
 	History map[string][]Sample `json:"history"`
+	// seed is the site's own link history, read when a link is new to
+	// this console's rings.
+	seed map[string][]Sample
 	Sampled time.Time           `json:"sampled"`
 	// StepSeconds is the sampling step: polling faster gains nothing.
 	StepSeconds int64 `json:"stepSeconds"`
@@ -120,6 +123,21 @@ func (c *Console) takeSites(cl *call) (*SitesView, error) {
 			l.Dropped, l.SentBytes = int64(counters[t.Name].dropped), int64(counters[t.Name].sent)
 		}
 		v.Links = append(v.Links, l)
+	}
+	names := make([]string, len(v.Links))
+	for i, l := range v.Links {
+		names[i] = l.Target
+	}
+	if c.history.unseen(names) {
+		if hist, err := cl.cl.admin.ReplicationHistory(ctx); err == nil {
+			v.seed = map[string][]Sample{}
+			for name, samples := range hist {
+				for _, s := range samples {
+					v.seed[name] = append(v.seed[name], Sample{Time: s.Time, LagSeconds: s.Lag.Seconds(),
+						Backlog: s.Pending + s.Retrying, BacklogBytes: s.PendingBytes + s.RetryingBytes, SentBytes: -1})
+				}
+			}
+		}
 	}
 	if !st.Enabled {
 		v.Sites = []SiteView{{Name: st.Site, Local: true, Online: true}}

@@ -202,6 +202,11 @@ func TestPeerDownThenBackDrains(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// The link's history has its state (and, sampled every 10 s, the hour
+	// before) for a dashboard opened now.
+	if h := eng.LinkHistory()["site2"]; len(h) == 0 {
+		t.Errorf("no history for the link: %v", eng.LinkHistory())
+	}
 	// While down, the work waits in the journal: no retries burnt.
 	testsite.Eventually(t, 5*time.Second, func() error {
 		st, err := eng.Status(ctx)

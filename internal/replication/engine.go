@@ -107,6 +107,7 @@ type Engine struct {
 	cancel           context.CancelFunc
 	bg               sync.WaitGroup
 	unsub            func()
+	history          linkHistory // the last hour of every link (history.go)
 }
 
 var _ objects.Replicator = (*Engine)(nil)
@@ -174,8 +175,9 @@ func (e *Engine) Start() error {
 			e.log.Error("restart replication targets", "err", err)
 		}
 	})
-	e.bg.Add(1)
+	e.bg.Add(2)
 	go e.mismatchLoop()
+	go e.historyLoop()
 	return e.resumeResyncsLocked()
 }
 

@@ -287,15 +287,7 @@ func (t *target) release(jobs ...job) {
 
 // oldestPending is the age of the oldest work waiting for this target.
 func (t *target) oldestPending() time.Duration {
-	oldest := int64(0)
-	jp := journalPrefix(t.site.ID)
-	_ = meta.Scan(t.e.cfg.Meta, jp, meta.PrefixEnd(jp), func(k, v []byte) (bool, error) {
-		var en Entry
-		if err := decode(v, &en); err == nil {
-			oldest = en.Queued
-		}
-		return false, nil
-	})
+	oldest := t.oldestJournaled()
 	mp := mrfPrefix(t.site.ID)
 	_ = meta.Scan(t.e.cfg.Meta, mp, meta.PrefixEnd(mp), func(k, v []byte) (bool, error) {
 		var m MRFEntry
@@ -308,4 +300,20 @@ func (t *target) oldestPending() time.Duration {
 		return 0
 	}
 	return time.Since(time.Unix(0, oldest))
+}
+
+// oldestJournaled is when the oldest change still in the journal (not yet
+// sent, or sending) was queued, Unix ns; 0 when the journal is empty. It
+// reads one record.
+func (t *target) oldestJournaled() int64 {
+	oldest := int64(0)
+	jp := journalPrefix(t.site.ID)
+	_ = meta.Scan(t.e.cfg.Meta, jp, meta.PrefixEnd(jp), func(k, v []byte) (bool, error) {
+		var en Entry
+		if err := decode(v, &en); err == nil {
+			oldest = en.Queued
+		}
+		return false, nil
+	})
+	return oldest
 }
