@@ -57,8 +57,8 @@ type SitesView struct {
 	History map[string][]Sample `json:"history"`
 	// seed is the site's own link history, read when a link is new to
 	// this console's rings.
-	seed map[string][]Sample
-	Sampled time.Time           `json:"sampled"`
+	seed    map[string][]Sample
+	Sampled time.Time `json:"sampled"`
 	// StepSeconds is the sampling step: polling faster gains nothing.
 	StepSeconds int64 `json:"stepSeconds"`
 }

@@ -370,7 +370,6 @@ func TestMismatchDetectionHealsDroppedWork(t *testing.T) {
 	}
 }
 
-
 // TestBucketSettingsMultipartAndTagsReplicate: bucket tags, policy and
 // default encryption set on any site reach every site; a multipart object
 // keeps its part layout and ETag on the peer; a tag change of a version
