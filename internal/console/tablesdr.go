@@ -26,8 +26,8 @@ type TablesDRView struct {
 	// VerifiedAt is, per entry of the page (warehouse/namespace levels
 	// joined by U+001F/name/kind), when its verified version was committed.
 	VerifiedAt map[string]time.Time `json:"verifiedAt"`
-	Warehouses    []string `json:"warehouses"`
-	Site          string   `json:"site"`
+	Warehouses []string             `json:"warehouses"`
+	Site       string               `json:"site"`
 }
 
 const actionTrace = "admin:ServerTrace"
