@@ -42,6 +42,8 @@ type Bucket struct {
 	// ObjectLock is set when the bucket has object lock (lock.go); it
 	// holds the default retention.
 	ObjectLock *LockConfig `msgpack:"ol,omitempty"`
+	// CORS is the bucket's CORS configuration (cors.go), canonical XML.
+	CORS []byte `msgpack:"cr,omitempty"`
 }
 
 // Bucket settings that replicate, as FieldTimes names them.
@@ -65,6 +67,7 @@ var bucketFields = []struct {
 	{FieldEncryption, func(a, b *Bucket) bool { return a.Encryption == b.Encryption }, func(d, s *Bucket) { d.Encryption = s.Encryption }},
 	{FieldWarehouse, func(a, b *Bucket) bool { return a.Warehouse == b.Warehouse }, func(d, s *Bucket) { d.Warehouse = s.Warehouse }},
 	{FieldObjectLock, func(a, b *Bucket) bool { return lockConfigEqual(a.ObjectLock, b.ObjectLock) }, mergeLockConfig},
+	{FieldCORS, func(a, b *Bucket) bool { return bytes.Equal(a.CORS, b.CORS) }, func(d, s *Bucket) { d.CORS = bytes.Clone(s.CORS) }},
 }
 
 // fieldTime is when a setting last changed (the bucket's creation for one

@@ -110,6 +110,9 @@ func bucketFingerprint(b objects.Bucket) string {
 	for _, k := range keys {
 		s += k + "=" + b.Tags[k] + ","
 	}
+	if len(b.CORS) > 0 { // only then: a peer predating CORS prints the same
+		s += fmt.Sprintf(";cors=%x", b.CORS)
+	}
 	return s
 }
 

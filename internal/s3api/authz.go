@@ -60,6 +60,10 @@ var apiActions = map[string]string{
 	"PutObjectRetention":         "s3:PutObjectRetention",
 	"GetObjectLegalHold":         "s3:GetObjectLegalHold",
 	"PutObjectLegalHold":         "s3:PutObjectLegalHold",
+
+	"GetBucketCors":    "s3:GetBucketCORS",
+	"PutBucketCors":    "s3:PutBucketCORS",
+	"DeleteBucketCors": "s3:PutBucketCORS",
 }
 
 // versionedActions are the actions AWS checks instead when a request names

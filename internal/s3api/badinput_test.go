@@ -288,7 +288,8 @@ func TestBadInput(t *testing.T) {
 		{"get bucket acl", rawRequest{method: "GET", target: "/bad?acl"}, 501, "NotImplemented"},
 		{"put object acl", rawRequest{method: "PUT", target: "/bad/acl-key?acl", body: small}, 501, "NotImplemented"},
 		{"get object acl", rawRequest{method: "GET", target: "/bad/keep?acl"}, 501, "NotImplemented"},
-		{"delete bucket cors", rawRequest{method: "DELETE", target: "/bad?cors"}, 501, "NotImplemented"},
+		{"delete bucket cors when none is set", rawRequest{method: "DELETE", target: "/bad?cors"}, 404, "NoSuchCORSConfiguration"},
+		{"put object cors", rawRequest{method: "PUT", target: "/bad/keep?cors", body: small}, 501, "NotImplemented"},
 		{"delete object lifecycle", rawRequest{method: "DELETE", target: "/bad/keep?lifecycle"}, 501, "NotImplemented"},
 	}
 	for _, tc := range cases {

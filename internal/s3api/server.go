@@ -127,9 +127,13 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	sw.Header().Set("Server", "twinlake")
 	req.bucket, req.key = s.splitPath(r)
 	var err error
-	if s.isSTS(req) {
+	switch {
+	case r.Method == http.MethodOptions:
+		err = s.servePreflight(req) // CORS preflight: never authenticated (cors.go)
+	case s.isSTS(req):
 		s.serveSTS(req)
-	} else {
+	default:
+		s.addCORSHeaders(req)
 		err = s.serve(req)
 	}
 	if err != nil {

@@ -18,7 +18,6 @@ type unsupportedAPI struct {
 
 var unsupported = []unsupportedAPI{
 	{query: "acl", bucket: "BucketAcl", object: "ObjectAcl"},
-	{query: "cors", bucket: "BucketCors"},
 	{query: "lifecycle", bucket: "BucketLifecycleConfiguration"},
 	{query: "logging", bucket: "BucketLogging"},
 	{query: "notification", bucket: "BucketNotificationConfiguration"},

@@ -15,7 +15,7 @@ func TestUnsupportedAPINames(t *testing.T) {
 	}{
 		{http.MethodGet, "/b?acl", "GetBucketAcl"},
 		{http.MethodPut, "/b/k?acl", "PutObjectAcl"},
-		{http.MethodDelete, "/b?cors", "DeleteBucketCors"},
+		{http.MethodDelete, "/b?website", "DeleteBucketWebsite"},
 		{http.MethodGet, "/b?lifecycle", "GetBucketLifecycleConfiguration"},
 		{http.MethodGet, "/b?logging", "GetBucketLogging"},
 		{http.MethodPost, "/b/k?restore", "RestoreObject"},

@@ -87,7 +87,7 @@ func ToItemResults(rs []ItemResult) []replication.ItemResult {
 // FromBucket returns the wire form of a bucket's settings.
 func FromBucket(b objects.Bucket) Bucket {
 	w := Bucket{Name: b.Name, Created: b.Created, Versioning: b.Versioning, Tags: b.Tags, Policy: b.Policy,
-		Encryption: b.Encryption, ModTime: b.ModTime, Warehouse: b.Warehouse, FieldTimes: b.FieldTimes}
+		Encryption: b.Encryption, ModTime: b.ModTime, Warehouse: b.Warehouse, FieldTimes: b.FieldTimes, CORS: b.CORS}
 	if c := b.ObjectLock; c != nil {
 		w.ObjectLock = &LockConfig{Mode: c.Mode, Days: c.Days, Years: c.Years}
 	}
@@ -97,7 +97,7 @@ func FromBucket(b objects.Bucket) Bucket {
 // ToBucket returns the domain bucket a peer sent.
 func (w Bucket) ToBucket() objects.Bucket {
 	b := objects.Bucket{Name: w.Name, Created: w.Created, Versioning: w.Versioning, Tags: w.Tags, Policy: w.Policy,
-		Encryption: w.Encryption, ModTime: w.ModTime, Warehouse: w.Warehouse, FieldTimes: w.FieldTimes}
+		Encryption: w.Encryption, ModTime: w.ModTime, Warehouse: w.Warehouse, FieldTimes: w.FieldTimes, CORS: w.CORS}
 	if c := w.ObjectLock; c != nil {
 		b.ObjectLock = &objects.LockConfig{Mode: c.Mode, Days: c.Days, Years: c.Years}
 	}

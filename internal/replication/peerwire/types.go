@@ -80,6 +80,9 @@ type Bucket struct {
 	// ObjectLock is set on a bucket with object lock (added without a
 	// version bump: a peer predating object lock ignores it).
 	ObjectLock *LockConfig `msgpack:"ol,omitempty"`
+	// CORS is the bucket's CORS configuration as XML (added without a
+	// version bump: a peer predating CORS ignores it).
+	CORS []byte `msgpack:"cr,omitempty"`
 }
 
 // LockConfig is a bucket's object lock configuration: its default
