@@ -31,6 +31,7 @@ func AddObjectCommands(root *cobra.Command, opts *cmdutil.Options) {
 		newMirrorCmd,
 		newRetentionCmd,
 		newLegalHoldCmd,
+		newCORSCmd,
 	} {
 		root.AddCommand(newCmd(opts))
 	}
