@@ -3,7 +3,10 @@
 // surface.
 package httprec
 
-import "net/http"
+import (
+	"io"
+	"net/http"
+)
 
 // Recorder wraps a ResponseWriter. The first status written is kept (a
 // later WriteHeader is ignored); a Write without one records 200.
@@ -33,6 +36,29 @@ func (r *Recorder) Write(p []byte) (int, error) {
 	r.Bytes += int64(n)
 	return n, err
 }
+
+// ReadFrom implements io.ReaderFrom, so that a body copied from a file
+// (io.Copy from an *os.File, or an io.LimitedReader of one) reaches the
+// underlying writer's ReadFrom, which net/http turns into sendfile on a
+// plain TCP connection: the bytes never pass through user space.
+func (r *Recorder) ReadFrom(src io.Reader) (int64, error) {
+	if r.Status == 0 {
+		r.WriteHeader(http.StatusOK)
+	}
+	var n int64
+	var err error
+	if rf, ok := r.ResponseWriter.(io.ReaderFrom); ok {
+		n, err = rf.ReadFrom(src)
+	} else {
+		n, err = io.Copy(writerOnly{r.ResponseWriter}, src)
+	}
+	r.Bytes += n
+	return n, err
+}
+
+// writerOnly hides every method but Write, so io.Copy does not come back
+// to ReadFrom.
+type writerOnly struct{ io.Writer }
 
 // Unwrap lets http.ResponseController reach the underlying writer (to
 // flush a stream).

@@ -135,6 +135,50 @@ func (r *segmentReader) Read(p []byte) (int, error) {
 	}
 }
 
+// WriteTo implements io.WriterTo: a segment stored as a plain blob file is
+// handed to w as a limited reader of the file itself, so that an HTTP
+// response writer sends it with sendfile; sealed and inline segments are
+// copied as Read gives them.
+func (r *segmentReader) WriteTo(w io.Writer) (int64, error) {
+	var total int64
+	var buf []byte
+	for r.remain > 0 {
+		if r.cur == nil {
+			if err := r.next(); err != nil {
+				return total, err
+			}
+		}
+		var n int64
+		var err error
+		if sr, ok := r.cur.(*io.SectionReader); ok && r.file != nil {
+			// A plain blob: seek the file and give it to w directly.
+			_, off, size := sr.Outer()
+			if _, err = r.file.Seek(off, io.SeekStart); err == nil {
+				n, err = io.Copy(w, &io.LimitedReader{R: r.file, N: size})
+				if err == nil && n < size {
+					err = io.ErrUnexpectedEOF
+				}
+			}
+		} else {
+			if buf == nil {
+				buf = make([]byte, 256<<10)
+			}
+			n, err = io.CopyBuffer(writerOnly{w}, io.LimitReader(r.cur, r.remain), buf)
+		}
+		total += n
+		r.remain -= n
+		r.closeFile()
+		r.cur = nil
+		if err != nil {
+			return total, err
+		}
+	}
+	return total, nil
+}
+
+// writerOnly hides a writer's ReadFrom, so a copy into it uses our buffer.
+type writerOnly struct{ io.Writer }
+
 // next opens the segment holding r.off.
 func (r *segmentReader) next() error {
 	for len(r.segs) > 0 && r.off >= r.segs[0].Size {
