@@ -101,9 +101,9 @@ func (v *Verifier) verifyV2(r *http.Request, query url.Values, presigned bool) (
 	if err != nil {
 		return nil, err
 	}
-	sts := v2StringToSign(r, query, date, v.Domain)
-	want := v2Sign(secret, sts)
-	if !hmac.Equal([]byte(want), []byte(signature)) {
+	sts, alt := v2StringToSign(r, query, date, v.Domain)
+	if !hmac.Equal([]byte(v2Sign(secret, sts)), []byte(signature)) &&
+		(alt == "" || !hmac.Equal([]byte(v2Sign(secret, alt)), []byte(signature))) {
 		return nil, &SignatureMismatchError{AccessKey: accessKey, SignatureProvided: signature, StringToSign: sts}
 	}
 	return &Result{
@@ -128,8 +128,12 @@ func v2RequestTime(h http.Header) (time.Time, error) {
 	return time.Time{}, ErrInvalidDate
 }
 
-// v2StringToSign builds what SigV2 signs for r, dated by date.
-func v2StringToSign(r *http.Request, query url.Values, date, domain string) string {
+// v2StringToSign builds what SigV2 signs for r, dated by date, and for a
+// request to a bucket itself (path "/bucket") a second form whose
+// resource is "/bucket/", which botocore signs (as AWS's own examples
+// name a bucket); both name the same bucket, so accepting either lets no
+// signature reach another resource. alt is "" otherwise.
+func v2StringToSign(r *http.Request, query url.Values, date, domain string) (sts, alt string) {
 	var b strings.Builder
 	b.WriteString(r.Method)
 	b.WriteByte('\n')
@@ -140,8 +144,13 @@ func v2StringToSign(r *http.Request, query url.Values, date, domain string) stri
 	b.WriteString(date)
 	b.WriteByte('\n')
 	v2AmzHeaders(&b, r.Header)
-	b.WriteString(v2Resource(r, query, domain))
-	return b.String()
+	head := b.String()
+	path, sub := v2Resource(r, query, domain)
+	sts = head + path + sub
+	if len(path) > 1 && !strings.Contains(path[1:], "/") {
+		alt = head + path + "/" + sub
+	}
+	return sts, alt
 }
 
 // v2AmzHeaders writes the x-amz-* headers, lower-cased and sorted, each
@@ -168,8 +177,9 @@ func v2AmzHeaders(b *strings.Builder, h http.Header) {
 }
 
 // v2Resource is the path as sent (prefixed with the bucket for a
-// virtual-host request under domain) and the signed sub-resources.
-func v2Resource(r *http.Request, query url.Values, domain string) string {
+// virtual-host request under domain) and the signed sub-resources ("" or
+// "?a&b=c").
+func v2Resource(r *http.Request, query url.Values, domain string) (string, string) {
 	path := wirePath(r)
 	if domain != "" {
 		host := r.Host
@@ -193,9 +203,9 @@ func v2Resource(r *http.Request, query url.Values, domain string) string {
 		}
 	}
 	if len(sub) == 0 {
-		return path
+		return path, ""
 	}
-	return path + "?" + strings.Join(sub, "&")
+	return path, "?" + strings.Join(sub, "&")
 }
 
 // v2Sign is base64 HMAC-SHA1 of sts under secret.

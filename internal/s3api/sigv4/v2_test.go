@@ -52,7 +52,7 @@ func TestV2Presigned(t *testing.T) {
 	sign := func(expires int64, extra string) *http.Request {
 		r := &http.Request{Method: http.MethodGet, Host: "h", URL: &url.URL{Path: "/b/k"}, RequestURI: "/b/k", Header: http.Header{}}
 		q := url.Values{"versionId": {"v1"}, "x-id": {"GetObject"}}
-		sts := v2StringToSign(r, q, strconv.FormatInt(expires, 10), "")
+		sts, _ := v2StringToSign(r, q, strconv.FormatInt(expires, 10), "")
 		if sts != "GET\n\n\n"+strconv.FormatInt(expires, 10)+"\n/b/k?versionId=v1" {
 			t.Fatalf("string to sign %q", sts)
 		}
@@ -71,5 +71,35 @@ func TestV2Presigned(t *testing.T) {
 	}
 	if _, err := v.Verify(sign(now.Unix()+60, "x"), "s3"); !errors.Is(err, ErrSignatureDoesNotMatch) {
 		t.Fatalf("tampered presign: %v", err)
+	}
+}
+
+// TestV2BucketResource: botocore signs a request to a bucket itself with
+// the resource "/bucket/" (AWS's examples do too); the path as sent,
+// "/bucket", is accepted as well, and neither form reaches another path.
+func TestV2BucketResource(t *testing.T) {
+	now := time.Date(2026, 3, 14, 15, 9, 26, 0, time.UTC)
+	v := &Verifier{Creds: staticCreds{"AK": "SECRET"}, Now: func() time.Time { return now }}
+	date := now.Format(http.TimeFormat)
+	req := func(path, signedResource string) *http.Request {
+		r := &http.Request{Method: http.MethodPut, Host: "h", URL: &url.URL{Path: path}, RequestURI: path, Header: http.Header{}}
+		r.Header.Set("Date", date)
+		r.Header.Set("Authorization", "AWS AK:"+v2Sign("SECRET", "PUT\n\n\n"+date+"\n"+signedResource))
+		return r
+	}
+	for _, tc := range []struct {
+		path, signed string
+		ok           bool
+	}{
+		{"/bucket", "/bucket/", true},
+		{"/bucket", "/bucket", true},
+		{"/bucket/key", "/bucket/key/", false},
+		{"/bucket/", "/bucket", false},
+		{"/other", "/bucket/", false},
+	} {
+		_, err := v.Verify(req(tc.path, tc.signed), "s3")
+		if (err == nil) != tc.ok {
+			t.Errorf("path %s signed as %s: %v, want ok=%v", tc.path, tc.signed, err, tc.ok)
+		}
 	}
 }
