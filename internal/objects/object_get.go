@@ -161,7 +161,9 @@ func (r *segmentReader) WriteTo(w io.Writer) (int64, error) {
 			}
 		} else {
 			if buf == nil {
-				buf = make([]byte, 256<<10)
+				// Small objects are the common case: a buffer no larger than
+				// what is left to send.
+				buf = make([]byte, min(r.remain, copyBufferSize))
 			}
 			n, err = io.CopyBuffer(writerOnly{w}, io.LimitReader(r.cur, r.remain), buf)
 		}
@@ -175,6 +177,10 @@ func (r *segmentReader) WriteTo(w io.Writer) (int64, error) {
 	}
 	return total, nil
 }
+
+// copyBufferSize bounds the buffer WriteTo copies sealed and inline
+// segments through.
+const copyBufferSize = 64 << 10
 
 // writerOnly hides a writer's ReadFrom, so a copy into it uses our buffer.
 type writerOnly struct{ io.Writer }
