@@ -63,6 +63,10 @@ type Config struct {
 	Domain string
 	// TLS, when set, serves HTTPS with these certificates.
 	TLS *tls.Config
+	// Early, from Listen, is the listener bound before New opened the
+	// stores, answering probes meanwhile; Start serves on it. Nil: Start
+	// binds Address itself.
+	Early *Early
 	// MetricsPublic serves /twinlake/metrics without authentication.
 	MetricsPublic bool
 	// MetricsToken, if set, is accepted as a bearer token for metrics.
@@ -261,9 +265,20 @@ func (s *Server) Start() error {
 	if err != nil {
 		return err
 	}
-	ln, err := net.Listen("tcp", s.cfg.Address)
-	if err != nil {
-		return err
+	var ln net.Listener
+	if s.cfg.Early != nil {
+		// The listener was bound before the stores opened; take it over.
+		if ln, err = s.cfg.Early.handOver(); err != nil {
+			ln.Close()
+			return err
+		}
+	} else {
+		if ln, err = net.Listen("tcp", s.cfg.Address); err != nil {
+			return err
+		}
+		if s.cfg.TLS != nil {
+			ln = tls.NewListener(ln, s.cfg.TLS)
+		}
 	}
 	if err := s.repl.Start(); err != nil {
 		ln.Close()
@@ -271,9 +286,6 @@ func (s *Server) Start() error {
 	}
 	s.scanner.Start()
 	s.startExpiry()
-	if s.cfg.TLS != nil {
-		ln = tls.NewListener(ln, s.cfg.TLS)
-	}
 	s.ln = ln
 	s.http = &http.Server{Handler: handler, ReadHeaderTimeout: s.settings.Duration(config.SubsysAPI, config.APIReadHeaderTimeout),
 		IdleTimeout: 2 * time.Minute, ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelDebug)}

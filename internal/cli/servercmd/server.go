@@ -112,8 +112,17 @@ func loadCerts(dir string) (*tls.Config, *http.Client, error) {
 // runServer runs a site until ctx is cancelled (SIGINT/SIGTERM), then shuts
 // down gracefully.
 func runServer(ctx context.Context, cfg app.Config) error {
+	// Bind first: probes are answered (live 200, ready 503 with the
+	// reason) while the stores open, however long a first start after an
+	// upgrade takes.
+	early, err := app.Listen(cfg)
+	if err != nil {
+		return err
+	}
+	cfg.Early = early
 	srv, err := app.New(cfg)
 	if err != nil {
+		early.Close()
 		return err
 	}
 	if err := srv.Start(); err != nil {
