@@ -130,6 +130,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case r.Method == http.MethodOptions:
 		err = s.servePreflight(req) // CORS preflight: never authenticated (cors.go)
+	case s.isPostObject(req):
+		err = s.postObject(req) // browser POST upload, signed in its form (postpolicy.go)
 	case s.isSTS(req):
 		s.serveSTS(req)
 	default:

@@ -1,0 +1,329 @@
+package s3api_test
+
+import (
+	"bytes"
+	"crypto/hmac"
+	"crypto/sha1"
+	"context"
+	"encoding/base64"
+	"encoding/xml"
+	"io"
+	"mime/multipart"
+	"net/http"
+	"net/url"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/minio/minio-go/v7"
+
+	"github.com/twinlake/twinlake/internal/adminclient"
+	"github.com/twinlake/twinlake/internal/app"
+	"github.com/twinlake/twinlake/internal/s3api/sigv4"
+	"github.com/twinlake/twinlake/internal/testsite"
+)
+
+// postField is one form field, in the order sent.
+type postField struct{ name, value string }
+
+// postForm POSTs fields then a file part (filename, data) to target as
+// multipart/form-data, without following redirects. host, when set,
+// replaces the Host header (virtual-host style).
+func postForm(t *testing.T, site *testsite.Site, target, host string, fields []postField, filename string, data []byte) *http.Response {
+	t.Helper()
+	var buf bytes.Buffer
+	mw := multipart.NewWriter(&buf)
+	for _, f := range fields {
+		if err := mw.WriteField(f.name, f.value); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fw, err := mw.CreateFormFile("file", filename)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fw.Write(data)
+	mw.Close()
+	req, err := http.NewRequest(http.MethodPost, target, &buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", mw.FormDataContentType())
+	if host != "" {
+		req.Host = host
+	}
+	client := *site.HTTPClient
+	client.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	resp, err := client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { resp.Body.Close() })
+	return resp
+}
+
+// mapFields orders minio-go's form data (key first is not required; file
+// goes last on its own).
+func mapFields(m map[string]string) []postField {
+	names := make([]string, 0, len(m))
+	for k := range m {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	out := make([]postField, 0, len(m))
+	for _, k := range names {
+		out = append(out, postField{k, m[k]})
+	}
+	return out
+}
+
+// signedPolicyForm builds SigV4 form fields for a policy document written
+// by hand: the policy and the signature over its base64 text.
+func signedPolicyForm(access, secret, doc string, now time.Time, extra ...postField) []postField {
+	b64 := base64.StdEncoding.EncodeToString([]byte(doc))
+	date := now.UTC().Format("20060102T150405Z")
+	fields := append([]postField{}, extra...)
+	return append(fields,
+		postField{"x-amz-algorithm", "AWS4-HMAC-SHA256"},
+		postField{"x-amz-credential", access + "/" + date[:8] + "/us-east-1/s3/aws4_request"},
+		postField{"x-amz-date", date},
+		postField{"policy", b64},
+		postField{"x-amz-signature", sigv4.SignPostPolicy(secret, date[:8], "us-east-1", b64)},
+	)
+}
+
+// policyDoc is a POST policy expiring at exp with the given conditions
+// plus those every signed form needs.
+func policyDoc(exp time.Time, conds ...string) string {
+	all := append([]string{
+		`["eq","$x-amz-algorithm","AWS4-HMAC-SHA256"]`, `["starts-with","$x-amz-credential",""]`, `["starts-with","$x-amz-date",""]`,
+	}, conds...)
+	return `{"expiration":"` + exp.UTC().Format("2006-01-02T15:04:05.000Z") + `","conditions":[` + strings.Join(all, ",") + `]}`
+}
+
+func errorCode(t *testing.T, resp *http.Response) (int, string) {
+	t.Helper()
+	body, _ := io.ReadAll(resp.Body)
+	var e struct{ Code, Message string }
+	xml.Unmarshal(body, &e)
+	return resp.StatusCode, e.Code
+}
+
+// TestPostPolicyMinioPresigned drives the presigned POST flow end to end:
+// minio-go builds and signs the policy, a plain net/http multipart POST
+// uploads through it (key from ${filename}, metadata, 201 PostResponse),
+// and minio-go reads the object back.
+func TestPostPolicyMinioPresigned(t *testing.T) {
+	site := testsite.Start(t)
+	c, _ := minioClient(t, site)
+	ctx := context.Background()
+	const bucket = "post-minio"
+	if err := c.MakeBucket(ctx, bucket, minio.MakeBucketOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	p := minio.NewPostPolicy()
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(p.SetBucket(bucket))
+	must(p.SetKeyStartsWith("uploads/"))
+	must(p.SetExpires(time.Now().Add(10 * time.Minute)))
+	must(p.SetContentType("text/plain"))
+	must(p.SetContentLengthRange(1, 4<<20))
+	must(p.SetUserMetadata("origin", "browser"))
+	must(p.SetSuccessStatusAction("201"))
+	u, form, err := c.PresignedPostPolicy(ctx, p)
+	must(err)
+	form["key"] = "uploads/${filename}"
+	data := bytes.Repeat([]byte("post policy upload\n"), 100000) // 1.9 MB, streamed
+	resp := postForm(t, site, u.String(), "", mapFields(form), "notes.txt", data)
+	body, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusCreated {
+		t.Fatalf("POST = %d %s", resp.StatusCode, body)
+	}
+	var pr struct {
+		Location, Bucket, Key, ETag string
+	}
+	must(xml.Unmarshal(body, &pr))
+	if pr.Bucket != bucket || pr.Key != "uploads/notes.txt" || pr.ETag == "" || pr.ETag != resp.Header.Get("ETag") ||
+		!strings.HasSuffix(pr.Location, "/"+bucket+"/uploads/notes.txt") {
+		t.Fatalf("PostResponse = %+v (ETag header %q)", pr, resp.Header.Get("ETag"))
+	}
+	obj, err := c.GetObject(ctx, bucket, "uploads/notes.txt", minio.GetObjectOptions{})
+	must(err)
+	got, err := io.ReadAll(obj)
+	must(err)
+	st, err := obj.Stat()
+	must(err)
+	if !bytes.Equal(got, data) || st.ContentType != "text/plain" || st.UserMetadata["Origin"] != "browser" || `"`+st.ETag+`"` != pr.ETag {
+		t.Fatalf("read back %d bytes, type %q, meta %v, etag %q", len(got), st.ContentType, st.UserMetadata, st.ETag)
+	}
+}
+
+// TestPostPolicyRefusals holds forms to their policies: each refused form
+// gets S3's code and stores nothing.
+func TestPostPolicyRefusals(t *testing.T) {
+	site := testsite.Start(t)
+	root := sdkClient(site, site.SecretKey)
+	const bucket = "post-refusals"
+	mustCreateBucket(t, root, bucket)
+	target := site.URL + "/" + bucket
+	now := time.Now()
+	later := now.Add(time.Hour)
+	base := []string{`{"bucket":"` + bucket + `"}`, `["starts-with","$key","in/"]`, `["content-length-range",4,10]`}
+	sign := func(doc string, extra ...postField) []postField {
+		return signedPolicyForm(site.AccessKey, site.SecretKey, doc, now, extra...)
+	}
+	badSig := sign(policyDoc(later, base...), postField{"key", "in/x"})
+	badSig[len(badSig)-1].value = strings.Repeat("0", 64)
+	cases := []struct {
+		name   string
+		fields []postField
+		data   string
+		status int
+		code   string
+	}{
+		{"expired", sign(policyDoc(now.Add(-time.Minute), base...), postField{"key", "in/x"}), "hello", 403, "AccessDenied"},
+		{"key outside starts-with", sign(policyDoc(later, base...), postField{"key", "out/x"}), "hello", 403, "AccessDenied"},
+		{"too small", sign(policyDoc(later, base...), postField{"key", "in/x"}), "abc", 400, "EntityTooSmall"},
+		{"too large", sign(policyDoc(later, base...), postField{"key", "in/x"}), "hello world!", 400, "EntityTooLarge"},
+		{"field not in policy", sign(policyDoc(later, base...), postField{"key", "in/x"}, postField{"x-amz-meta-extra", "1"}), "hello", 403, "AccessDenied"},
+		{"eq violated", sign(policyDoc(later, append(base, `["eq","$x-amz-meta-a","1"]`)...), postField{"key", "in/x"}, postField{"x-amz-meta-a", "2"}), "hello", 403, "AccessDenied"},
+		{"wrong bucket", sign(policyDoc(later, `{"bucket":"other"}`, `["starts-with","$key",""]`), postField{"key", "in/x"}), "hello", 403, "AccessDenied"},
+		{"bad signature", badSig, "hello", 403, "SignatureDoesNotMatch"},
+		{"unknown access key", signedPolicyForm("nobody", "x", policyDoc(later, base...), now, postField{"key", "in/x"}), "hello", 403, "InvalidAccessKeyId"},
+		{"no expiration", sign(`{"conditions":[["starts-with","$key",""]]}`, postField{"key", "in/x"}), "hello", 400, "InvalidPolicyDocument"},
+		{"bad length range", sign(policyDoc(later, `{"bucket":"`+bucket+`"}`, `["starts-with","$key",""]`, `["content-length-range",-1,0]`), postField{"key", "in/x"}), "hello", 400, "InvalidPolicyDocument"},
+		{"policy not base64", append(sign(policyDoc(later, base...), postField{"key", "in/x"})[:4], postField{"policy", "%%%"}, postField{"x-amz-signature", strings.Repeat("0", 64)}), "hello", 403, "SignatureDoesNotMatch"},
+		{"no key", sign(policyDoc(later, base...)), "hello", 400, "InvalidArgument"},
+		{"no signature", []postField{{"key", "in/x"}, {"policy", base64.StdEncoding.EncodeToString([]byte(policyDoc(later, base...)))}, {"x-amz-algorithm", "AWS4-HMAC-SHA256"}}, "hello", 400, "InvalidArgument"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			resp := postForm(t, site, target, "", tc.fields, "f.txt", []byte(tc.data))
+			if status, code := errorCode(t, resp); status != tc.status || code != tc.code {
+				t.Fatalf("got %d %s, want %d %s", status, code, tc.status, tc.code)
+			}
+		})
+	}
+	out, err := root.ListObjectsV2(context.Background(), &s3.ListObjectsV2Input{Bucket: aws.String(bucket)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(out.Contents) != 0 {
+		t.Fatalf("refused forms stored %d objects, first %q", len(out.Contents), aws.ToString(out.Contents[0].Key))
+	}
+	// The same form within its bounds is accepted (204 by default).
+	resp := postForm(t, site, target, "", sign(policyDoc(later, base...), postField{"key", "in/x"}), "f.txt", []byte("hello"))
+	if resp.StatusCode != http.StatusNoContent || resp.Header.Get("ETag") == "" {
+		t.Fatalf("valid form: %d", resp.StatusCode)
+	}
+}
+
+// TestPostPolicyResponses covers success_action_redirect (303 to the URL
+// with bucket, key and etag), success_action_status 200, a SigV2-signed
+// form, an ignored x-ignore- field and a virtual-host style POST.
+func TestPostPolicyResponses(t *testing.T) {
+	site := testsite.Start(t, testsite.WithApp(func(c *app.Config) { c.Domain = "s3.test" }))
+	root := sdkClient(site, site.SecretKey)
+	const bucket = "post-responses"
+	mustCreateBucket(t, root, bucket)
+	target := site.URL + "/" + bucket
+	later := time.Now().Add(time.Hour)
+
+	doc := policyDoc(later, `{"bucket":"`+bucket+`"}`, `["eq","$key","r.txt"]`, `{"success_action_redirect":"https://app.example/done?x=1"}`)
+	resp := postForm(t, site, target, "", signedPolicyForm(site.AccessKey, site.SecretKey, doc, time.Now(),
+		postField{"key", "r.txt"}, postField{"success_action_redirect", "https://app.example/done?x=1"}, postField{"x-ignore-note", "anything"}), "r.txt", []byte("redirected"))
+	if resp.StatusCode != http.StatusSeeOther {
+		t.Fatalf("redirect POST = %d", resp.StatusCode)
+	}
+	loc, err := url.Parse(resp.Header.Get("Location"))
+	if err != nil || loc.Host != "app.example" || loc.Query().Get("x") != "1" || loc.Query().Get("bucket") != bucket ||
+		loc.Query().Get("key") != "r.txt" || loc.Query().Get("etag") != resp.Header.Get("ETag") {
+		t.Fatalf("redirect Location = %q (ETag %q)", resp.Header.Get("Location"), resp.Header.Get("ETag"))
+	}
+
+	// SigV2: AWSAccessKeyId and signature (base64 HMAC-SHA1 of the policy).
+	doc2 := `{"expiration":"` + later.UTC().Format(time.RFC3339) + `","conditions":[{"bucket":"` + bucket + `"},["starts-with","$key","v2/"],{"success_action_status":"200"},["starts-with","$Content-Type","text/"],["starts-with","$Cache-Control",""]]}`
+	b64 := base64.StdEncoding.EncodeToString([]byte(doc2))
+	resp = postForm(t, site, target, "", []postField{
+		{"key", "v2/${filename}"}, {"AWSAccessKeyId", site.AccessKey}, {"policy", b64}, {"signature", signV2(site.SecretKey, b64)},
+		{"success_action_status", "200"}, {"Content-Type", "text/csv"}, {"Cache-Control", "max-age=60"},
+	}, "data.csv", []byte("a,b\n"))
+	if resp.StatusCode != http.StatusOK {
+		_, code := errorCode(t, resp)
+		t.Fatalf("SigV2 POST = %d %s", resp.StatusCode, code)
+	}
+	head, err := root.HeadObject(context.Background(), &s3.HeadObjectInput{Bucket: aws.String(bucket), Key: aws.String("v2/data.csv")})
+	if err != nil || aws.ToString(head.ContentType) != "text/csv" || aws.ToString(head.CacheControl) != "max-age=60" {
+		t.Fatalf("SigV2 object: %v %+v", err, head)
+	}
+
+	// Virtual-host style: POST / with Host bucket.s3.test.
+	doc3 := policyDoc(later, `{"bucket":"`+bucket+`"}`, `["eq","$key","vh.txt"]`, `["eq","$success_action_status","201"]`)
+	resp = postForm(t, site, site.URL+"/", bucket+".s3.test", signedPolicyForm(site.AccessKey, site.SecretKey, doc3, time.Now(),
+		postField{"key", "vh.txt"}, postField{"success_action_status", "201"}), "vh.txt", []byte("vhost"))
+	body, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusCreated || !strings.Contains(string(body), "<Location>http://"+bucket+".s3.test") {
+		t.Fatalf("virtual-host POST = %d %s", resp.StatusCode, body)
+	}
+	if _, err := root.HeadObject(context.Background(), &s3.HeadObjectInput{Bucket: aws.String(bucket), Key: aws.String("vh.txt")}); err != nil {
+		t.Fatalf("virtual-host object: %v", err)
+	}
+}
+
+// TestPostPolicyIAM requires s3:PutObject on the key for the form's signer,
+// as a PUT does.
+func TestPostPolicyIAM(t *testing.T) {
+	site := testsite.Start(t)
+	ctx := context.Background()
+	root := sdkClient(site, site.SecretKey)
+	const bucket = "post-iam"
+	mustCreateBucket(t, root, bucket)
+	adm, err := adminclient.New(site.URL, adminclient.Credentials{AccessKey: site.AccessKey, SecretKey: site.SecretKey}, adminclient.Config{HTTPClient: site.HTTPClient})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, step := range []error{
+		adm.AddUser(ctx, "viewer", "viewer-secret"),
+		adm.AttachPolicy(ctx, adminclient.AttachRequest{Policies: []string{"readonly"}, User: "viewer"}),
+		adm.CreatePolicy(ctx, "post-in", []byte(`{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Action":"s3:PutObject","Resource":"arn:aws:s3:::post-iam/in/*"}]}`)),
+		adm.AddUser(ctx, "uploader", "uploader-secret"),
+		adm.AttachPolicy(ctx, adminclient.AttachRequest{Policies: []string{"post-in"}, User: "uploader"}),
+	} {
+		if step != nil {
+			t.Fatal(step)
+		}
+	}
+	doc := policyDoc(time.Now().Add(time.Hour), `{"bucket":"`+bucket+`"}`, `["starts-with","$key",""]`)
+	for _, tc := range []struct {
+		user, key string
+		status    int
+	}{
+		{"viewer", "in/a", 403},
+		{"uploader", "out/a", 403},
+		{"uploader", "in/a", 204},
+	} {
+		resp := postForm(t, site, site.URL+"/"+bucket, "", signedPolicyForm(tc.user, tc.user+"-secret", doc, time.Now(), postField{"key", tc.key}), "a", []byte("data"))
+		if status, code := errorCode(t, resp); status != tc.status || status == 403 && code != "AccessDenied" {
+			t.Fatalf("%s POST %s = %d %s, want %d", tc.user, tc.key, status, code, tc.status)
+		}
+	}
+	out, err := root.ListObjectsV2(ctx, &s3.ListObjectsV2Input{Bucket: aws.String(bucket)})
+	if err != nil || len(out.Contents) != 1 || aws.ToString(out.Contents[0].Key) != "in/a" {
+		t.Fatalf("stored: %v %+v", err, out)
+	}
+}
+
+// signV2 is SigV2's form signature: base64 HMAC-SHA1 of the base64 policy.
+func signV2(secret, policyB64 string) string {
+	m := hmac.New(sha1.New, []byte(secret))
+	m.Write([]byte(policyB64))
+	return base64.StdEncoding.EncodeToString(m.Sum(nil))
+}
