@@ -1,8 +1,13 @@
 package cli
 
 import (
+	"bytes"
 	"io"
+	"mime/multipart"
 	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -14,7 +19,9 @@ func TestShare(t *testing.T) {
 	if _, _, err := e.runIn("shared content", "pipe", "s1/bkt/doc.txt"); err != nil {
 		t.Fatal(err)
 	}
-	var dl, ul string
+	var dl, prefixCmd string
+	var ulURL string
+	var ulForm []any
 	e.runSteps(t, []step{
 		{name: "download", args: []string{"share", "download", "--expire", "1h", "s1/bkt/doc.txt"},
 			want: []string{"URL: s1/bkt/doc.txt", "Expire: 0 days 1 hours 0 minutes 0 seconds", "Share: http"}},
@@ -27,9 +34,20 @@ func TestShare(t *testing.T) {
 		}},
 		{name: "upload json", args: []string{"share", "upload", "--json", "s1/bkt/up.txt"}, check: func(t *testing.T, out string) {
 			o := checkJSONStyle(t, out)
-			ul, _ = o[0]["share"].(string)
-			if o[0]["shareType"] != "upload" || !strings.HasPrefix(o[0]["command"].(string), "curl -T <FILE> '") || o[0]["expire"] != "168h0m0s" {
+			ulURL, _ = o[0]["postURL"].(string)
+			ulForm, _ = o[0]["formData"].([]any)
+			if o[0]["shareType"] != "upload" || o[0]["share"] != o[0]["command"] || !strings.HasPrefix(o[0]["share"].(string), "curl http") ||
+				!strings.HasSuffix(o[0]["share"].(string), " -F file=@<FILE>") || o[0]["expire"] != "168h0m0s" || len(ulForm) < 6 {
 				t.Errorf("share upload --json = %v", o)
+			}
+		}},
+		{name: "upload", args: []string{"share", "upload", "--expire", "10m", "--content-type", "text/plain", "s1/bkt/inbox/"}, check: func(t *testing.T, out string) {
+			_, prefixCmd, _ = strings.Cut(out, "Share: ")
+			prefixCmd = strings.TrimSpace(prefixCmd)
+			for _, want := range []string{"URL: s1/bkt/inbox/", "Expire: 0 days 0 hours 10 minutes 0 seconds", "-F policy=", "-F x-amz-signature=", "-F 'key=inbox/${filename}'", "-F Content-Type=text/plain"} {
+				if !strings.Contains(out, want) {
+					t.Errorf("share upload output lacks %q:\n%s", want, out)
+				}
 			}
 		}},
 		{name: "expire too long", args: []string{"share", "download", "--expire", "200h", "s1/bkt/doc.txt"}, wantErr: "--expire"},
@@ -45,13 +63,39 @@ func TestShare(t *testing.T) {
 	if resp.StatusCode != 200 || string(body) != "shared content" {
 		t.Errorf("GET presigned: %s %q", resp.Status, body)
 	}
-	req, _ := http.NewRequest(http.MethodPut, ul, strings.NewReader("uploaded"))
-	resp, err = http.DefaultClient.Do(req)
+	// The upload form works without credentials: its fields, then the file.
+	var buf bytes.Buffer
+	mw := multipart.NewWriter(&buf)
+	for _, f := range ulForm {
+		m := f.(map[string]any)
+		mw.WriteField(m["name"].(string), m["value"].(string))
+	}
+	fw, _ := mw.CreateFormFile("file", "local.txt")
+	fw.Write([]byte("uploaded"))
+	mw.Close()
+	resp, err = http.Post(ulURL, mw.FormDataContentType(), &buf)
 	if err != nil {
 		t.Fatal(err)
 	}
 	resp.Body.Close()
-	if resp.StatusCode != 200 || e.content(t, "bkt", "up.txt") != "uploaded" {
-		t.Errorf("PUT presigned: %s", resp.Status)
+	if resp.StatusCode != http.StatusNoContent || e.content(t, "bkt", "up.txt") != "uploaded" {
+		t.Errorf("POST upload form: %s", resp.Status)
+	}
+	// The printed command itself, run by a shell with curl: the file keeps
+	// its name under the shared prefix.
+	if _, err := exec.LookPath("curl"); err != nil {
+		t.Log("no curl: the printed command was not run")
+		return
+	}
+	file := filepath.Join(t.TempDir(), "photo.txt")
+	if err := os.WriteFile(file, []byte("through curl"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cmd := strings.Replace(prefixCmd, "<FILE>", file, 1) + " --fail --silent --show-error"
+	if out, err := exec.Command("sh", "-c", cmd).CombinedOutput(); err != nil {
+		t.Fatalf("%s: %v %s", cmd, err, out)
+	}
+	if got := e.content(t, "bkt", "inbox/photo.txt"); got != "through curl" {
+		t.Errorf("curl upload stored %q", got)
 	}
 }

@@ -2,9 +2,9 @@ package s3api_test
 
 import (
 	"bytes"
+	"context"
 	"crypto/hmac"
 	"crypto/sha1"
-	"context"
 	"encoding/base64"
 	"encoding/xml"
 	"io"
