@@ -18,7 +18,9 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/aws-sdk-go-v2/service/sts"
 	"github.com/minio/minio-go/v7"
+	miniocreds "github.com/minio/minio-go/v7/pkg/credentials"
 
 	"github.com/twinlake/twinlake/internal/adminclient"
 	"github.com/twinlake/twinlake/internal/app"
@@ -315,9 +317,53 @@ func TestPostPolicyIAM(t *testing.T) {
 			t.Fatalf("%s POST %s = %d %s, want %d", tc.user, tc.key, status, code, tc.status)
 		}
 	}
+
+	// Temporary credentials: minio-go adds x-amz-security-token to the
+	// form and the policy; without it the temporary key is unknown.
+	cred, err := assumeRole(t, stsClient(site, "uploader", "uploader-secret"), &sts.AssumeRoleInput{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	u, _ := url.Parse(site.URL)
+	tc, err := minio.New(u.Host, &minio.Options{Creds: miniocreds.NewStaticV4(aws.ToString(cred.Credentials.AccessKeyId),
+		aws.ToString(cred.Credentials.SecretAccessKey), aws.ToString(cred.Credentials.SessionToken)), Transport: site.HTTPClient.Transport})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := minio.NewPostPolicy()
+	p.SetBucket(bucket)
+	p.SetKey("in/sts")
+	p.SetExpires(time.Now().Add(time.Minute))
+	pu, form, err := tc.PresignedPostPolicy(ctx, p)
+	if err != nil || form["x-amz-security-token"] == "" {
+		t.Fatalf("presign with a session: %v %v", err, form)
+	}
+	if resp := postForm(t, site, pu.String(), "", mapFields(form), "s", []byte("sts")); resp.StatusCode != 204 {
+		t.Fatalf("session POST = %d", resp.StatusCode)
+	}
+	delete(form, "x-amz-security-token")
+	if status, code := errorCode(t, postForm(t, site, pu.String(), "", mapFields(form), "s", []byte("sts"))); status != 403 || code != "InvalidAccessKeyId" {
+		t.Fatalf("session POST without its token = %d %s", status, code)
+	}
+
+	// Anonymous forms (no signature, no policy) write only where a bucket
+	// policy lets anyone.
+	if _, err := root.PutBucketPolicy(ctx, &s3.PutBucketPolicyInput{Bucket: aws.String(bucket), Policy: aws.String(`{"Version":"2012-10-17","Statement":[
+		{"Effect":"Allow","Principal":"*","Action":"s3:PutObject","Resource":"arn:aws:s3:::post-iam/public/*"}]}`)}); err != nil {
+		t.Fatal(err)
+	}
+	for key, want := range map[string]int{"public/anon": 204, "in/anon": 403} {
+		if resp := postForm(t, site, site.URL+"/"+bucket, "", []postField{{"key", key}}, "x", []byte("anon")); resp.StatusCode != want {
+			t.Fatalf("anonymous POST %s = %d, want %d", key, resp.StatusCode, want)
+		}
+	}
 	out, err := root.ListObjectsV2(ctx, &s3.ListObjectsV2Input{Bucket: aws.String(bucket)})
-	if err != nil || len(out.Contents) != 1 || aws.ToString(out.Contents[0].Key) != "in/a" {
-		t.Fatalf("stored: %v %+v", err, out)
+	var keys []string
+	for _, o := range out.Contents {
+		keys = append(keys, aws.ToString(o.Key))
+	}
+	if err != nil || strings.Join(keys, ",") != "in/a,in/sts,public/anon" {
+		t.Fatalf("stored: %v %v", err, keys)
 	}
 }
 
