@@ -38,6 +38,8 @@ type Upload struct {
 	LockMode    string `msgpack:"lm,omitempty"`
 	RetainUntil int64  `msgpack:"lu,omitempty"`
 	LegalHold   string `msgpack:"lh,omitempty"`
+	// ACL is the canned ACL the upload's version gets (acl.go).
+	ACL string `msgpack:"acl,omitempty"`
 }
 
 // Part is one uploaded part.
@@ -91,7 +93,7 @@ func (l *Layer) CreateMultipartUpload(ctx context.Context, bucket, key string, o
 		LockMode: lk.LockMode, RetainUntil: lk.RetainUntil, LegalHold: lk.LegalHold,
 		UploadID: newUploadID(), Key: key, Initiated: time.Now().UTC(),
 		ContentType: opts.ContentType, UserMeta: opts.UserMeta, Headers: opts.Headers,
-		Tags: opts.Tags, SSE: sse, Checksum: opts.Checksum,
+		Tags: opts.Tags, SSE: sse, Checksum: opts.Checksum, ACL: opts.ACL,
 	}
 	if opts.CustomerKey != nil {
 		if _, err := l.encryptionFor(bucket, key, "", opts.CustomerKey); err != nil {
@@ -252,6 +254,7 @@ func (l *Layer) CompleteMultipartUpload(ctx context.Context, bucket, key, upload
 	v.ContentType, v.UserMeta, v.Headers, v.Tags, v.SSE, v.KeyCheck = u.ContentType, u.UserMeta, u.Headers, u.Tags, u.SSE, u.KeyCheck
 	v.UploadID = uploadID
 	v.LockMode, v.RetainUntil, v.LegalHold = u.LockMode, u.RetainUntil, u.LegalHold
+	v.ACL = u.ACL
 	var unused []Segment
 	for n, p := range have {
 		if !used[n] {

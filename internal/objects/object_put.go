@@ -54,6 +54,8 @@ type PutOptions struct {
 	UserMeta    map[string]string
 	Headers     map[string]string
 	Tags        map[string]string
+	// ACL is the new version's canned ACL in stored form (acl.go).
+	ACL string
 	// SSE requests encryption at rest ("AES256"); the bucket default applies
 	// when empty.
 	SSE string
@@ -122,7 +124,7 @@ func (l *Layer) PutObject(ctx context.Context, bucket, key string, body io.Reade
 	}
 	v := &Version{
 		Size: st.seg.Size, ETag: st.md5, ContentType: opts.ContentType,
-		UserMeta: opts.UserMeta, Headers: opts.Headers, Tags: opts.Tags,
+		UserMeta: opts.UserMeta, Headers: opts.Headers, Tags: opts.Tags, ACL: opts.ACL,
 		Segments: []Segment{st.seg}, SSE: sse, KeyCheck: keyCheck,
 	}
 	v.setLock(opts.Lock)

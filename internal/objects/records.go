@@ -44,6 +44,8 @@ type Bucket struct {
 	ObjectLock *LockConfig `msgpack:"ol,omitempty"`
 	// CORS is the bucket's CORS configuration (cors.go), canonical XML.
 	CORS []byte `msgpack:"cr,omitempty"`
+	// ACL is the bucket's canned ACL (acl.go); "" is private.
+	ACL string `msgpack:"acl,omitempty"`
 }
 
 // Bucket settings that replicate, as FieldTimes names them.
@@ -68,6 +70,7 @@ var bucketFields = []struct {
 	{FieldWarehouse, func(a, b *Bucket) bool { return a.Warehouse == b.Warehouse }, func(d, s *Bucket) { d.Warehouse = s.Warehouse }},
 	{FieldObjectLock, func(a, b *Bucket) bool { return lockConfigEqual(a.ObjectLock, b.ObjectLock) }, mergeLockConfig},
 	{FieldCORS, func(a, b *Bucket) bool { return bytes.Equal(a.CORS, b.CORS) }, func(d, s *Bucket) { d.CORS = bytes.Clone(s.CORS) }},
+	{FieldACL, func(a, b *Bucket) bool { return a.ACL == b.ACL }, func(d, s *Bucket) { d.ACL = s.ACL }},
 }
 
 // fieldTime is when a setting last changed (the bucket's creation for one
@@ -135,6 +138,9 @@ type Version struct {
 	LockMode    string `msgpack:"lm,omitempty"`
 	RetainUntil int64  `msgpack:"lu,omitempty"`
 	LegalHold   string `msgpack:"lh,omitempty"`
+	// ACL is the version's canned ACL (acl.go); "" is private. Changes
+	// are metadata changes.
+	ACL string `msgpack:"acl,omitempty"`
 
 	// Replication state (site replication).
 	// Targets maps each peer site ID to PENDING, COMPLETED or FAILED on the

@@ -295,6 +295,7 @@ func (l *Layer) mergeReplicaMeta(bucket, key string, in *Version) (ApplyOutcome,
 	}
 	old := *cur
 	cur.MetaTime, cur.Tags, cur.UserMeta, cur.ContentType, cur.Headers = in.MetaTime, in.Tags, in.UserMeta, in.ContentType, in.Headers
+	cur.ACL = in.ACL
 	l.mergeReplicaLock(cur, in)
 	batch := l.meta.NewBatch()
 	batch.Set(versionKey(bucket, key, cur.VersionID), encode(cur))

@@ -113,6 +113,9 @@ func bucketFingerprint(b objects.Bucket) string {
 	if len(b.CORS) > 0 { // only then: a peer predating CORS prints the same
 		s += fmt.Sprintf(";cors=%x", b.CORS)
 	}
+	if b.ACL != "" { // likewise for a peer predating ACLs
+		s += ";acl=" + b.ACL
+	}
 	return s
 }
 

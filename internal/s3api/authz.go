@@ -64,6 +64,11 @@ var apiActions = map[string]string{
 	"GetBucketCors":    "s3:GetBucketCORS",
 	"PutBucketCors":    "s3:PutBucketCORS",
 	"DeleteBucketCors": "s3:PutBucketCORS",
+
+	"GetBucketAcl": "s3:GetBucketAcl",
+	"PutBucketAcl": "s3:PutBucketAcl",
+	"GetObjectAcl": "s3:GetObjectAcl",
+	"PutObjectAcl": "s3:PutObjectAcl",
 }
 
 // versionedActions are the actions AWS checks instead when a request names
@@ -75,6 +80,8 @@ var versionedActions = map[string]string{
 	"s3:PutObjectTagging":    "s3:PutObjectVersionTagging",
 	"s3:DeleteObjectTagging": "s3:DeleteObjectVersionTagging",
 	"s3:GetObjectAttributes": "s3:GetObjectVersionAttributes",
+	"s3:GetObjectAcl":        "s3:GetObjectVersionAcl",
+	"s3:PutObjectAcl":        "s3:PutObjectVersionAcl",
 }
 
 // actionFor returns the action of a request to api.
@@ -147,11 +154,8 @@ func (s *Server) allowed(req *request, action, bucket, key string, values map[st
 	}
 	var bp *policy.Policy
 	if bucket != "" {
-		if b, err := s.obj.Bucket(req.ctx, bucket); err == nil && len(b.Policy) > 0 {
-			var perr error
-			if bp, perr = s.bucketPolicies.Get(bucket, b.Policy); perr != nil {
-				s.log.Warn("stored bucket policy does not parse; it is ignored", "bucket", bucket, "err", perr)
-			}
+		if b, err := s.obj.Bucket(req.ctx, bucket); err == nil && (len(b.Policy) > 0 || b.ACL != "") {
+			bp = s.bucketPolicyOf(&b) // the bucket policy and the bucket's ACL (acl.go)
 		}
 	}
 	r := &policy.Request{
@@ -165,7 +169,7 @@ func (s *Server) allowed(req *request, action, bucket, key string, values map[st
 // source.
 func (s *Server) authorize(req *request, rt *route) error {
 	action := actionFor(rt.api, req.query.Get("versionId") != "")
-	if !s.allowed(req, action, req.bucket, req.key, conditionValues(req, rt.api)) {
+	if !s.allowed(req, action, req.bucket, req.key, conditionValues(req, rt.api)) && !s.allowedByObjectACL(req, rt.api, action) {
 		return errAccessDenied
 	}
 	if (rt.api == "PutObject" || rt.api == "UploadPart") && req.r.Header.Get("x-amz-copy-source") != "" {

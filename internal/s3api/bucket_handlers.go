@@ -32,12 +32,21 @@ func (s *Server) createBucket(req *request) error {
 			return err
 		}
 	}
+	acl, _, err := aclFromHeaders(req.r.Header) // x-amz-acl (acl.go)
+	if err != nil {
+		return err
+	}
 	create := s.obj.CreateBucket
 	if bucketLockRequested(req.r.Header) {
 		create = s.obj.CreateBucketWithLock // versioned, with object lock (objectlock.go)
 	}
 	if err := create(req.ctx, req.bucket); err != nil {
 		return err
+	}
+	if acl != "" {
+		if err := s.obj.SetBucketACL(req.ctx, req.bucket, acl); err != nil {
+			return err
+		}
 	}
 	req.w.Header().Set("Location", "/"+req.bucket)
 	req.w.WriteHeader(http.StatusOK)

@@ -110,6 +110,9 @@ func (s *Server) putOptions(req *request) (objects.PutOptions, error) {
 	if opts.Lock, err = s.lockOptions(req); err != nil {
 		return opts, err
 	}
+	if opts.ACL, _, err = aclFromHeaders(req.r.Header); err != nil { // acl.go
+		return opts, err
+	}
 	return opts, nil
 }
 

@@ -80,6 +80,7 @@ type Server struct {
 	obj            *objects.Layer
 	log            *slog.Logger
 	bucketPolicies policy.BucketCache
+	aclPolicies    aclPolicyCache // bucket policies with bucket ACLs (acl.go)
 }
 
 // New builds the S3 handler.

@@ -13,8 +13,8 @@ func TestUnsupportedAPINames(t *testing.T) {
 	for _, tc := range []struct {
 		method, target, want string
 	}{
-		{http.MethodGet, "/b?acl", "GetBucketAcl"},
-		{http.MethodPut, "/b/k?acl", "PutObjectAcl"},
+		{http.MethodGet, "/b?website", "GetBucketWebsite"},
+		{http.MethodPut, "/b?notification", "PutBucketNotificationConfiguration"},
 		{http.MethodDelete, "/b?website", "DeleteBucketWebsite"},
 		{http.MethodGet, "/b?lifecycle", "GetBucketLifecycleConfiguration"},
 		{http.MethodGet, "/b?logging", "GetBucketLogging"},

@@ -13,7 +13,7 @@ func FromVersion(v *objects.Version) *ObjectVersion {
 	w := &ObjectVersion{VersionID: v.VersionID, ModTime: v.ModTime, DeleteMarker: v.DeleteMarker, Size: v.Size, ETag: v.ETag,
 		ContentType: v.ContentType, UserMeta: v.UserMeta, Headers: v.Headers, Checksums: v.Checksums, Tags: v.Tags,
 		SSE: v.SSE, Multipart: v.Multipart, Origin: v.Origin, MetaTime: v.MetaTime, KeyCheck: v.KeyCheck,
-		LockMode: v.LockMode, RetainUntil: v.RetainUntil, LegalHold: v.LegalHold}
+		LockMode: v.LockMode, RetainUntil: v.RetainUntil, LegalHold: v.LegalHold, ACL: v.ACL}
 	if len(v.Segments) > 0 {
 		w.Segments = make([]Segment, len(v.Segments))
 		for i, s := range v.Segments {
@@ -31,7 +31,7 @@ func (w *ObjectVersion) ToVersion() *objects.Version {
 	v := &objects.Version{VersionID: w.VersionID, ModTime: w.ModTime, DeleteMarker: w.DeleteMarker, Size: w.Size, ETag: w.ETag,
 		ContentType: w.ContentType, UserMeta: w.UserMeta, Headers: w.Headers, Checksums: w.Checksums, Tags: w.Tags,
 		SSE: w.SSE, Multipart: w.Multipart, Origin: w.Origin, MetaTime: w.MetaTime, KeyCheck: w.KeyCheck,
-		LockMode: w.LockMode, RetainUntil: w.RetainUntil, LegalHold: w.LegalHold}
+		LockMode: w.LockMode, RetainUntil: w.RetainUntil, LegalHold: w.LegalHold, ACL: w.ACL}
 	if len(w.Segments) > 0 {
 		v.Segments = make([]objects.Segment, len(w.Segments))
 		for i, s := range w.Segments {
@@ -87,7 +87,8 @@ func ToItemResults(rs []ItemResult) []replication.ItemResult {
 // FromBucket returns the wire form of a bucket's settings.
 func FromBucket(b objects.Bucket) Bucket {
 	w := Bucket{Name: b.Name, Created: b.Created, Versioning: b.Versioning, Tags: b.Tags, Policy: b.Policy,
-		Encryption: b.Encryption, ModTime: b.ModTime, Warehouse: b.Warehouse, FieldTimes: b.FieldTimes, CORS: b.CORS}
+		Encryption: b.Encryption, ModTime: b.ModTime, Warehouse: b.Warehouse, FieldTimes: b.FieldTimes, CORS: b.CORS,
+		ACL: b.ACL}
 	if c := b.ObjectLock; c != nil {
 		w.ObjectLock = &LockConfig{Mode: c.Mode, Days: c.Days, Years: c.Years}
 	}
@@ -97,7 +98,8 @@ func FromBucket(b objects.Bucket) Bucket {
 // ToBucket returns the domain bucket a peer sent.
 func (w Bucket) ToBucket() objects.Bucket {
 	b := objects.Bucket{Name: w.Name, Created: w.Created, Versioning: w.Versioning, Tags: w.Tags, Policy: w.Policy,
-		Encryption: w.Encryption, ModTime: w.ModTime, Warehouse: w.Warehouse, FieldTimes: w.FieldTimes, CORS: w.CORS}
+		Encryption: w.Encryption, ModTime: w.ModTime, Warehouse: w.Warehouse, FieldTimes: w.FieldTimes, CORS: w.CORS,
+		ACL: w.ACL}
 	if c := w.ObjectLock; c != nil {
 		b.ObjectLock = &objects.LockConfig{Mode: c.Mode, Days: c.Days, Years: c.Years}
 	}

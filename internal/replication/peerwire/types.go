@@ -47,6 +47,9 @@ type ObjectVersion struct {
 	LockMode    string `msgpack:"lm,omitempty"`
 	RetainUntil int64  `msgpack:"lu,omitempty"`
 	LegalHold   string `msgpack:"lh,omitempty"`
+	// ACL is the version's canned ACL ("" private; added without a
+	// version bump: a peer predating ACLs ignores it).
+	ACL string `msgpack:"acl,omitempty"`
 }
 
 // VersionItem is one version of a batch (POST versions, a MessagePack
@@ -83,6 +86,9 @@ type Bucket struct {
 	// CORS is the bucket's CORS configuration as XML (added without a
 	// version bump: a peer predating CORS ignores it).
 	CORS []byte `msgpack:"cr,omitempty"`
+	// ACL is the bucket's canned ACL ("" private; added without a
+	// version bump: a peer predating ACLs ignores it).
+	ACL string `msgpack:"acl,omitempty"`
 }
 
 // LockConfig is a bucket's object lock configuration: its default
