@@ -324,13 +324,14 @@ type aclStatement struct {
 // authenticatedOnly limits a statement to signed requests.
 var authenticatedOnly = map[string]map[string]string{"StringEquals": {"aws:PrincipalType": "User"}}
 
-// Actions a bucket's canned ACL allows: READ lists the bucket and, as
-// MinIO's anonymous "download" does, reads its objects; WRITE writes and
-// deletes them.
+// Actions a bucket's canned ACL allows: READ lists the bucket (objects,
+// versions, uploads, as S3's bucket READ does) and, as MinIO's anonymous
+// "download" does, reads its current objects; WRITE writes and deletes
+// them.
 var (
-	aclBucketRead  = []string{"s3:GetBucketLocation", "s3:ListBucket", "s3:GetObject"}
-	aclBucketWrite = []string{"s3:PutObject", "s3:DeleteObject", "s3:ListBucketMultipartUploads",
-		"s3:ListMultipartUploadParts", "s3:AbortMultipartUpload"}
+	aclBucketRead = []string{"s3:GetBucketLocation", "s3:ListBucket", "s3:ListBucketVersions",
+		"s3:ListBucketMultipartUploads", "s3:GetObject"}
+	aclBucketWrite = []string{"s3:PutObject", "s3:DeleteObject", "s3:ListMultipartUploadParts", "s3:AbortMultipartUpload"}
 )
 
 // bucketACLStatements returns the statements a bucket's canned ACL allows.
@@ -424,10 +425,12 @@ func (s *Server) compileWithACL(bucket string, raw []byte, extra []aclStatement)
 }
 
 // aclPolicyCache holds each bucket's compiled bucket policy plus bucket
-// ACL statements, recompiled when either changes.
+// ACL statements, recompiled when either changes, and the same plus an
+// object's ACL statement for objects recently read through their ACL.
 type aclPolicyCache struct {
-	mu sync.RWMutex
-	m  map[string]aclCached
+	mu   sync.RWMutex
+	m    map[string]aclCached
+	objs map[[2]string]aclCached // by bucket and key; acl is bucket ACL + "/" + object ACL
 }
 
 type aclCached struct {
@@ -435,6 +438,31 @@ type aclCached struct {
 	n    int
 	acl  string
 	p    *policy.Policy
+}
+
+// maxObjectACLPolicies bounds the objects whose compiled policy is kept;
+// the set is dropped whole when full.
+const maxObjectACLPolicies = 4096
+
+// objectPolicy returns the compiled policy of bucket b with the statements
+// of an object's ACL.
+func (s *Server) objectPolicy(b *objects.Bucket, key, objectACL string, extra []aclStatement) *policy.Policy {
+	c := &s.aclPolicies
+	data, id, k := unsafe.SliceData(b.Policy), b.ACL+"/"+objectACL, [2]string{b.Name, key}
+	c.mu.RLock()
+	e, ok := c.objs[k]
+	c.mu.RUnlock()
+	if ok && e.data == data && e.n == len(b.Policy) && e.acl == id {
+		return e.p
+	}
+	p := s.compileWithACL(b.Name, b.Policy, append(bucketACLStatements(b.Name, b.ACL), extra...))
+	c.mu.Lock()
+	if c.objs == nil || len(c.objs) >= maxObjectACLPolicies {
+		c.objs = map[[2]string]aclCached{}
+	}
+	c.objs[k] = aclCached{data: data, n: len(b.Policy), acl: id, p: p}
+	c.mu.Unlock()
+	return p
 }
 
 // bucketPolicyOf returns the compiled policy that governs bucket b: its
@@ -487,7 +515,7 @@ func (s *Server) allowedByObjectACL(req *request, api, action string) bool {
 	if err != nil {
 		return false
 	}
-	p := s.compileWithACL(req.bucket, b.Policy, append(bucketACLStatements(b.Name, b.ACL), extra...))
+	p := s.objectPolicy(&b, req.key, v.ACL, extra)
 	if p == nil {
 		return false
 	}

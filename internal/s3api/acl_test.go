@@ -54,7 +54,7 @@ func wantGrants(owner, acl string) []string {
 }
 
 // anon sends an unsigned request and returns its status.
-func anon(t *testing.T, site *testsite.Site, method, path string, body []byte) int {
+func anon(t testing.TB, site *testsite.Site, method, path string, body []byte) int {
 	t.Helper()
 	req, err := http.NewRequest(method, site.URL+path, bytes.NewReader(body))
 	if err != nil {
@@ -269,6 +269,7 @@ func TestACLEnforcement(t *testing.T) {
 	// Private bucket: nothing, except the object made public-read.
 	expect("GET", "/priv/obj", 403)
 	expect("GET", "/priv/", 403)
+	expect("GET", "/priv/?versions", 403)
 	expect("GET", "/priv/open", 200)
 	expect("HEAD", "/priv/open", 200)
 	expect("GET", "/priv/members", 403)
@@ -276,6 +277,7 @@ func TestACLEnforcement(t *testing.T) {
 	// public-read: list and read, no writes.
 	expect("GET", "/pub/obj", 200)
 	expect("GET", "/pub/", 200)
+	expect("GET", "/pub/?versions", 200)
 	expect("PUT", "/pub/new", 403)
 	expect("DELETE", "/pub/obj", 403)
 	// public-read-write: writes and deletes too.
@@ -336,4 +338,41 @@ func TestACLEnforcement(t *testing.T) {
 	expect("GET", "/denied/obj", 403)
 	expect("GET", "/denied/open", 403)
 	expect("GET", "/denied/", 200) // the Deny names GetObject only
+}
+
+// BenchmarkAnonymousGet measures an unsigned GET allowed by a bucket
+// policy, by a bucket's public-read ACL and by an object's public-read ACL
+// (which is looked up on the path the policies refuse).
+func BenchmarkAnonymousGet(b *testing.B) {
+	site := testsite.Start(b)
+	ctx := context.Background()
+	c := sdkClient(site, site.SecretKey)
+	for _, bk := range []struct {
+		name string
+		acl  types.BucketCannedACL
+	}{{"bypolicy", ""}, {"bybucketacl", "public-read"}, {"byobjectacl", ""}} {
+		if _, err := c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String(bk.name), ACL: bk.acl}); err != nil {
+			b.Fatal(err)
+		}
+		var acl types.ObjectCannedACL
+		if bk.name == "byobjectacl" {
+			acl = types.ObjectCannedACLPublicRead
+		}
+		if _, err := c.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String(bk.name), Key: aws.String("obj"), Body: strings.NewReader("data"), ACL: acl}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if _, err := c.PutBucketPolicy(ctx, &s3.PutBucketPolicyInput{Bucket: aws.String("bypolicy"), Policy: aws.String(`{"Version":"2012-10-17","Statement":[
+		{"Effect":"Allow","Principal":"*","Action":"s3:GetObject","Resource":"arn:aws:s3:::bypolicy/*"}]}`)}); err != nil {
+		b.Fatal(err)
+	}
+	for _, name := range []string{"bypolicy", "bybucketacl", "byobjectacl"} {
+		b.Run(name, func(b *testing.B) {
+			for b.Loop() {
+				if code := anon(b, site, "GET", "/"+name+"/obj", nil); code != 200 {
+					b.Fatalf("status %d", code)
+				}
+			}
+		})
+	}
 }
