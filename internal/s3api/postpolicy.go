@@ -37,16 +37,15 @@ const (
 )
 
 var (
-	errPostMalformed   = apiErr("MalformedPOSTRequest", http.StatusBadRequest, "The body of your POST request is not well-formed multipart/form-data.")
-	errPostNoFile      = apiErr("InvalidArgument", http.StatusBadRequest, "POST requires exactly one file upload per request.")
-	errPostNoKey       = apiErr("InvalidArgument", http.StatusBadRequest, "Bucket POST must contain a field named 'key'.  If it is specified, please check the order of the fields.")
-	errPostPreData     = apiErr("MaxPostPreDataLengthExceeded", http.StatusBadRequest, "Your POST request fields preceding the upload file were too large.")
-	errPostPolicyB64   = apiErr("InvalidPolicyDocument", http.StatusBadRequest, "Invalid Policy: Invalid Base64 Encoding.")
-	errPostPolicyJSON  = apiErr("InvalidPolicyDocument", http.StatusBadRequest, "Invalid Policy: Invalid JSON.")
-	errPostExpired     = apiErr("AccessDenied", http.StatusForbidden, "Invalid according to Policy: Policy expired.")
-	errPostTooSmall    = apiErr("EntityTooSmall", http.StatusBadRequest, "Your proposed upload is smaller than the minimum allowed size.")
-	errPostTooLarge    = apiErr("EntityTooLarge", http.StatusBadRequest, "Your proposed upload exceeds the maximum allowed size.")
-	errPostACLNotKnown = apiErr("NotImplemented", http.StatusNotImplemented, "Only the private canned ACL is supported in a POST upload.")
+	errPostMalformed  = apiErr("MalformedPOSTRequest", http.StatusBadRequest, "The body of your POST request is not well-formed multipart/form-data.")
+	errPostNoFile     = apiErr("InvalidArgument", http.StatusBadRequest, "POST requires exactly one file upload per request.")
+	errPostNoKey      = apiErr("InvalidArgument", http.StatusBadRequest, "Bucket POST must contain a field named 'key'.  If it is specified, please check the order of the fields.")
+	errPostPreData    = apiErr("MaxPostPreDataLengthExceeded", http.StatusBadRequest, "Your POST request fields preceding the upload file were too large.")
+	errPostPolicyB64  = apiErr("InvalidPolicyDocument", http.StatusBadRequest, "Invalid Policy: Invalid Base64 Encoding.")
+	errPostPolicyJSON = apiErr("InvalidPolicyDocument", http.StatusBadRequest, "Invalid Policy: Invalid JSON.")
+	errPostExpired    = apiErr("AccessDenied", http.StatusForbidden, "Invalid according to Policy: Policy expired.")
+	errPostTooSmall   = apiErr("EntityTooSmall", http.StatusBadRequest, "Your proposed upload is smaller than the minimum allowed size.")
+	errPostTooLarge   = apiErr("EntityTooLarge", http.StatusBadRequest, "Your proposed upload exceeds the maximum allowed size.")
 )
 
 func errPolicyDoc(msg string) *APIError {
@@ -265,7 +264,9 @@ func (p *postPolicy) check(f *postForm, bucket, key string, now time.Time) error
 		}
 	}
 	for _, name := range f.names {
-		if postExempt[name] || strings.HasPrefix(name, "x-ignore-") || named[name] {
+		// A checksum field only narrows what is accepted (S3 takes it
+		// without a condition, as awscli sends it).
+		if postExempt[name] || strings.HasPrefix(name, "x-ignore-") || strings.HasPrefix(name, "x-amz-checksum-") || named[name] {
 			continue
 		}
 		return apiErr("AccessDenied", http.StatusForbidden, "Invalid according to Policy: Extra input fields: "+name)
@@ -276,7 +277,7 @@ func (p *postPolicy) check(f *postForm, bucket, key string, now time.Time) error
 // postControl are fields that steer the upload rather than describe the
 // object; they are not copied into the object's headers.
 var postControl = map[string]bool{
-	"key": true, "bucket": true, "policy": true, "acl": true, "tagging": true, "file": true,
+	"key": true, "bucket": true, "policy": true, "tagging": true, "file": true,
 	"success_action_status": true, "success_action_redirect": true, "redirect": true,
 	"x-amz-algorithm": true, "x-amz-credential": true, "x-amz-date": true, "x-amz-signature": true,
 	"x-amz-security-token": true, "awsaccesskeyid": true, "signature": true,
@@ -331,14 +332,15 @@ func (s *Server) postObject(req *request) error {
 			return err
 		}
 	}
-	if acl := form.get("acl"); acl != "" && acl != "private" {
-		return errPostACLNotKnown
-	}
-	// The object's headers and the protections asked for come from the
-	// fields; PUT's own reader interprets them.
+	// The object's headers, its canned ACL (field acl, x-amz-acl on a PUT)
+	// and the protections asked for come from the fields; PUT's own reader
+	// interprets them.
 	hdr := http.Header{}
 	for _, name := range form.names {
-		if !postControl[name] && !strings.HasPrefix(name, "x-ignore-") {
+		switch {
+		case name == "acl":
+			hdr.Set("X-Amz-Acl", form.values[name])
+		case !postControl[name] && !strings.HasPrefix(name, "x-ignore-"):
 			hdr.Set(textproto.CanonicalMIMEHeaderKey(name), form.values[name])
 		}
 	}
@@ -362,6 +364,13 @@ func (s *Server) postObject(req *request) error {
 	if err != nil {
 		return err
 	}
+	declared, err := checksum.FromHeaders(hdr)
+	if err != nil {
+		return err
+	}
+	if declared.Trailer {
+		return apiErr("InvalidRequest", http.StatusBadRequest, "A POST upload cannot declare a trailing checksum.")
+	}
 	if t := form.get("tagging"); t != "" {
 		if opts.Tags, err = readTagging(strings.NewReader(t), maxObjectTags); err != nil {
 			return err
@@ -373,11 +382,12 @@ func (s *Server) postObject(req *request) error {
 	}
 	body := &postBody{r: file, max: hi}
 	opts.Size = -1
-	opts.Verify = func(string, map[checksum.Algorithm]string) error {
+	opts.Checksum = declared.Algorithm
+	opts.Verify = func(md5Hex string, sums map[checksum.Algorithm]string) error {
 		if body.n < lo {
 			return errPostTooSmall
 		}
-		return nil
+		return declared.Verify(md5Hex, sums)
 	}
 	v, err := s.obj.PutObject(req.ctx, req.bucket, req.key, body, opts)
 	if err != nil {
@@ -394,11 +404,12 @@ func (s *Server) postObject(req *request) error {
 	h.Set("Location", loc)
 	if redir := form.get("success_action_redirect"); redir != "" {
 		if u, err := url.Parse(redir); err == nil && (u.Scheme == "http" || u.Scheme == "https") {
-			q := u.Query()
-			q.Set("bucket", req.bucket)
-			q.Set("key", req.key)
-			q.Set("etag", etag)
-			u.RawQuery = q.Encode()
+			// bucket, key, etag in this order, after any query of its own.
+			q := "bucket=" + url.QueryEscape(req.bucket) + "&key=" + url.QueryEscape(req.key) + "&etag=" + url.QueryEscape(etag)
+			if u.RawQuery != "" {
+				q = u.RawQuery + "&" + q
+			}
+			u.RawQuery = q
 			h.Set("Location", u.String())
 			req.w.WriteHeader(http.StatusSeeOther)
 			return nil

@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/hmac"
 	"crypto/sha1"
+	"crypto/sha256"
 	"encoding/base64"
 	"encoding/xml"
 	"io"
@@ -204,6 +205,7 @@ func TestPostPolicyRefusals(t *testing.T) {
 		{"bad length range", sign(policyDoc(later, `{"bucket":"`+bucket+`"}`, `["starts-with","$key",""]`, `["content-length-range",-1,0]`), postField{"key", "in/x"}), "hello", 400, "InvalidPolicyDocument"},
 		{"policy not base64", append(sign(policyDoc(later, base...), postField{"key", "in/x"})[:4], postField{"policy", "%%%"}, postField{"x-amz-signature", strings.Repeat("0", 64)}), "hello", 403, "SignatureDoesNotMatch"},
 		{"no key", sign(policyDoc(later, base...)), "hello", 400, "InvalidArgument"},
+		{"wrong checksum", sign(policyDoc(later, base...), postField{"key", "in/x"}, postField{"x-amz-checksum-sha256", sha256B64("other")}), "hello", 400, "BadDigest"},
 		{"no signature", []postField{{"key", "in/x"}, {"policy", base64.StdEncoding.EncodeToString([]byte(policyDoc(later, base...)))}, {"x-amz-algorithm", "AWS4-HMAC-SHA256"}}, "hello", 400, "InvalidArgument"},
 	}
 	for _, tc := range cases {
@@ -221,10 +223,15 @@ func TestPostPolicyRefusals(t *testing.T) {
 	if len(out.Contents) != 0 {
 		t.Fatalf("refused forms stored %d objects, first %q", len(out.Contents), aws.ToString(out.Contents[0].Key))
 	}
-	// The same form within its bounds is accepted (204 by default).
-	resp := postForm(t, site, target, "", sign(policyDoc(later, base...), postField{"key", "in/x"}), "f.txt", []byte("hello"))
+	// The same form within its bounds is accepted (204 by default), its
+	// checksum field (which needs no condition) verified and kept.
+	resp := postForm(t, site, target, "", sign(policyDoc(later, base...), postField{"key", "in/x"}, postField{"x-amz-checksum-sha256", sha256B64("hello")}), "f.txt", []byte("hello"))
 	if resp.StatusCode != http.StatusNoContent || resp.Header.Get("ETag") == "" {
 		t.Fatalf("valid form: %d", resp.StatusCode)
+	}
+	head, err := root.HeadObject(context.Background(), &s3.HeadObjectInput{Bucket: aws.String(bucket), Key: aws.String("in/x"), ChecksumMode: "ENABLED"})
+	if err != nil || aws.ToString(head.ChecksumSHA256) != sha256B64("hello") {
+		t.Fatalf("stored checksum: %v %v", err, head)
 	}
 }
 
@@ -246,6 +253,9 @@ func TestPostPolicyResponses(t *testing.T) {
 		t.Fatalf("redirect POST = %d", resp.StatusCode)
 	}
 	loc, err := url.Parse(resp.Header.Get("Location"))
+	if wantSuffix := "?x=1&bucket=" + bucket + "&key=r.txt&etag=%22"; !strings.Contains(resp.Header.Get("Location"), wantSuffix) {
+		t.Fatalf("redirect Location %q lacks %q (bucket, key, etag in S3's order)", resp.Header.Get("Location"), wantSuffix)
+	}
 	if err != nil || loc.Host != "app.example" || loc.Query().Get("x") != "1" || loc.Query().Get("bucket") != bucket ||
 		loc.Query().Get("key") != "r.txt" || loc.Query().Get("etag") != resp.Header.Get("ETag") {
 		t.Fatalf("redirect Location = %q (ETag %q)", resp.Header.Get("Location"), resp.Header.Get("ETag"))
@@ -265,6 +275,25 @@ func TestPostPolicyResponses(t *testing.T) {
 	head, err := root.HeadObject(context.Background(), &s3.HeadObjectInput{Bucket: aws.String(bucket), Key: aws.String("v2/data.csv")})
 	if err != nil || aws.ToString(head.ContentType) != "text/csv" || aws.ToString(head.CacheControl) != "max-age=60" {
 		t.Fatalf("SigV2 object: %v %+v", err, head)
+	}
+
+	// A canned ACL field: acl=public-read makes the object readable by
+	// anyone (the other objects stay private).
+	doc4 := policyDoc(later, `{"bucket":"`+bucket+`"}`, `["eq","$key","pub.txt"]`, `{"acl":"public-read"}`)
+	resp = postForm(t, site, target, "", signedPolicyForm(site.AccessKey, site.SecretKey, doc4, time.Now(),
+		postField{"key", "pub.txt"}, postField{"acl", "public-read"}), "pub.txt", []byte("public"))
+	if resp.StatusCode != http.StatusNoContent {
+		t.Fatalf("acl POST = %d", resp.StatusCode)
+	}
+	for key, want := range map[string]int{"pub.txt": 200, "r.txt": 403} {
+		anon, err := site.HTTPClient.Get(target + "/" + key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		anon.Body.Close()
+		if anon.StatusCode != want {
+			t.Fatalf("anonymous GET %s = %d, want %d", key, anon.StatusCode, want)
+		}
 	}
 
 	// Virtual-host style: POST / with Host bucket.s3.test.
@@ -365,6 +394,11 @@ func TestPostPolicyIAM(t *testing.T) {
 	if err != nil || strings.Join(keys, ",") != "in/a,in/sts,public/anon" {
 		t.Fatalf("stored: %v %v", err, keys)
 	}
+}
+
+func sha256B64(s string) string {
+	sum := sha256.Sum256([]byte(s))
+	return base64.StdEncoding.EncodeToString(sum[:])
 }
 
 // signV2 is SigV2's form signature: base64 HMAC-SHA1 of the base64 policy.
