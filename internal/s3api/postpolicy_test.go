@@ -8,6 +8,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/xml"
+	"fmt"
 	"io"
 	"mime/multipart"
 	"net/http"
@@ -205,6 +206,8 @@ func TestPostPolicyRefusals(t *testing.T) {
 		{"bad length range", sign(policyDoc(later, `{"bucket":"`+bucket+`"}`, `["starts-with","$key",""]`, `["content-length-range",-1,0]`), postField{"key", "in/x"}), "hello", 400, "InvalidPolicyDocument"},
 		{"policy not base64", append(sign(policyDoc(later, base...), postField{"key", "in/x"})[:4], postField{"policy", "%%%"}, postField{"x-amz-signature", strings.Repeat("0", 64)}), "hello", 403, "SignatureDoesNotMatch"},
 		{"no key", sign(policyDoc(later, base...)), "hello", 400, "InvalidArgument"},
+		{"fields too large", append(sign(policyDoc(later, base...), postField{"key", "in/x"}), postField{"x-ignore-pad", strings.Repeat("p", 70<<10)}), "hello", 400, "MaxPostPreDataLengthExceeded"},
+		{"too many fields", append(sign(policyDoc(later, base...), postField{"key", "in/x"}), manyFields(300)...), "hello", 400, "MaxPostPreDataLengthExceeded"},
 		{"wrong checksum", sign(policyDoc(later, base...), postField{"key", "in/x"}, postField{"x-amz-checksum-sha256", sha256B64("other")}), "hello", 400, "BadDigest"},
 		{"no signature", []postField{{"key", "in/x"}, {"policy", base64.StdEncoding.EncodeToString([]byte(policyDoc(later, base...)))}, {"x-amz-algorithm", "AWS4-HMAC-SHA256"}}, "hello", 400, "InvalidArgument"},
 	}
@@ -394,6 +397,14 @@ func TestPostPolicyIAM(t *testing.T) {
 	if err != nil || strings.Join(keys, ",") != "in/a,in/sts,public/anon" {
 		t.Fatalf("stored: %v %v", err, keys)
 	}
+}
+
+func manyFields(n int) []postField {
+	out := make([]postField, n)
+	for i := range out {
+		out[i] = postField{fmt.Sprintf("x-ignore-%d", i), "v"}
+	}
+	return out
 }
 
 func sha256B64(s string) string {
