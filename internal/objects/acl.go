@@ -49,16 +49,18 @@ func (l *Layer) SetBucketACL(ctx context.Context, name, acl string) error {
 
 // SetObjectACL stores a version's canned ACL (the latest version when
 // versionID is empty) as a metadata change, replicated like a tag change.
+// Unlike a bucket's, an object's ACL is kept as named, "private" too: ""
+// means the object has none of its own (it is private, and its bucket's
+// ACL governs reads of it).
 func (l *Layer) SetObjectACL(ctx context.Context, bucket, key, versionID, acl string) (*Version, error) {
-	c, err := CanonicalACL(acl)
-	if err != nil {
+	if _, err := CanonicalACL(acl); err != nil {
 		return nil, err
 	}
 	return l.updateVersionLock(ctx, bucket, key, versionID, func(v *Version) error {
 		if v.DeleteMarker {
 			return ErrMethodNotAllowed
 		}
-		v.ACL = c
+		v.ACL = acl
 		return nil
 	})
 }

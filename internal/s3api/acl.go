@@ -44,6 +44,8 @@ var (
 		"Specifying both Canned ACLs and Header Grants is not allowed")
 	errACLHeaderAndBody = apiErr("UnexpectedContent", http.StatusBadRequest,
 		"This request does not support content")
+	errUnresolvableEmail = apiErr("UnresolvableGrantByEmailAddress", http.StatusBadRequest,
+		"The e-mail address you provided does not match any account on record.")
 	errMissingACL = apiErr("MissingSecurityHeader", http.StatusBadRequest,
 		"Your request was missing a required header: x-amz-acl, an x-amz-grant-* header or an AccessControlPolicy body.")
 )
@@ -71,16 +73,21 @@ func cannedGrants(acl string) []grant {
 	return g
 }
 
-// cannedFor returns the canned ACL (stored form) whose grants are exactly
+// cannedFor returns the canned ACL whose grants are exactly
 // gs, in any order and with repeats.
 func cannedFor(gs []grant) (string, error) {
+	for _, g := range gs {
+		if g.kind == "emailAddress" { // no account here has one
+			return "", errUnresolvableEmail
+		}
+	}
 	want := slices.Clone(gs)
 	cmp := func(a, b grant) int {
 		return strings.Compare(a.kind+"\x00"+a.value+"\x00"+a.perm, b.kind+"\x00"+b.value+"\x00"+b.perm)
 	}
 	slices.SortFunc(want, cmp)
 	want = slices.Compact(want)
-	for _, acl := range []string{"", objects.ACLPublicRead, objects.ACLPublicReadWrite, objects.ACLAuthenticatedRead} {
+	for _, acl := range []string{objects.ACLPrivate, objects.ACLPublicRead, objects.ACLPublicReadWrite, objects.ACLAuthenticatedRead} {
 		have := cannedGrants(acl)
 		slices.SortFunc(have, cmp)
 		if slices.Equal(have, want) {
@@ -99,9 +106,9 @@ var grantHeaders = []struct{ header, perm string }{
 	{"x-amz-grant-full-control", "FULL_CONTROL"},
 }
 
-// aclFromHeaders reads the ACL a request's headers ask for: x-amz-acl or
-// x-amz-grant-* (as a canned ACL's grants). It returns the stored form and
-// whether the request named an ACL at all.
+// aclFromHeaders reads the canned ACL a request's headers ask for:
+// x-amz-acl or x-amz-grant-* (as a canned ACL's grants); "" when they name
+// none.
 func aclFromHeaders(h http.Header) (string, bool, error) {
 	var gs []grant
 	named := false
@@ -138,18 +145,17 @@ func aclFromHeaders(h http.Header) (string, bool, error) {
 	return acl, true, err
 }
 
-// parseCannedACL returns the stored form of an x-amz-acl value.
+// parseCannedACL checks an x-amz-acl value.
 func parseCannedACL(v string) (string, error) {
 	switch v {
 	case "aws-exec-read", "log-delivery-write":
 		return "", apiErr("NotImplemented", http.StatusNotImplemented,
 			"The canned ACL "+v+" is not supported: it grants to AWS services this server does not have.")
 	}
-	acl, err := objects.CanonicalACL(v)
-	if err != nil {
+	if _, err := objects.CanonicalACL(v); err != nil {
 		return "", apiErr("InvalidArgument", http.StatusBadRequest, "Invalid canned ACL: "+v)
 	}
-	return acl, nil
+	return v, nil
 }
 
 type accessControlPolicy struct {
@@ -325,12 +331,13 @@ type aclStatement struct {
 var authenticatedOnly = map[string]map[string]string{"StringEquals": {"aws:PrincipalType": "User"}}
 
 // Actions a bucket's canned ACL allows: READ lists the bucket (objects,
-// versions, uploads, as S3's bucket READ does) and, as MinIO's anonymous
-// "download" does, reads its current objects; WRITE writes and deletes
-// them.
+// versions, uploads, as S3's bucket READ does); WRITE writes and deletes
+// objects. Reading the bucket's objects, as MinIO's anonymous "download"
+// allows, is decided per object: an object with no ACL of its own takes the
+// bucket's (allowedByObjectACL).
 var (
 	aclBucketRead = []string{"s3:GetBucketLocation", "s3:ListBucket", "s3:ListBucketVersions",
-		"s3:ListBucketMultipartUploads", "s3:GetObject"}
+		"s3:ListBucketMultipartUploads"}
 	aclBucketWrite = []string{"s3:PutObject", "s3:DeleteObject", "s3:ListMultipartUploadParts", "s3:AbortMultipartUpload"}
 )
 
@@ -350,8 +357,8 @@ func bucketACLStatements(bucket, acl string) []aclStatement {
 	return nil
 }
 
-// objectACLStatements returns the statements an object's canned ACL
-// allows: reading that object (any version of it the ACL is on).
+// objectACLStatements returns the statements an object's canned ACL (or,
+// for an object without one, its bucket's) allows: reading that object.
 func objectACLStatements(bucket, key, acl string) []aclStatement {
 	st := aclStatement{Effect: "Allow", Principal: "*", Action: []string{"s3:GetObject", "s3:GetObjectVersion"},
 		Resource: []string{resourceARN(bucket, key)}}
@@ -495,27 +502,34 @@ func (s *Server) bucketPolicyOf(b *objects.Bucket) *policy.Policy {
 	return p
 }
 
-// allowedByObjectACL reports whether the object's own canned ACL allows a
-// GetObject or HeadObject the policies alone did not allow, evaluated
-// together with the bucket policy and the identity's policies (an explicit
-// Deny still wins). It reads the version only on that denied path.
+// allowedByObjectACL reports whether the object's canned ACL allows a
+// GetObject or HeadObject the policies alone did not allow: its own ACL,
+// or its bucket's when it has none (an object made private explicitly is
+// not readable through its bucket's ACL, as S3 has it). The grant is
+// evaluated together with the bucket policy and the identity's policies,
+// so an explicit Deny still wins. The version is read only on that denied
+// path.
 func (s *Server) allowedByObjectACL(req *request, api, action string) bool {
 	if s.cfg.Authorizer == nil || (api != "GetObject" && api != "HeadObject") || req.key == "" {
-		return false
-	}
-	v, err := s.obj.HeadObject(req.ctx, req.bucket, req.key, req.query.Get("versionId"))
-	if err != nil || v.DeleteMarker {
-		return false
-	}
-	extra := objectACLStatements(req.bucket, req.key, v.ACL)
-	if len(extra) == 0 || v.ACL == objects.ACLAuthenticatedRead && req.auth.Anonymous {
 		return false
 	}
 	b, err := s.obj.Bucket(req.ctx, req.bucket)
 	if err != nil {
 		return false
 	}
-	p := s.objectPolicy(&b, req.key, v.ACL, extra)
+	v, err := s.obj.HeadObject(req.ctx, req.bucket, req.key, req.query.Get("versionId"))
+	if err != nil || v.DeleteMarker {
+		return false
+	}
+	acl := v.ACL
+	if acl == "" {
+		acl = b.ACL
+	}
+	extra := objectACLStatements(req.bucket, req.key, acl)
+	if len(extra) == 0 || acl == objects.ACLAuthenticatedRead && req.auth.Anonymous {
+		return false
+	}
+	p := s.objectPolicy(&b, req.key, acl, extra)
 	if p == nil {
 		return false
 	}

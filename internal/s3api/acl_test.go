@@ -202,7 +202,7 @@ func TestACLCannedRoundTrip(t *testing.T) {
 			Owner: &types.Owner{ID: aws.String(ownerID)}, Grants: []types.Grant{
 				{Grantee: &types.Grantee{Type: types.TypeCanonicalUser, ID: aws.String(ownerID)}, Permission: types.PermissionFullControl},
 				{Grantee: &types.Grantee{Type: types.TypeCanonicalUser, ID: aws.String("someone-else")}, Permission: types.PermissionRead}}}}},
-		{"email grantee", "AccessControlListNotSupported", &s3.PutBucketAclInput{AccessControlPolicy: &types.AccessControlPolicy{
+		{"email grantee", "UnresolvableGrantByEmailAddress", &s3.PutBucketAclInput{AccessControlPolicy: &types.AccessControlPolicy{
 			Owner: &types.Owner{ID: aws.String(ownerID)}, Grants: []types.Grant{
 				{Grantee: &types.Grantee{Type: types.TypeAmazonCustomerByEmail, EmailAddress: aws.String("a@example.com")}, Permission: types.PermissionFullControl}}}}},
 		{"no owner grant", "AccessControlListNotSupported", &s3.PutBucketAclInput{GrantRead: aws.String("uri=" + allUsersURI)}},
@@ -259,6 +259,7 @@ func TestACLEnforcement(t *testing.T) {
 	}
 	put("priv", "open", types.ObjectCannedACLPublicRead)
 	put("priv", "members", types.ObjectCannedACLAuthenticatedRead)
+	put("pub", "closed", types.ObjectCannedACLPrivate)
 
 	expect := func(method, path string, want int) {
 		t.Helper()
@@ -274,8 +275,11 @@ func TestACLEnforcement(t *testing.T) {
 	expect("HEAD", "/priv/open", 200)
 	expect("GET", "/priv/members", 403)
 	expect("PUT", "/priv/open", 403)
-	// public-read: list and read, no writes.
+	// public-read: list and read, no writes; an object made private
+	// explicitly is not read through its bucket's ACL.
 	expect("GET", "/pub/obj", 200)
+	expect("GET", "/pub/closed", 403)
+	expect("HEAD", "/pub/closed", 403)
 	expect("GET", "/pub/", 200)
 	expect("GET", "/pub/?versions", 200)
 	expect("PUT", "/pub/new", 403)

@@ -43,7 +43,7 @@ func (s *Server) createBucket(req *request) error {
 	if err := create(req.ctx, req.bucket); err != nil {
 		return err
 	}
-	if acl != "" {
+	if acl != "" && acl != objects.ACLPrivate {
 		if err := s.obj.SetBucketACL(req.ctx, req.bucket, acl); err != nil {
 			return err
 		}
