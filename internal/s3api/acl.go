@@ -510,14 +510,24 @@ func (s *Server) bucketPolicyOf(b *objects.Bucket) *policy.Policy {
 // so an explicit Deny still wins. The version is read only on that denied
 // path.
 func (s *Server) allowedByObjectACL(req *request, api, action string) bool {
-	if s.cfg.Authorizer == nil || (api != "GetObject" && api != "HeadObject") || req.key == "" {
+	if api != "GetObject" && api != "HeadObject" {
 		return false
 	}
-	b, err := s.obj.Bucket(req.ctx, req.bucket)
+	return s.objectACLAllows(req, req.bucket, req.key, req.query.Get("versionId"), action)
+}
+
+// objectACLAllows reports whether the ACL of bucket/key (version
+// versionID) lets the request's identity read it (action s3:GetObject or
+// s3:GetObjectVersion): for GET and HEAD, and for the source of a copy.
+func (s *Server) objectACLAllows(req *request, bucket, key, versionID, action string) bool {
+	if s.cfg.Authorizer == nil || bucket == "" || key == "" {
+		return false
+	}
+	b, err := s.obj.Bucket(req.ctx, bucket)
 	if err != nil {
 		return false
 	}
-	v, err := s.obj.HeadObject(req.ctx, req.bucket, req.key, req.query.Get("versionId"))
+	v, err := s.obj.HeadObject(req.ctx, bucket, key, versionID)
 	if err != nil || v.DeleteMarker {
 		return false
 	}
@@ -525,16 +535,16 @@ func (s *Server) allowedByObjectACL(req *request, api, action string) bool {
 	if acl == "" {
 		acl = b.ACL
 	}
-	extra := objectACLStatements(req.bucket, req.key, acl)
+	extra := objectACLStatements(bucket, key, acl)
 	if len(extra) == 0 || acl == objects.ACLAuthenticatedRead && req.auth.Anonymous {
 		return false
 	}
-	p := s.objectPolicy(&b, req.key, acl, extra)
+	p := s.objectPolicy(&b, key, acl, extra)
 	if p == nil {
 		return false
 	}
 	r := &policy.Request{
-		Action: action, Resource: resourceARN(req.bucket, req.key), Anonymous: req.auth.Anonymous,
+		Action: action, Resource: resourceARN(bucket, key), Anonymous: req.auth.Anonymous,
 		AccessKey: req.auth.AccessKey, SourceIP: sourceIP(req.r.RemoteAddr), Secure: req.r.TLS != nil,
 	}
 	return s.cfg.Authorizer.Authorize(req.auth.AccessKey, p, r)

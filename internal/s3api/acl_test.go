@@ -136,6 +136,21 @@ func TestACLCannedRoundTrip(t *testing.T) {
 	if got := objectACL("pub"); !slices.Equal(got, wantGrants(ownerID, "public-read")) {
 		t.Fatalf("PutObject public-read: %v", got)
 	}
+	// minio-go names the canned ACL from the grants it reads.
+	mc, err := minio.New(strings.TrimPrefix(site.URL, "http://"), &minio.Options{
+		Creds: miniocreds.NewStaticV4(site.AccessKey, site.SecretKey, ""), Transport: site.HTTPClient.Transport})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for key, want := range map[string]string{"pub": "public-read", "plain": "private"} {
+		info, err := mc.GetObjectACL(ctx, "acl", key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := info.Metadata.Get("X-Amz-Acl"); got != want {
+			t.Fatalf("minio-go GetObjectACL %s = %q, want %q", key, got, want)
+		}
+	}
 	if _, err := c.CopyObject(ctx, &s3.CopyObjectInput{Bucket: aws.String("acl"), Key: aws.String("copy"), CopySource: aws.String("acl/plain"),
 		ACL: types.ObjectCannedACLAuthenticatedRead}); err != nil {
 		t.Fatal(err)
@@ -329,6 +344,15 @@ func TestACLEnforcement(t *testing.T) {
 	}
 	if _, err := u.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String("authr"), Key: aws.String("w"), Body: strings.NewReader("w")}); apiCode(err) != "AccessDenied" {
 		t.Fatalf("user PUT authenticated-read bucket: %v", err)
+	}
+	// The ACL of a copy's source counts as for a GET: the user copies the
+	// authenticated-read object into the public-read-write bucket, not a
+	// private one.
+	if _, err := u.CopyObject(ctx, &s3.CopyObjectInput{Bucket: aws.String("pubrw"), Key: aws.String("copied"), CopySource: aws.String("priv/members")}); err != nil {
+		t.Fatalf("user copy of an authenticated-read object: %v", err)
+	}
+	if _, err := u.CopyObject(ctx, &s3.CopyObjectInput{Bucket: aws.String("pubrw"), Key: aws.String("copied2"), CopySource: aws.String("priv/obj")}); apiCode(err) != "AccessDenied" {
+		t.Fatalf("user copy of a private object: %v", err)
 	}
 
 	// An explicit Deny in the bucket policy beats the ACL, for the bucket's

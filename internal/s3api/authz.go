@@ -177,7 +177,7 @@ func (s *Server) authorize(req *request, rt *route) error {
 		if err != nil {
 			return err
 		}
-		if !s.allowed(req, actionFor("GetObject", sv != ""), sb, sk, nil) {
+		if a := actionFor("GetObject", sv != ""); !s.allowed(req, a, sb, sk, nil) && !s.objectACLAllows(req, sb, sk, sv, a) {
 			return errAccessDenied
 		}
 	}
