@@ -549,3 +549,21 @@ func (s *Server) objectACLAllows(req *request, bucket, key, versionID, action st
 	}
 	return s.cfg.Authorizer.Authorize(req.auth.AccessKey, p, r)
 }
+
+// aclWriteAllowed checks, for a write that names an ACL granting more than
+// private (x-amz-acl or grant headers), that the identity may also set an
+// object's ACL (s3:PutObjectAcl), as S3 requires: a writer allowed only to
+// put objects, say anonymously into a public-read-write bucket, cannot
+// publish them.
+func (s *Server) aclWriteAllowed(req *request, api string) bool {
+	switch api {
+	case "PutObject", "CreateMultipartUpload":
+	default:
+		return true
+	}
+	acl, named, err := aclFromHeaders(req.r.Header)
+	if err != nil || !named || acl == objects.ACLPrivate || acl == objects.ACLBucketOwnerRead || acl == objects.ACLBucketOwnerFullControl {
+		return true // a malformed ACL is refused by the handler
+	}
+	return s.allowed(req, "s3:PutObjectAcl", req.bucket, req.key, nil)
+}

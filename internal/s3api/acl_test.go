@@ -69,6 +69,23 @@ func anon(t testing.TB, site *testsite.Site, method, path string, body []byte) i
 	return resp.StatusCode
 }
 
+// anonWithHeader sends an unsigned request with one header.
+func anonWithHeader(t *testing.T, site *testsite.Site, method, path, name, value string) int {
+	t.Helper()
+	req, err := http.NewRequest(method, site.URL+path, strings.NewReader("anon"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set(name, value)
+	resp, err := site.HTTPClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	return resp.StatusCode
+}
+
 // TestACLCannedRoundTrip sets every canned ACL on buckets and objects
 // through each way S3 offers (x-amz-acl on CreateBucket, PutObject,
 // CopyObject, CreateMultipartUpload; PutBucketAcl/PutObjectAcl with the
@@ -303,6 +320,13 @@ func TestACLEnforcement(t *testing.T) {
 	expect("PUT", "/pubrw/new", 200)
 	expect("GET", "/pubrw/new", 200)
 	expect("DELETE", "/pubrw/new", 204)
+	// ... but may not publish what it writes (that needs s3:PutObjectAcl).
+	if code := anonWithHeader(t, site, "PUT", "/pubrw/published", "x-amz-acl", "public-read"); code != 403 {
+		t.Errorf("anonymous PUT with x-amz-acl public-read = %d, want 403", code)
+	}
+	if code := anonWithHeader(t, site, "PUT", "/pubrw/kept", "x-amz-acl", "private"); code != 200 {
+		t.Errorf("anonymous PUT with x-amz-acl private = %d, want 200", code)
+	}
 	// authenticated-read: not for anonymous requests.
 	expect("GET", "/authr/obj", 403)
 	// Back to private: anonymous reads stop.

@@ -172,6 +172,9 @@ func (s *Server) authorize(req *request, rt *route) error {
 	if !s.allowed(req, action, req.bucket, req.key, conditionValues(req, rt.api)) && !s.allowedByObjectACL(req, rt.api, action) {
 		return errAccessDenied
 	}
+	if !s.aclWriteAllowed(req, rt.api) {
+		return errAccessDenied
+	}
 	if (rt.api == "PutObject" || rt.api == "UploadPart") && req.r.Header.Get("x-amz-copy-source") != "" {
 		sb, sk, sv, err := copySource(req.r.Header)
 		if err != nil {
