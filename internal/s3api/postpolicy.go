@@ -352,7 +352,7 @@ func (s *Server) postObject(req *request) error {
 	freq := *req
 	freq.r = &fr
 	vals := conditionValues(&freq, "PutObject")
-	if !s.allowed(req, "s3:PutObject", req.bucket, req.key, vals) {
+	if !s.allowed(req, "s3:PutObject", req.bucket, req.key, vals) || !s.aclWriteAllowed(&freq, "PutObject") {
 		return errAccessDenied
 	}
 	if s.cfg.WriteGuard != nil {

@@ -349,6 +349,24 @@ func TestPostPolicyIAM(t *testing.T) {
 			t.Fatalf("%s POST %s = %d %s, want %d", tc.user, tc.key, status, code, tc.status)
 		}
 	}
+	// Publishing what one uploads needs s3:PutObjectAcl too, as with
+	// x-amz-acl on a PUT: the uploader may put, not publish.
+	pub := policyDoc(time.Now().Add(time.Hour), `{"bucket":"`+bucket+`"}`, `["starts-with","$key",""]`, `{"acl":"public-read"}`)
+	for _, tc := range []struct {
+		user, secret string
+		status       int
+	}{{"uploader", "uploader-secret", 403}, {site.AccessKey, site.SecretKey, 204}} {
+		resp := postForm(t, site, site.URL+"/"+bucket, "", signedPolicyForm(tc.user, tc.secret, pub, time.Now(),
+			postField{"key", "in/public"}, postField{"acl", "public-read"}), "p", []byte("public"))
+		if status, code := errorCode(t, resp); status != tc.status || status == 403 && code != "AccessDenied" {
+			t.Fatalf("%s POST with acl=public-read = %d %s, want %d", tc.user, status, code, tc.status)
+		}
+		if tc.status == 403 {
+			if _, err := root.HeadObject(ctx, &s3.HeadObjectInput{Bucket: aws.String(bucket), Key: aws.String("in/public")}); err == nil {
+				t.Fatal("a refused public POST stored the object")
+			}
+		}
+	}
 
 	// Temporary credentials: minio-go adds x-amz-security-token to the
 	// form and the policy; without it the temporary key is unknown.
@@ -394,7 +412,7 @@ func TestPostPolicyIAM(t *testing.T) {
 	for _, o := range out.Contents {
 		keys = append(keys, aws.ToString(o.Key))
 	}
-	if err != nil || strings.Join(keys, ",") != "in/a,in/sts,public/anon" {
+	if err != nil || strings.Join(keys, ",") != "in/a,in/public,in/sts,public/anon" {
 		t.Fatalf("stored: %v %v", err, keys)
 	}
 }
