@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -106,8 +107,15 @@ func TestServerAccessLogAndJSONLogs(t *testing.T) {
 	if got, err := io.ReadAll(obj); err != nil || string(got) != body {
 		t.Fatalf("get: %v", err)
 	}
-	if _, err := c.GetObjectACL(ctx, "logs", "dir/obj.txt"); err == nil {
-		t.Fatal("GetObjectAcl succeeded")
+	// An API twinlake does not serve (GetObjectTorrent), signed.
+	torrent, err := c.Presign(ctx, http.MethodGet, "logs", "dir/obj.txt", time.Minute, url.Values{"torrent": {""}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp, err := http.Get(torrent.String()); err != nil || resp.StatusCode != http.StatusNotImplemented {
+		t.Fatalf("GetObjectTorrent = %v, %v", resp, err)
+	} else {
+		resp.Body.Close()
 	}
 	bad, _ := minio.New(host, &minio.Options{Creds: credentials.NewStaticV4(user, "wrong-secret-456", "")})
 	if _, err := bad.ListBuckets(ctx); err == nil {
@@ -119,8 +127,8 @@ func TestServerAccessLogAndJSONLogs(t *testing.T) {
 	}
 	metricsText, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	if !strings.Contains(string(metricsText), `twinlake_s3_requests_total{api="GetObjectAcl",code="501"} 1`) {
-		t.Errorf("metrics lack GetObjectAcl 501:\n%s", grepLines(string(metricsText), "twinlake_s3_"))
+	if !strings.Contains(string(metricsText), `twinlake_s3_requests_total{api="GetObjectTorrent",code="501"} 1`) {
+		t.Errorf("metrics lack GetObjectTorrent 501:\n%s", grepLines(string(metricsText), "twinlake_s3_"))
 	}
 
 	type entry struct {
@@ -177,8 +185,8 @@ func TestServerAccessLogAndJSONLogs(t *testing.T) {
 	if get := find("GetObject"); get.BytesOut != int64(len(body)) || get.Status != 200 {
 		t.Errorf("GetObject entry %+v", get)
 	}
-	if acl := find("GetObjectAcl"); acl.Status != 501 || acl.Key != "dir/obj.txt" {
-		t.Errorf("GetObjectAcl entry %+v", acl)
+	if tor := find("GetObjectTorrent"); tor.Status != 501 || tor.Key != "dir/obj.txt" {
+		t.Errorf("GetObjectTorrent entry %+v", tor)
 	}
 	if mb := find("CreateBucket"); mb.Bucket != "logs" || mb.Status != 200 {
 		t.Errorf("CreateBucket entry %+v", mb)
