@@ -179,6 +179,23 @@ func (s *Server) readObject(req *request, withBody bool) error {
 	if !ranged {
 		rng = byteRange{0, v.Size}
 	}
+	if req.query.Has("partNumber") {
+		if req.r.Header.Get("Range") != "" {
+			return errRangeAndPart
+		}
+		n, err := partNumber(req)
+		if err != nil {
+			return err
+		}
+		span, count, multipart, ok := partSpan(v, n)
+		if !ok {
+			return objects.ErrInvalidPart
+		}
+		if multipart {
+			h.Set("x-amz-mp-parts-count", strconv.Itoa(count))
+			rng, ranged = span, true
+		}
+	}
 	full := !ranged || rng.length == v.Size
 	setObjectHeaders(h, v, full && strings.EqualFold(req.r.Header.Get("x-amz-checksum-mode"), "ENABLED"))
 	for q, name := range responseOverrides {
