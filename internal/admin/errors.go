@@ -1,16 +1,14 @@
 package admin
 
 import (
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"net/http"
-	"strings"
 
 	"github.com/twinlake/twinlake/internal/adminclient"
 	"github.com/twinlake/twinlake/internal/catalog"
 	"github.com/twinlake/twinlake/internal/config"
+	"github.com/twinlake/twinlake/internal/httprec"
 	"github.com/twinlake/twinlake/internal/objects"
 	"github.com/twinlake/twinlake/internal/replication"
 	"github.com/twinlake/twinlake/internal/scanner"
@@ -118,18 +116,12 @@ func classify(err error) (status int, body adminclient.ErrorBody, internal bool)
 func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	status, body, internal := classify(err)
 	// The request ID ties what the client reports to the server's log.
-	body.RequestID = newRequestID()
+	body.RequestID = httprec.NewRequestID()
 	w.Header().Set("x-amz-request-id", body.RequestID)
 	if internal {
 		s.log.Error("admin call failed", "method", r.Method, "path", r.URL.Path, "requestId", body.RequestID, "err", err)
 	}
 	writeJSON(w, status, body)
-}
-
-func newRequestID() string {
-	var b [8]byte
-	rand.Read(b[:])
-	return strings.ToUpper(hex.EncodeToString(b[:]))
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {

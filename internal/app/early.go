@@ -3,10 +3,12 @@ package app
 import (
 	"context"
 	"crypto/tls"
+	"encoding/xml"
 	"errors"
 	"fmt"
 	"net"
 	"net/http"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -146,18 +148,7 @@ func (g *gate) Close() error {
 
 // xmlText escapes s for an XML text node.
 func xmlText(s string) string {
-	var b []byte
-	for _, c := range []byte(s) {
-		switch c {
-		case '<':
-			b = append(b, "&lt;"...)
-		case '>':
-			b = append(b, "&gt;"...)
-		case '&':
-			b = append(b, "&amp;"...)
-		default:
-			b = append(b, c)
-		}
-	}
-	return string(b)
+	var b strings.Builder
+	_ = xml.EscapeText(&b, []byte(s))
+	return b.String()
 }

@@ -4,8 +4,11 @@
 package httprec
 
 import (
+	"crypto/rand"
+	"encoding/hex"
 	"io"
 	"net/http"
+	"strings"
 )
 
 // Recorder wraps a ResponseWriter. The first status written is kept (a
@@ -63,3 +66,11 @@ type writerOnly struct{ io.Writer }
 // Unwrap lets http.ResponseController reach the underlying writer (to
 // flush a stream).
 func (r *Recorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
+
+// NewRequestID returns a fresh request ID (16 upper-case hex digits) for
+// the x-amz-request-id header and the logs, shared by every HTTP surface.
+func NewRequestID() string {
+	var b [8]byte
+	rand.Read(b[:])
+	return strings.ToUpper(hex.EncodeToString(b[:]))
+}

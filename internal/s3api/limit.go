@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"sync"
 	"time"
+
+	"github.com/twinlake/twinlake/internal/httprec"
 )
 
 // errSlowDown answers a request that waited its whole queue deadline for a
@@ -143,7 +145,7 @@ func (l *Limiter) grantLocked() {
 // second: the queue has just been full for a whole wait, so sooner would
 // only queue again, and S3 SDKs back off further on their own.
 func writeSlowDown(w http.ResponseWriter, r *http.Request) {
-	id := newRequestID()
+	id := httprec.NewRequestID()
 	w.Header().Set("x-amz-request-id", id)
 	w.Header().Set("Server", "twinlake")
 	w.Header().Set("Retry-After", strconv.Itoa(1))

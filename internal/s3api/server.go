@@ -7,8 +7,6 @@ package s3api
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/xml"
 	"errors"
 	"fmt"
@@ -123,7 +121,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		idle, total := s.bodyTimeouts()
 		r.Body = truncatedBody{newDeadlineBody(w, r.Body, idle, total, start)}
 	}
-	req := &request{w: sw, r: r, ctx: r.Context(), query: r.URL.Query(), id: newRequestID(), api: "Unknown"}
+	req := &request{w: sw, r: r, ctx: r.Context(), query: r.URL.Query(), id: httprec.NewRequestID(), api: "Unknown"}
 	sw.Header().Set("x-amz-request-id", req.id)
 	sw.Header().Set("Server", "twinlake")
 	req.bucket, req.key = s.splitPath(r)
@@ -266,12 +264,6 @@ func writeXML(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/xml")
 	w.WriteHeader(status)
 	w.Write(buf.Bytes())
-}
-
-func newRequestID() string {
-	var b [8]byte
-	rand.Read(b[:])
-	return strings.ToUpper(hex.EncodeToString(b[:]))
 }
 
 // truncatedBody reports a body that ends before its declared length (the
