@@ -332,29 +332,31 @@ func (s *Scanner) traceEvent(fn, path, msg string, start time.Time, err error) {
 // recentEventCount bounds the events the status keeps.
 const recentEventCount = 50
 
-// eventRing keeps the scanner's last notable events, oldest first.
+// eventRing keeps the scanner's last notable events: a fixed ring, so
+// recording one (every cycle, for each table still waiting for files)
+// moves nothing.
 type eventRing struct {
-	mu  sync.Mutex
-	evs []trace.Event
+	mu   sync.Mutex
+	evs  [recentEventCount]trace.Event
+	next int // where the next event goes
+	n    int // how many are kept
 }
 
 func (r *eventRing) add(ev trace.Event) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if len(r.evs) == recentEventCount {
-		copy(r.evs, r.evs[1:])
-		r.evs = r.evs[:recentEventCount-1]
-	}
-	r.evs = append(r.evs, ev)
+	r.evs[r.next] = ev
+	r.next = (r.next + 1) % recentEventCount
+	r.n = min(r.n+1, recentEventCount)
 }
 
 // newestFirst returns a copy of the events, newest first.
 func (r *eventRing) newestFirst() []trace.Event {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	out := make([]trace.Event, len(r.evs))
-	for i, e := range r.evs {
-		out[len(r.evs)-1-i] = e
+	out := make([]trace.Event, r.n)
+	for i := range out {
+		out[i] = r.evs[(r.next-1-i+recentEventCount)%recentEventCount]
 	}
 	return out
 }
