@@ -102,23 +102,25 @@ func (c *Config) Validate() error {
 
 // Server is one running site.
 type Server struct {
-	cfg          Config
-	log          *slog.Logger
-	meta         *meta.PebbleStore
-	objects      *objects.Layer
-	iam          *iam.Store
-	trace        *trace.Bus
-	settings     *config.Store
-	metrics      *metrics.Registry
-	verifier     *sigv4.Verifier
-	repl         *replication.Engine
-	scanner      *scanner.Scanner
-	catalog      *catalog.Catalog
-	stopExpiry   func() // stops the catalog's soft-delete expiry (tables.go)
-	console      *console.Console
-	maint        *maintenanceMetrics
-	deploymentID string
-	started      time.Time
+	cfg        Config
+	log        *slog.Logger
+	meta       *meta.PebbleStore
+	objects    *objects.Layer
+	iam        *iam.Store
+	trace      *trace.Bus
+	settings   *config.Store
+	metrics    *metrics.Registry
+	verifier   *sigv4.Verifier
+	repl       *replication.Engine
+	scanner    *scanner.Scanner
+	catalog    *catalog.Catalog
+	stopExpiry func() // stops the catalog's soft-delete expiry (tables.go)
+	// stopLifecycle stops the bucket lifecycle runs (lifecycle.go).
+	stopLifecycle func()
+	console       *console.Console
+	maint         *maintenanceMetrics
+	deploymentID  string
+	started       time.Time
 
 	ln   net.Listener
 	http *http.Server
@@ -286,6 +288,10 @@ func (s *Server) Start() error {
 	}
 	s.scanner.Start()
 	s.startExpiry()
+	if err := s.startLifecycle(); err != nil {
+		ln.Close()
+		return err
+	}
 	s.ln = ln
 	s.http = &http.Server{Handler: handler, ReadHeaderTimeout: s.settings.Duration(config.SubsysAPI, config.APIReadHeaderTimeout),
 		IdleTimeout: 2 * time.Minute, ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelDebug)}
@@ -427,6 +433,9 @@ func (s *Server) Close(ctx context.Context) error {
 	if s.http != nil {
 		err = s.http.Shutdown(ctx)
 		<-s.done
+	}
+	if s.stopLifecycle != nil {
+		s.stopLifecycle()
 	}
 	if s.stopExpiry != nil {
 		s.stopExpiry()

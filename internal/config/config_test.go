@@ -51,12 +51,13 @@ func TestDefaults(t *testing.T) {
 			"replica_catalog_txn_stale_timeout=15m(default) maintenance_interval=6h(default)"},
 		{SubsysReplication, "max_retries=10(default) retry_base_delay=1s(default) retry_max_delay=5m(default) workers=16(default) mismatch_interval=5m(default)"},
 		{SubsysAPI, "requests_max=0(default) requests_deadline=10s(default) read_header_timeout=30s(default) body_idle_timeout=1m(default) body_deadline=24h(default) ssec_allow_http=off(default)"},
+		{SubsysILM, "interval=1m(default) day_length=24h(default)"},
 	} {
 		if got := render(t, s, tc.subsys); got != tc.want {
 			t.Errorf("Get(%s)\n got %s\nwant %s", tc.subsys, got, tc.want)
 		}
 	}
-	if got := s.Subsystems(); strings.Join(got, ",") != "api,replication,tables" {
+	if got := s.Subsystems(); strings.Join(got, ",") != "api,ilm,replication,tables" {
 		t.Errorf("Subsystems = %v", got)
 	}
 	if s.Bool(SubsysTables, TablesReplicaCatalog) || s.Duration(SubsysTables, TablesReplicaCatalogScanInterval) != 10*time.Second ||

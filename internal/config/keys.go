@@ -10,6 +10,7 @@ const (
 	SubsysTables      = "tables"
 	SubsysReplication = "replication"
 	SubsysAPI         = "api"
+	SubsysILM         = "ilm"
 )
 
 // Key names of the tables subsystem.
@@ -43,6 +44,14 @@ const (
 	APIBodyDeadline = "body_deadline"
 	// APISSECAllowHTTP lets SSE-C keys travel over plain HTTP.
 	APISSECAllowHTTP = "ssec_allow_http"
+)
+
+// Key names of the ilm subsystem (bucket lifecycle).
+const (
+	// ILMInterval is the pause between lifecycle runs.
+	ILMInterval = "interval"
+	// ILMDayLength is the length of a lifecycle day.
+	ILMDayLength = "day_length"
 )
 
 // Values of tables replica_catalog_consistency.
@@ -130,6 +139,13 @@ var keyTable = []Key{
 		Help: "how long a whole S3 request body may take, however steadily it arrives"},
 	{Subsys: SubsysAPI, Name: APISSECAllowHTTP, Kind: KindBool, Default: "off",
 		Help: "accept SSE-C customer keys over plain HTTP (only behind a TLS-terminating proxy on a trusted network); off refuses them as S3 does"},
+
+	{Subsys: SubsysILM, Name: ILMInterval, Kind: KindDuration, Default: "1m",
+		MinDur: 100 * time.Millisecond, MaxDur: 24 * time.Hour,
+		Help: "pause between bucket lifecycle runs; each run acts on what is due (expiry, noncurrent versions, expired delete markers, incomplete uploads)"},
+	{Subsys: SubsysILM, Name: ILMDayLength, Kind: KindDuration, Default: "24h",
+		MinDur: time.Second, MaxDur: 24 * time.Hour,
+		Help: "length of a lifecycle day; keep 24h in production, shorten only to try rules quickly on a test site"},
 }
 
 // Keys returns a copy of the key table, in display order.

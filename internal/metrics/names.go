@@ -64,6 +64,11 @@ const (
 	MaintenanceFilesRemovedTotal     = "twinlake_tables_maintenance_files_removed_total"     // counter
 	MaintenanceBytesRemovedTotal     = "twinlake_tables_maintenance_bytes_removed_total"     // counter
 
+	// Bucket lifecycle (internal/objects, run by internal/app).
+	ILMRunsTotal    = "twinlake_ilm_runs_total"           // counter {result}
+	ILMActionsTotal = "twinlake_ilm_actions_total"        // counter {action}: expired, noncurrent_purged, delete_markers_removed, uploads_aborted, kept_locked
+	ILMKeysTotal    = "twinlake_ilm_keys_evaluated_total" // counter
+
 	// Replica catalog scanner (internal/scanner): add its names here,
 	// prefixed twinlake_tables_scanner_.
 

@@ -49,6 +49,7 @@ func (l *Layer) loadBuckets() error {
 			return false, fmt.Errorf("objects: decode bucket %q: %w", k, err)
 		}
 		l.buckets[b.Name] = b
+		l.cacheLifecycleLocked(b)
 		return true, nil
 	})
 }
@@ -98,10 +99,12 @@ func (l *Layer) putBucketLocked(b *Bucket, report func(meta.Batch, *Bucket, bool
 		report(batch, b, false, b.ModTime)
 	}
 	batch.Set(bucketKey(b.Name), encode(b))
+	lifecycleChanged(batch, l.buckets[b.Name], b)
 	if err := batch.Commit(true); err != nil {
 		return err
 	}
 	l.buckets[b.Name] = b
+	l.cacheLifecycleLocked(b)
 	if report != nil {
 		l.replCommitted()
 	}
@@ -158,6 +161,7 @@ func (l *Layer) deleteBucketLocked(name string, at int64, report func(meta.Batch
 	batch.DeleteRange(latestPrefix(name), meta.PrefixEnd(latestPrefix(name)))
 	batch.DeleteRange(purgedBucketPrefix(name), meta.PrefixEnd(purgedBucketPrefix(name)))
 	batch.DeleteRange(cellPrefix(name), meta.PrefixEnd(cellPrefix(name)))
+	dropLifecycle(batch, name)
 	if at > 0 && l.repl != nil && l.repl.RequiresVersioning() {
 		l.setBucketGone(batch, name, at)
 	}
@@ -168,6 +172,7 @@ func (l *Layer) deleteBucketLocked(name string, at int64, report func(meta.Batch
 		return err
 	}
 	delete(l.buckets, name)
+	delete(l.lifecycles, name)
 	if report != nil {
 		l.replCommitted()
 	}

@@ -103,6 +103,11 @@ func (l *Layer) CreateMultipartUpload(ctx context.Context, bucket, key string, o
 	}
 	batch := l.meta.NewBatch()
 	batch.Set(uploadKey(bucket, key, u.UploadID), encode(u))
+	if c := l.lifecycleOf(bucket); c != nil {
+		if at := c.UploadDue(key, u.Initiated.UnixNano(), l.lifecycleDay()); at > 0 {
+			batch.Set(dueKey(bucket, at, key), nil)
+		}
+	}
 	return u, batch.Commit(true)
 }
 
@@ -334,6 +339,18 @@ func (l *Layer) AbortMultipartUpload(ctx context.Context, bucket, key, uploadID 
 	unlock := l.lockKey(bucket, key)
 	defer unlock()
 	if _, err := l.GetUpload(ctx, bucket, key, uploadID); err != nil {
+		return err
+	}
+	return l.abortUploadLocked(bucket, key, uploadID)
+}
+
+// abortUploadLocked discards an upload and its parts; the key's lock is
+// held.
+func (l *Layer) abortUploadLocked(bucket, key, uploadID string) error {
+	if _, err := l.meta.Get(uploadKey(bucket, key, uploadID)); err != nil {
+		if errors.Is(err, meta.ErrNotFound) {
+			return ErrUploadNotFound
+		}
 		return err
 	}
 	have, err := l.allParts(uploadID)

@@ -58,6 +58,13 @@ func (l *Layer) DeleteObjectWith(ctx context.Context, bucket, key, versionID str
 }
 
 func (l *Layer) addDeleteMarkerLocked(bucket, key, versionID string) (DeleteResult, error) {
+	return l.addMarkerLocked(bucket, key, &Version{VersionID: versionID, ModTime: l.cfg.Clock.Now(), DeleteMarker: true, Origin: l.cfg.SiteID})
+}
+
+// addMarkerLocked stores delete marker v (a null marker replaces the null
+// version) and makes it the latest version if it is the newest.
+func (l *Layer) addMarkerLocked(bucket, key string, v *Version) (DeleteResult, error) {
+	versionID := v.VersionID
 	var old *Version
 	if versionID == NullVersionID {
 		var err error
@@ -66,7 +73,6 @@ func (l *Layer) addDeleteMarkerLocked(bucket, key, versionID string) (DeleteResu
 			return DeleteResult{}, err
 		}
 	}
-	v := &Version{VersionID: versionID, ModTime: l.cfg.Clock.Now(), DeleteMarker: true, Origin: l.cfg.SiteID}
 	cur, err := l.latest(bucket, key)
 	if err != nil && !errors.Is(err, ErrObjectNotFound) {
 		return DeleteResult{}, err
@@ -75,10 +81,12 @@ func (l *Layer) addDeleteMarkerLocked(bucket, key, versionID string) (DeleteResu
 	l.replVersion(batch, bucket, key, v)
 	sum := summarize(v)
 	batch.Set(versionKey(bucket, key, versionID), encode(v))
-	batch.Set(latestKey(bucket, key), encode(sum))
 	t := tally{key: key}
 	t.version(v)
-	t.latest(cur, &sum)
+	if cur == nil || cur.VersionID == versionID || newerStamp(v.ModTime, v.Origin, v.VersionID, cur.ModTime, cur.Origin, cur.VersionID) {
+		batch.Set(latestKey(bucket, key), encode(sum))
+		t.latest(cur, &sum)
+	}
 	if old != nil {
 		t.version(old)
 		disown(batch, old.Segments...)

@@ -13,9 +13,11 @@ import (
 	"hash/maphash"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 
 	"github.com/twinlake/twinlake/internal/blob"
 	"github.com/twinlake/twinlake/internal/hlc"
+	"github.com/twinlake/twinlake/internal/lifecycle"
 	"github.com/twinlake/twinlake/internal/meta"
 )
 
@@ -68,6 +70,13 @@ type Layer struct {
 
 	bucketsMu sync.RWMutex
 	buckets   map[string]*Bucket
+	// lifecycles holds each bucket's parsed lifecycle rules (lifecycle.go),
+	// guarded by bucketsMu.
+	lifecycles map[string]*lifecycle.Configuration
+	// lcDay is the length of a lifecycle day in nanoseconds (0: 24h);
+	// lcActive holds the bucket\x00key a lifecycle run is acting on.
+	lcDay    atomic.Int64
+	lcActive sync.Map
 
 	cells   cellLocks
 	repl    Replicator

@@ -46,6 +46,9 @@ type Bucket struct {
 	CORS []byte `msgpack:"cr,omitempty"`
 	// ACL is the bucket's canned ACL (acl.go); "" is private.
 	ACL string `msgpack:"acl,omitempty"`
+	// Lifecycle is the bucket's lifecycle configuration (lifecycle.go),
+	// the S3 edge's validated XML.
+	Lifecycle []byte `msgpack:"lc,omitempty"`
 }
 
 // Bucket settings that replicate, as FieldTimes names them.
@@ -70,6 +73,7 @@ var bucketFields = []struct {
 	{FieldWarehouse, func(a, b *Bucket) bool { return a.Warehouse == b.Warehouse }, func(d, s *Bucket) { d.Warehouse = s.Warehouse }},
 	{FieldObjectLock, func(a, b *Bucket) bool { return lockConfigEqual(a.ObjectLock, b.ObjectLock) }, mergeLockConfig},
 	{FieldCORS, func(a, b *Bucket) bool { return bytes.Equal(a.CORS, b.CORS) }, func(d, s *Bucket) { d.CORS = bytes.Clone(s.CORS) }},
+	{FieldLifecycle, func(a, b *Bucket) bool { return bytes.Equal(a.Lifecycle, b.Lifecycle) }, func(d, s *Bucket) { d.Lifecycle = bytes.Clone(s.Lifecycle) }},
 	{FieldACL, func(a, b *Bucket) bool { return a.ACL == b.ACL }, func(d, s *Bucket) { d.ACL = s.ACL }},
 }
 

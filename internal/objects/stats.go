@@ -65,12 +65,18 @@ type tally struct {
 	key            string
 	digest         uint64
 	objects, bytes int64
+	// base is the earliest modification time among the versions toggled,
+	// from which lifecycle rules count (0: none).
+	base int64
 }
 
 // version toggles v (added or removed) in the digest; v may be nil.
 func (t *tally) version(v *Version) {
 	if v != nil {
 		t.digest ^= versionHash(t.key, v)
+		if t.base == 0 || v.ModTime < t.base {
+			t.base = v.ModTime
+		}
 	}
 }
 
@@ -108,6 +114,9 @@ func (c *cellLocks) lock(cellKey []byte) func() {
 // the same batch, so that the stored digest and counters change exactly
 // when the versions do. The caller holds the key's lock.
 func (l *Layer) commit(batch meta.Batch, bucket string, t *tally, sync bool) error {
+	if t.key != "" && t.base != 0 {
+		l.scheduleLifecycle(batch, bucket, t.key, t.base)
+	}
 	if t.empty() {
 		return l.commitPlain(batch, sync)
 	}

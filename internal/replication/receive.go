@@ -116,6 +116,9 @@ func bucketFingerprint(b objects.Bucket) string {
 	if b.ACL != "" { // likewise for a peer predating ACLs
 		s += ";acl=" + b.ACL
 	}
+	if len(b.Lifecycle) > 0 { // likewise for a peer predating lifecycle
+		s += fmt.Sprintf(";lc=%x", b.Lifecycle)
+	}
 	return s
 }
 

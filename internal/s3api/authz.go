@@ -61,9 +61,12 @@ var apiActions = map[string]string{
 	"GetObjectLegalHold":         "s3:GetObjectLegalHold",
 	"PutObjectLegalHold":         "s3:PutObjectLegalHold",
 
-	"GetBucketCors":    "s3:GetBucketCORS",
-	"PutBucketCors":    "s3:PutBucketCORS",
-	"DeleteBucketCors": "s3:PutBucketCORS",
+	"GetBucketCors":                   "s3:GetBucketCORS",
+	"PutBucketCors":                   "s3:PutBucketCORS",
+	"DeleteBucketCors":                "s3:PutBucketCORS",
+	"GetBucketLifecycleConfiguration": "s3:GetLifecycleConfiguration",
+	"PutBucketLifecycleConfiguration": "s3:PutLifecycleConfiguration",
+	"DeleteBucketLifecycle":           "s3:PutLifecycleConfiguration",
 
 	"GetBucketAcl": "s3:GetBucketAcl",
 	"PutBucketAcl": "s3:PutBucketAcl",

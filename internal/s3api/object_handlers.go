@@ -118,11 +118,13 @@ func (s *Server) putOptions(req *request) (objects.PutOptions, error) {
 
 // setWriteVersionHeader reports the version ID of a write that created a
 // version with an ID: never "null" (an unversioned or suspended bucket's
-// write), which MinIO and the conformance suite leave out.
+// write), which MinIO and the conformance suite leave out; and, when a
+// lifecycle rule expires the new version, when (x-amz-expiration).
 func (s *Server) setWriteVersionHeader(req *request, v *objects.Version) {
 	if v.VersionID != objects.NullVersionID {
 		setVersionHeader(req.w.Header(), v.VersionID)
 	}
+	s.setExpirationHeader(req, v)
 }
 
 // lookupForRead fetches the version a GET or HEAD names, setting the
@@ -198,6 +200,9 @@ func (s *Server) readObject(req *request, withBody bool) error {
 	}
 	full := !ranged || rng.length == v.Size
 	setObjectHeaders(h, v, full && strings.EqualFold(req.r.Header.Get("x-amz-checksum-mode"), "ENABLED"))
+	if req.query.Get("versionId") == "" {
+		s.setExpirationHeader(req, v)
+	}
 	for q, name := range responseOverrides {
 		if val := req.query.Get(q); val != "" {
 			h.Set(name, val)

@@ -17,7 +17,6 @@ type unsupportedAPI struct {
 }
 
 var unsupported = []unsupportedAPI{
-	{query: "lifecycle", bucket: "BucketLifecycleConfiguration"},
 	{query: "logging", bucket: "BucketLogging"},
 	{query: "notification", bucket: "BucketNotificationConfiguration"},
 	{query: "replication", bucket: "BucketReplication"},

@@ -16,7 +16,6 @@ func TestUnsupportedAPINames(t *testing.T) {
 		{http.MethodGet, "/b?website", "GetBucketWebsite"},
 		{http.MethodPut, "/b?notification", "PutBucketNotificationConfiguration"},
 		{http.MethodDelete, "/b?website", "DeleteBucketWebsite"},
-		{http.MethodGet, "/b?lifecycle", "GetBucketLifecycleConfiguration"},
 		{http.MethodGet, "/b?logging", "GetBucketLogging"},
 		{http.MethodPost, "/b/k?restore", "RestoreObject"},
 		{http.MethodPost, "/b/k?select&select-type=2", "SelectObjectContent"},

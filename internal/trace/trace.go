@@ -26,8 +26,10 @@ const (
 	// TablesMaintenance: snapshot expiry and orphan removal runs, manual
 	// and scheduled.
 	TablesMaintenance
+	// ILM: bucket lifecycle runs (what each run expired, purged, aborted).
+	ILM
 
-	All = S3 | Tables | TablesScan | Replication | Admin | Peer | TablesMaintenance
+	All = S3 | Tables | TablesScan | Replication | Admin | Peer | TablesMaintenance | ILM
 )
 
 // typeNames is the table of wire names for each Type, as used by --call.
@@ -37,7 +39,7 @@ var typeNames = []struct {
 }{
 	{S3, "s3"}, {Tables, "tables"}, {TablesScan, "tables-scan"},
 	{Replication, "replication"}, {Admin, "admin"}, {Peer, "peer"},
-	{TablesMaintenance, "tables-maintenance"},
+	{TablesMaintenance, "tables-maintenance"}, {ILM, "ilm"},
 }
 
 // String returns the wire name of a single type.

@@ -89,6 +89,9 @@ type Bucket struct {
 	// ACL is the bucket's canned ACL ("" private; added without a
 	// version bump: a peer predating ACLs ignores it).
 	ACL string `msgpack:"acl,omitempty"`
+	// Lifecycle is the bucket's lifecycle configuration as XML (added
+	// without a version bump: a peer predating lifecycle ignores it).
+	Lifecycle []byte `msgpack:"lc,omitempty"`
 }
 
 // LockConfig is a bucket's object lock configuration: its default

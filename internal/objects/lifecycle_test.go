@@ -1,0 +1,247 @@
+package objects
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/twinlake/twinlake/internal/lifecycle"
+)
+
+const dayNS = int64(24 * time.Hour)
+
+func setRules(t *testing.T, l *Layer, bucket, doc string) {
+	t.Helper()
+	c, err := lifecycle.Parse([]byte(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := l.SetBucketLifecycle(context.Background(), bucket, c.Marshal()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func runLC(t *testing.T, l *Layer, at int64) LifecycleStats {
+	t.Helper()
+	st, err := l.RunLifecycle(context.Background(), at, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
+func keysOf(t *testing.T, l *Layer, bucket string) []string {
+	t.Helper()
+	res, err := l.ListObjects(context.Background(), bucket, ListOptions{MaxKeys: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, o := range res.Objects {
+		out = append(out, o.Key)
+	}
+	return out
+}
+
+// TestLifecycleExpiresOnlyWhatIsDue: a run evaluates the keys that are
+// due, not the bucket: after the one-time rebuild that follows a rule
+// change, a run at a time when 2 of 50 objects are due looks at those 2.
+func TestLifecycleExpiresOnlyWhatIsDue(t *testing.T) {
+	ctx := context.Background()
+	l := newLayer(t)
+	if err := l.CreateBucket(ctx, "bkt"); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 48 {
+		put(t, l, "bkt", fmt.Sprintf("data/%02d", i), "x")
+	}
+	put(t, l, "bkt", "logs/a", "x")
+	put(t, l, "bkt", "logs/b", "x")
+	setRules(t, l, "bkt", `<LifecycleConfiguration><Rule><ID>logs</ID><Filter><Prefix>logs/</Prefix></Filter><Status>Enabled</Status><Expiration><Days>1</Days></Expiration></Rule></LifecycleConfiguration>`)
+	now := time.Now().UnixNano()
+	if st := runLC(t, l, now); st.Indexed != 50 || st.Expired != 0 {
+		t.Fatalf("rebuild: %+v", st)
+	}
+	if st := runLC(t, l, now); st.Keys != 0 {
+		t.Fatalf("a second run with nothing due evaluated %d keys", st.Keys)
+	}
+	st := runLC(t, l, now+3*dayNS)
+	if st.Keys != 2 || st.Expired != 2 {
+		t.Fatalf("due run: %+v, want 2 keys evaluated and 2 expired", st)
+	}
+	if got := keysOf(t, l, "bkt"); len(got) != 48 || strings.HasPrefix(got[0], "logs/") {
+		t.Fatalf("left %d keys: %v", len(got), got)
+	}
+	// A write after the rules were set is indexed by its own commit.
+	put(t, l, "bkt", "logs/c", "x")
+	if st := runLC(t, l, now+dayNS/2); st.Keys != 0 {
+		t.Fatalf("a fresh object was evaluated early: %+v", st)
+	}
+	if st := runLC(t, l, time.Now().UnixNano()+3*dayNS); st.Keys != 1 || st.Expired != 1 {
+		t.Fatalf("fresh object: %+v", st)
+	}
+}
+
+// TestLifecycleVersioned: on a versioned bucket, an expired current
+// version gets a delete marker, noncurrent versions go after their days
+// keeping the newest ones asked for, and an expired delete marker left
+// alone is removed, so the key disappears.
+func TestLifecycleVersioned(t *testing.T) {
+	ctx := context.Background()
+	l := newLayer(t)
+	if err := l.CreateBucket(ctx, "bkt"); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.SetVersioning(ctx, "bkt", VersioningEnabled); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 4 {
+		put(t, l, "bkt", "k", fmt.Sprint(i))
+	}
+	setRules(t, l, "bkt", `<LifecycleConfiguration><Rule><ID>r</ID><Filter></Filter><Status>Enabled</Status>
+<Expiration><Days>2</Days></Expiration>
+<NoncurrentVersionExpiration><NoncurrentDays>1</NoncurrentDays><NewerNoncurrentVersions>1</NewerNoncurrentVersions></NoncurrentVersionExpiration>
+</Rule></LifecycleConfiguration>`)
+	now := time.Now().UnixNano()
+	st := runLC(t, l, now+dayNS+dayNS/2) // noncurrent ones due, current not yet
+	if st.Purged != 2 || st.Expired != 0 {
+		t.Fatalf("first run: %+v", st)
+	}
+	vs, _ := l.KeyVersions(ctx, "bkt", "k")
+	if len(vs) != 2 {
+		t.Fatalf("%d versions left, want the current and 1 noncurrent", len(vs))
+	}
+	cur := vs[0]
+	st = runLC(t, l, now+3*dayNS)
+	if st.Expired != 1 {
+		t.Fatalf("expiry run: %+v", st)
+	}
+	vs, _ = l.KeyVersions(ctx, "bkt", "k")
+	if !vs[0].DeleteMarker || vs[0].VersionID != expiryMarkerID("bkt", "k", cur.VersionID) || vs[0].Origin != cur.Origin {
+		t.Fatalf("marker %+v", vs[0])
+	}
+	if _, err := l.HeadObject(ctx, "bkt", "k", ""); !errors.Is(err, ErrObjectNotFound) {
+		t.Fatalf("expired object still readable: %v", err)
+	}
+	// The expired version is now the newest noncurrent one: kept.
+	runLC(t, l, now+9*dayNS)
+	if vs, _ := l.KeyVersions(ctx, "bkt", "k"); len(vs) != 2 {
+		t.Fatalf("%d versions, want the marker and the newest noncurrent version", len(vs))
+	}
+	// Without NewerNoncurrentVersions it goes, then the marker left alone.
+	setRules(t, l, "bkt", `<LifecycleConfiguration><Rule><ID>r</ID><Filter></Filter><Status>Enabled</Status>
+<Expiration><Days>2</Days></Expiration>
+<NoncurrentVersionExpiration><NoncurrentDays>1</NoncurrentDays></NoncurrentVersionExpiration>
+</Rule></LifecycleConfiguration>`)
+	runLC(t, l, now+9*dayNS)
+	runLC(t, l, now+12*dayNS)
+	if vs, _ := l.KeyVersions(ctx, "bkt", "k"); len(vs) != 0 {
+		t.Fatalf("versions left: %d (first %+v)", len(vs), vs[0])
+	}
+}
+
+// TestLifecycleMarkerIsTheSameOnEverySite: two sites holding the same
+// version expire it to the same delete marker, so replication finds a
+// duplicate rather than two markers.
+func TestLifecycleMarkerIsTheSameOnEverySite(t *testing.T) {
+	ctx := context.Background()
+	a, b := newLayer(t), newLayer(t)
+	for _, l := range []*Layer{a, b} {
+		if err := l.CreateBucket(ctx, "bkt"); err != nil {
+			t.Fatal(err)
+		}
+		if err := l.SetVersioning(ctx, "bkt", VersioningEnabled); err != nil {
+			t.Fatal(err)
+		}
+	}
+	v := put(t, a, "bkt", "k", "data")
+	in := *v
+	in.Targets = nil
+	if _, err := b.ApplyReplica(ctx, "bkt", "k", &in, strings.NewReader("data")); err != nil {
+		t.Fatal(err)
+	}
+	rules := `<LifecycleConfiguration><Rule><ID>r</ID><Status>Enabled</Status><Expiration><Days>1</Days></Expiration></Rule></LifecycleConfiguration>`
+	setRules(t, a, "bkt", rules)
+	setRules(t, b, "bkt", rules)
+	later := time.Now().UnixNano() + 3*dayNS
+	runLC(t, a, later)
+	runLC(t, b, later+int64(time.Hour)) // another site, another moment
+	ma, _ := a.KeyVersions(ctx, "bkt", "k")
+	mb, _ := b.KeyVersions(ctx, "bkt", "k")
+	if len(ma) != 2 || len(mb) != 2 {
+		t.Fatalf("versions: %d and %d", len(ma), len(mb))
+	}
+	if ma[0].VersionID != mb[0].VersionID || ma[0].ModTime != mb[0].ModTime || ma[0].Origin != mb[0].Origin {
+		t.Fatalf("markers differ: %+v vs %+v", ma[0], mb[0])
+	}
+	in2 := *ma[0]
+	in2.Targets = nil
+	if out, err := b.ApplyReplica(ctx, "bkt", "k", &in2, strings.NewReader("")); err != nil || out != Duplicate {
+		t.Fatalf("the peer's marker: %v %v, want a duplicate", out, err)
+	}
+}
+
+// TestLifecycleAbortsUploadsAndKeepsLocked: incomplete uploads are aborted
+// after their days; a noncurrent version under legal hold is kept.
+func TestLifecycleAbortsUploadsAndKeepsLocked(t *testing.T) {
+	ctx := context.Background()
+	l := newLayer(t)
+	if err := l.CreateBucketWithLock(ctx, "bkt"); err != nil {
+		t.Fatal(err)
+	}
+	setRules(t, l, "bkt", `<LifecycleConfiguration><Rule><ID>r</ID><Status>Enabled</Status>
+<NoncurrentVersionExpiration><NoncurrentDays>1</NoncurrentDays></NoncurrentVersionExpiration>
+<AbortIncompleteMultipartUpload><DaysAfterInitiation>1</DaysAfterInitiation></AbortIncompleteMultipartUpload>
+</Rule></LifecycleConfiguration>`)
+	runLC(t, l, time.Now().UnixNano())
+	u, err := l.CreateMultipartUpload(ctx, "bkt", "up", PutOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	held, err := l.PutObject(ctx, "bkt", "k", strings.NewReader("1"), PutOptions{Size: 1, Lock: Lock{LegalHold: LegalHoldOn}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	put(t, l, "bkt", "k", "2")
+	st := runLC(t, l, time.Now().UnixNano()+3*dayNS)
+	if st.Aborted != 1 || st.Purged != 0 {
+		t.Fatalf("run: %+v", st)
+	}
+	if _, err := l.GetUpload(ctx, "bkt", "up", u.UploadID); !errors.Is(err, ErrUploadNotFound) {
+		t.Fatalf("upload still there: %v", err)
+	}
+	if _, err := l.Version(ctx, "bkt", "k", held.VersionID); err != nil {
+		t.Fatalf("held version removed: %v", err)
+	}
+	// Lifting the hold is a change to the key: the version goes next run.
+	if _, err := l.SetObjectLegalHold(ctx, "bkt", "k", held.VersionID, false); err != nil {
+		t.Fatal(err)
+	}
+	if st := runLC(t, l, time.Now().UnixNano()+3*dayNS); st.Purged != 1 {
+		t.Fatalf("after the hold: %+v", st)
+	}
+}
+
+// TestLifecycleRemovedRulesStop: removing the configuration drops the
+// bucket's due index; nothing is expired afterwards.
+func TestLifecycleRemovedRulesStop(t *testing.T) {
+	ctx := context.Background()
+	l := newLayer(t)
+	if err := l.CreateBucket(ctx, "bkt"); err != nil {
+		t.Fatal(err)
+	}
+	setRules(t, l, "bkt", `<LifecycleConfiguration><Rule><ID>r</ID><Status>Enabled</Status><Expiration><Days>1</Days></Expiration></Rule></LifecycleConfiguration>`)
+	put(t, l, "bkt", "k", "x")
+	if err := l.SetBucketLifecycle(ctx, "bkt", nil); err != nil {
+		t.Fatal(err)
+	}
+	if st := runLC(t, l, time.Now().UnixNano()+3*dayNS); st.Keys != 0 {
+		t.Fatalf("run without rules: %+v", st)
+	}
+	if empty, _ := l.rangeEmpty(duePrefix("bkt")); !empty {
+		t.Fatal("due index left behind")
+	}
+}
