@@ -66,6 +66,9 @@ type Rule struct {
 	AbortIncompleteMultipartUpload *AbortIncompleteMultipartUpload `xml:"AbortIncompleteMultipartUpload,omitempty"`
 	Transitions                    []xmlAny                        `xml:"Transition,omitempty"`
 	NoncurrentVersionTransitions   []xmlAny                        `xml:"NoncurrentVersionTransition,omitempty"`
+	// MinIO's own actions, refused rather than ignored.
+	DelMarkerExpiration   []xmlAny `xml:"DelMarkerExpiration,omitempty"`
+	AllVersionsExpiration []xmlAny `xml:"AllVersionsExpiration,omitempty"`
 }
 
 // xmlAny swallows an element twinlake refuses (transitions) so that the
@@ -104,6 +107,8 @@ type Expiration struct {
 	Days                      *int    `xml:"Days,omitempty"`
 	Date                      *string `xml:"Date,omitempty"`
 	ExpiredObjectDeleteMarker *bool   `xml:"ExpiredObjectDeleteMarker,omitempty"`
+	// ExpiredObjectAllVersions is MinIO's; refused when true.
+	ExpiredObjectAllVersions *bool `xml:"ExpiredObjectAllVersions,omitempty"`
 }
 
 // NoncurrentVersionExpiration removes versions some days after they
@@ -220,6 +225,10 @@ func (r *Rule) validate() error {
 	if len(r.Transitions) > 0 || len(r.NoncurrentVersionTransitions) > 0 {
 		return refuse("NotImplemented", "transition actions are not supported: twinlake has one storage class and no remote tiers")
 	}
+	if hasContent(r.DelMarkerExpiration) || hasContent(r.AllVersionsExpiration) ||
+		r.Expiration != nil && r.Expiration.ExpiredObjectAllVersions != nil && *r.Expiration.ExpiredObjectAllVersions {
+		return refuse("NotImplemented", "DelMarkerExpiration, AllVersionsExpiration and ExpiredObjectAllVersions are not supported: use Expiration, NoncurrentVersionExpiration and ExpiredObjectDeleteMarker")
+	}
 	if r.Filter != nil && r.Prefix != nil {
 		return refuse("MalformedXML", "a rule has either Filter or Prefix, not both")
 	}
@@ -234,7 +243,7 @@ func (r *Rule) validate() error {
 	hasTags := r.Filter != nil && (r.Filter.Tag != nil || r.Filter.And != nil && len(r.Filter.And.Tags) > 0)
 	if e := r.Expiration; e != nil {
 		set := 0
-		for _, b := range []bool{e.Days != nil, e.Date != nil, e.ExpiredObjectDeleteMarker != nil} {
+		for _, b := range []bool{e.Days != nil, e.Date != nil, e.ExpiredObjectDeleteMarker != nil || e.ExpiredObjectAllVersions != nil} {
 			if b {
 				set++
 			}
@@ -321,6 +330,16 @@ func validSizes(gt, lt *int64) error {
 		return refuse("InvalidArgument", "ObjectSizeGreaterThan must be less than ObjectSizeLessThan")
 	}
 	return nil
+}
+
+// hasContent reports whether any of the elements holds anything.
+func hasContent(es []xmlAny) bool {
+	for _, e := range es {
+		if strings.TrimSpace(e.Inner) != "" {
+			return true
+		}
+	}
+	return false
 }
 
 // parseDate reads an Expiration Date: ISO 8601 at midnight UTC, with or

@@ -32,6 +32,7 @@ func AddObjectCommands(root *cobra.Command, opts *cmdutil.Options) {
 		newRetentionCmd,
 		newLegalHoldCmd,
 		newCORSCmd,
+		newILMCmd,
 	} {
 		root.AddCommand(newCmd(opts))
 	}
