@@ -54,7 +54,7 @@ func (s *Server) startLifecycle() error {
 			if ctx.Err() != nil {
 				return
 			}
-			m.observe(st, err)
+			m.observe(st, time.Since(start), err)
 			if err != nil {
 				s.log.Error("bucket lifecycle run", "err", err)
 			}
@@ -83,7 +83,8 @@ func traceILM(tr *trace.Bus, st objects.LifecycleStats, start time.Time, err err
 type ilmMetrics struct {
 	runs    *prometheus.CounterVec
 	actions *prometheus.CounterVec
-	keys    prometheus.Counter
+	keys    *prometheus.CounterVec
+	seconds prometheus.Histogram
 }
 
 func newILMMetrics(reg prometheus.Registerer) (*ilmMetrics, error) {
@@ -92,10 +93,13 @@ func newILMMetrics(reg prometheus.Registerer) (*ilmMetrics, error) {
 			Help: "Bucket lifecycle runs, by result (ok, error)."}, []string{"result"}),
 		actions: prometheus.NewCounterVec(prometheus.CounterOpts{Name: metrics.ILMActionsTotal,
 			Help: "What bucket lifecycle runs did, by action."}, []string{"action"}),
-		keys: prometheus.NewCounter(prometheus.CounterOpts{Name: metrics.ILMKeysTotal,
-			Help: "Object keys bucket lifecycle runs evaluated (due ones, and every key of a bucket whose rules changed)."}),
+		keys: prometheus.NewCounterVec(prometheus.CounterOpts{Name: metrics.ILMKeysTotal,
+			Help: "Object keys bucket lifecycle runs evaluated, by reason: due (the index said so) or rebuild (every key of a bucket whose rules changed)."},
+			[]string{"reason"}),
+		seconds: prometheus.NewHistogram(prometheus.HistogramOpts{Name: metrics.ILMRunSeconds,
+			Help: "How long bucket lifecycle runs took.", Buckets: prometheus.ExponentialBuckets(0.0001, 4, 12)}),
 	}
-	for _, c := range []prometheus.Collector{m.runs, m.actions, m.keys} {
+	for _, c := range []prometheus.Collector{m.runs, m.actions, m.keys, m.seconds} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}
@@ -103,6 +107,8 @@ func newILMMetrics(reg prometheus.Registerer) (*ilmMetrics, error) {
 	for _, r := range []string{"ok", "error"} {
 		m.runs.WithLabelValues(r)
 	}
+	m.keys.WithLabelValues("due")
+	m.keys.WithLabelValues("rebuild")
 	for _, a := range ilmActions {
 		m.actions.WithLabelValues(a)
 	}
@@ -111,13 +117,15 @@ func newILMMetrics(reg prometheus.Registerer) (*ilmMetrics, error) {
 
 var ilmActions = []string{"expired", "noncurrent_purged", "delete_markers_removed", "uploads_aborted", "kept_locked"}
 
-func (m *ilmMetrics) observe(st objects.LifecycleStats, err error) {
+func (m *ilmMetrics) observe(st objects.LifecycleStats, took time.Duration, err error) {
 	result := "ok"
 	if err != nil {
 		result = "error"
 	}
 	m.runs.WithLabelValues(result).Inc()
-	m.keys.Add(float64(st.Keys))
+	m.keys.WithLabelValues("due").Add(float64(st.Keys - st.Indexed))
+	m.keys.WithLabelValues("rebuild").Add(float64(st.Indexed))
+	m.seconds.Observe(took.Seconds())
 	for i, n := range []int{st.Expired, st.Purged, st.Markers, st.Aborted, st.Kept} {
 		m.actions.WithLabelValues(ilmActions[i]).Add(float64(n))
 	}

@@ -67,7 +67,8 @@ const (
 	// Bucket lifecycle (internal/objects, run by internal/app).
 	ILMRunsTotal    = "twinlake_ilm_runs_total"           // counter {result}
 	ILMActionsTotal = "twinlake_ilm_actions_total"        // counter {action}: expired, noncurrent_purged, delete_markers_removed, uploads_aborted, kept_locked
-	ILMKeysTotal    = "twinlake_ilm_keys_evaluated_total" // counter
+	ILMKeysTotal    = "twinlake_ilm_keys_evaluated_total" // counter {reason}: due, rebuild
+	ILMRunSeconds   = "twinlake_ilm_run_duration_seconds" // histogram
 
 	// Replica catalog scanner (internal/scanner): add its names here,
 	// prefixed twinlake_tables_scanner_.

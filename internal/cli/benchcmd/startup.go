@@ -170,6 +170,7 @@ type startupServer struct {
 	bin, dir, addr string
 	alias          cmdutil.Alias
 	timeout        time.Duration
+	env            []string // added to the environment of the server process
 	cmd            *exec.Cmd
 	done           chan struct{} // closed when cmd has exited
 	log            lockedLog
@@ -194,14 +195,14 @@ func (l *lockedLog) String() string {
 	return l.b.String()
 }
 
-func newStartupServer(bin, dir string, timeout time.Duration) (*startupServer, error) {
+func newStartupServer(bin, dir string, timeout time.Duration, env ...string) (*startupServer, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, err
 	}
 	addr := ln.Addr().String()
 	ln.Close()
-	s := &startupServer{bin: bin, dir: dir, addr: addr, timeout: timeout,
+	s := &startupServer{bin: bin, dir: dir, addr: addr, timeout: timeout, env: env,
 		alias: cmdutil.Alias{URL: "http://" + addr, AccessKey: "bench-startup", SecretKey: "bench-startup-" + benchRunID() + benchRunID()}}
 	if s.client, err = newBenchClient(s.alias, 64); err != nil {
 		return nil, err
@@ -212,6 +213,7 @@ func newStartupServer(bin, dir string, timeout time.Duration) (*startupServer, e
 func (s *startupServer) start() error {
 	cmd := exec.Command(s.bin, "server", "--address", s.addr, "--dir", s.dir, "--log-level", "warn")
 	cmd.Env = append(os.Environ(), "TWINLAKE_ROOT_USER="+s.alias.AccessKey, "TWINLAKE_ROOT_PASSWORD="+s.alias.SecretKey)
+	cmd.Env = append(cmd.Env, s.env...)
 	cmd.Stdout, cmd.Stderr = &s.log, &s.log
 	if err := cmd.Start(); err != nil {
 		return err
