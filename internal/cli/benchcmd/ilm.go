@@ -67,21 +67,21 @@ rebuild's seconds per key.`,
 
 // benchILMReport is the --json output of bench ilm.
 type benchILMReport struct {
-	Objects            int64   `json:"objects"`
-	Due                int64   `json:"due"`
-	FillSeconds        float64 `json:"fill_seconds"`
-	RebuildKeys        float64 `json:"rebuild_keys_evaluated"`
-	RebuildSeconds     float64 `json:"rebuild_seconds"`
-	DueKeys            float64 `json:"due_keys_evaluated"`
-	Expired            float64 `json:"expired"`
-	ExpiryRunSeconds   float64 `json:"expiry_run_seconds"`
-	ExpiryRuns         float64 `json:"expiry_runs"`
-	IdleRunMs          float64 `json:"idle_run_ms"`
-	ExpiryWorkSeconds  float64 `json:"expiry_work_seconds"`
-	KeysPerDue         float64 `json:"keys_evaluated_per_due_object"`
-	RebuildUsPerKey    float64 `json:"rebuild_us_per_key"`
-	ExpiryUsPerDueKey  float64 `json:"expiry_us_per_due_key"`
-	ExpiryVsFullPass   float64 `json:"expiry_work_vs_full_pass"`
+	Objects           int64   `json:"objects"`
+	Due               int64   `json:"due"`
+	FillSeconds       float64 `json:"fill_seconds"`
+	RebuildKeys       float64 `json:"rebuild_keys_evaluated"`
+	RebuildSeconds    float64 `json:"rebuild_seconds"`
+	DueKeys           float64 `json:"due_keys_evaluated"`
+	Expired           float64 `json:"expired"`
+	ExpiryRunSeconds  float64 `json:"expiry_run_seconds"`
+	ExpiryRuns        float64 `json:"expiry_runs"`
+	IdleRunMs         float64 `json:"idle_run_ms"`
+	ExpiryWorkSeconds float64 `json:"expiry_work_seconds"`
+	KeysPerDue        float64 `json:"keys_evaluated_per_due_object"`
+	RebuildUsPerKey   float64 `json:"rebuild_us_per_key"`
+	ExpiryUsPerDueKey float64 `json:"expiry_us_per_due_key"`
+	ExpiryVsFullPass  float64 `json:"expiry_work_vs_full_pass"`
 }
 
 const ilmBucket = "bench-ilm"
