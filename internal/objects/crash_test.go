@@ -12,9 +12,11 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/twinlake/twinlake/internal/blob"
 	"github.com/twinlake/twinlake/internal/checksum"
+	"github.com/twinlake/twinlake/internal/lifecycle"
 	"github.com/twinlake/twinlake/internal/meta"
 )
 
@@ -120,6 +122,30 @@ func crashScenarios() []crashScenario {
 				return fmt.Errorf("receive of corrupt data: %v, want ErrBadDigest", err)
 			}
 			return nil
+		}},
+		{"lifecycle run", func(t *testing.T, l *Layer) {
+			versioned(t, l)
+			c, err := lifecycle.Parse([]byte(`<LifecycleConfiguration><Rule><ID>r</ID><Status>Enabled</Status>
+<Expiration><Days>1</Days></Expiration><NoncurrentVersionExpiration><NoncurrentDays>1</NoncurrentDays></NoncurrentVersionExpiration>
+<AbortIncompleteMultipartUpload><DaysAfterInitiation>1</DaysAfterInitiation></AbortIncompleteMultipartUpload></Rule></LifecycleConfiguration>`))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := l.SetBucketLifecycle(ctx, crashBucket, c.Marshal()); err != nil {
+				t.Fatal(err)
+			}
+			put(t, l, crashBucket, "a", big+"1")
+			put(t, l, crashBucket, "a", big+"2")
+			put(t, l, crashBucket, "b", big)
+			if _, err := l.CreateMultipartUpload(ctx, crashBucket, "up", PutOptions{}); err != nil {
+				t.Fatal(err)
+			}
+		}, func(l *Layer) error {
+			st, err := l.RunLifecycle(ctx, time.Now().UnixNano()+5*int64(24*time.Hour), 0)
+			if err == nil && (st.Expired != 2 || st.Purged != 3 || st.Markers != 2 || st.Aborted != 1) { // all gone: expired, then noncurrent, then the markers left alone
+				return fmt.Errorf("lifecycle run did %+v", st)
+			}
+			return err
 		}},
 	}
 }

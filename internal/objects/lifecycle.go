@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"sort"
 	"time"
 
 	"github.com/twinlake/twinlake/internal/lifecycle"
@@ -477,11 +478,7 @@ func (l *Layer) keyState(bucket, key string) ([]*Version, []lifecycle.Upload, er
 }
 
 func sortNewestFirst(vs []*Version) {
-	for i := 1; i < len(vs); i++ {
-		for j := i; j > 0 && newer(vs[j], vs[j-1]); j-- {
-			vs[j], vs[j-1] = vs[j-1], vs[j]
-		}
-	}
+	sort.Slice(vs, func(i, j int) bool { return newer(vs[i], vs[j]) })
 }
 
 func lifecycleVersions(vs []*Version) []lifecycle.Version {
