@@ -539,8 +539,13 @@ func (l *Layer) expireCurrentLocked(b Bucket, key string, cur *Version, due int6
 		if b.Versioning == VersioningSuspended {
 			m.VersionID = NullVersionID
 		}
-		if _, err := l.getVersion(b.Name, key, m.VersionID); err == nil && m.VersionID != NullVersionID {
-			return nil // made already (here, or received from a peer that expired it first)
+		if m.VersionID != NullVersionID {
+			if _, err := l.getVersion(b.Name, key, m.VersionID); err == nil {
+				return nil // made already (here, or received from a peer that expired it first)
+			}
+			if _, purged := l.Purged(b.Name, key, m.VersionID); purged {
+				return nil // made by a peer and since removed there: not again
+			}
 		}
 		_, err := l.addMarkerLocked(b.Name, key, m)
 		return err

@@ -13,10 +13,12 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/minio/minio-go/v7"
+	"github.com/minio/minio-go/v7/pkg/lifecycle"
 
 	"github.com/twinlake/twinlake/internal/adminclient"
 	"github.com/twinlake/twinlake/internal/testsite"
@@ -43,6 +45,11 @@ import (
 // 120s or more).
 
 const chaosBucket = "chaos"
+
+// chaosILMBucket has lifecycle rules that expire everything within a few
+// seconds (1s lifecycle days) while the faults run: every site expires on
+// its own, and the sites must still converge, to an empty bucket.
+const chaosILMBucket = "chaos-ilm"
 
 // chaosSite is one site of the chaos mesh.
 type chaosSite struct {
@@ -108,16 +115,31 @@ func TestChaosThreeSitesConverge(t *testing.T) {
 	env := []string{"TWINLAKE_ROOT_USER=" + crashUser, "TWINLAKE_ROOT_PASSWORD=" + crashSecret,
 		"TWINLAKE_METRICS_AUTH=public",
 		"TWINLAKE_REPLICATION_RETRY_BASE_DELAY=20ms", "TWINLAKE_REPLICATION_RETRY_MAX_DELAY=200ms",
-		"TWINLAKE_REPLICATION_MAX_RETRIES=1000", "TWINLAKE_REPLICATION_MISMATCH_INTERVAL=1h"}
+		"TWINLAKE_REPLICATION_MAX_RETRIES=1000", "TWINLAKE_REPLICATION_MISMATCH_INTERVAL=1h",
+		"TWINLAKE_ILM_DAY_LENGTH=1s", "TWINLAKE_ILM_INTERVAL=200ms"}
 	sites := startChaosSites(t, bin, env)
 	ctx := context.Background()
 	if err := sites[0].s3.MakeBucket(ctx, chaosBucket, minio.MakeBucketOptions{}); err != nil {
 		t.Fatal(err)
 	}
+	if err := sites[0].s3.MakeBucket(ctx, chaosILMBucket, minio.MakeBucketOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	rules := lifecycle.NewConfiguration()
+	rules.Rules = []lifecycle.Rule{{ID: "all", Status: "Enabled",
+		Expiration: lifecycle.Expiration{Days: 1}, NoncurrentVersionExpiration: lifecycle.NoncurrentVersionExpiration{NoncurrentDays: 1}}}
+	if err := sites[0].s3.SetBucketLifecycle(ctx, chaosILMBucket, rules); err != nil {
+		t.Fatal(err)
+	}
 	testsite.Eventually(t, 20*time.Second, func() error {
 		for _, s := range sites {
-			if v, err := s.s3.GetBucketVersioning(ctx, chaosBucket); err != nil || v.Status != "Enabled" {
-				return fmt.Errorf("%s: versioning %v %v", s.name, v, err)
+			for _, b := range []string{chaosBucket, chaosILMBucket} {
+				if v, err := s.s3.GetBucketVersioning(ctx, b); err != nil || v.Status != "Enabled" {
+					return fmt.Errorf("%s: %s versioning %v %v", s.name, b, v, err)
+				}
+			}
+			if lc, err := s.s3.GetBucketLifecycle(ctx, chaosILMBucket); err != nil || len(lc.Rules) != 1 {
+				return fmt.Errorf("%s: lifecycle %v", s.name, err)
 			}
 		}
 		return nil
@@ -126,7 +148,13 @@ func TestChaosThreeSitesConverge(t *testing.T) {
 	led := &ledger{acked: map[string]string{}, purging: map[string]bool{}, purged: map[string]bool{}, ops: map[string]int{}}
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
+	var ilmAcked atomic.Int64
 	for i, s := range sites {
+		wg.Add(1)
+		go func(rng *rand.Rand) {
+			defer wg.Done()
+			chaosILMClient(ctx, rng, s, stop, &ilmAcked)
+		}(rand.New(rand.NewPCG(seed, uint64(i*16+15))))
 		for w := range 2 {
 			wg.Add(1)
 			go func(rng *rand.Rand) {
@@ -140,7 +168,11 @@ func TestChaosThreeSitesConverge(t *testing.T) {
 	wg.Wait()
 	healChaos(t, sites, bin, env)
 	t.Logf("faults: %s", faults)
-	t.Logf("acknowledged ops: %v, client errors (unknown outcome): %d", led.ops, led.errs)
+	t.Logf("acknowledged ops: %v, client errors (unknown outcome): %d; lifecycle bucket writes acknowledged: %d",
+		led.ops, led.errs, ilmAcked.Load())
+	if ilmAcked.Load() == 0 {
+		t.Error("no write to the lifecycle bucket succeeded")
+	}
 
 	converge := time.Now()
 	defer func() {
@@ -163,6 +195,20 @@ func TestChaosThreeSitesConverge(t *testing.T) {
 		return chaosConverged(ctx, sites)
 	})
 	t.Logf("converged %v after the faults healed", time.Since(converge).Round(time.Millisecond))
+	// The lifecycle bucket: every site expires everything, and their
+	// expiries (the same markers, the same purges) converge to nothing.
+	testsite.Eventually(t, 60*time.Second, func() error {
+		for _, s := range sites {
+			vs, err := versions(ctx, s.s3, chaosILMBucket)
+			if err != nil {
+				return fmt.Errorf("%s: %w", s.name, err)
+			}
+			if len(vs) > 0 {
+				return fmt.Errorf("%s: %d versions left in the lifecycle bucket, first %s", s.name, len(vs), vs[0])
+			}
+		}
+		return nil
+	})
 	checkLedger(t, ctx, sites[0], led)
 	totals := map[string]float64{}
 	for _, s := range sites {
@@ -253,6 +299,30 @@ func chaosClient(ctx context.Context, rng *rand.Rand, s *chaosSite, led *ledger,
 			}
 		default:
 			chaosPurge(opCtx, rng, s, key, led)
+		}
+		cancel()
+	}
+}
+
+// chaosILMClient writes and deletes objects in the lifecycle bucket until
+// stop; their outcome is not checked (the rules remove everything).
+func chaosILMClient(ctx context.Context, rng *rand.Rand, s *chaosSite, stop chan struct{}, acked *atomic.Int64) {
+	for {
+		select {
+		case <-stop:
+			return
+		case <-time.After(time.Duration(rng.IntN(50)) * time.Millisecond):
+		}
+		key := fmt.Sprintf("t%02d", rng.IntN(8))
+		opCtx, cancel := context.WithTimeout(ctx, 3*time.Second)
+		var err error
+		if rng.IntN(4) == 0 {
+			err = s.s3.RemoveObject(opCtx, chaosILMBucket, key, minio.RemoveObjectOptions{})
+		} else {
+			_, err = s.s3.PutObject(opCtx, chaosILMBucket, key, strings.NewReader(key), int64(len(key)), minio.PutObjectOptions{})
+		}
+		if err == nil {
+			acked.Add(1)
 		}
 		cancel()
 	}
