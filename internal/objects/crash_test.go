@@ -214,6 +214,7 @@ func (sc crashScenario) run(t *testing.T, s crashSite, crashAt int) (points []st
 	if sc.setup != nil {
 		sc.setup(t, l)
 	}
+	l.lcWorkers = 1 // crash points stop the caller's goroutine
 	l.hook = func(p string) {
 		points = append(points, p)
 		if len(points) == crashAt {

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"sync"
 	"time"
 
 	"github.com/twinlake/twinlake/internal/lifecycle"
@@ -252,10 +253,8 @@ func (l *Layer) runBucketLifecycle(ctx context.Context, bucket string, now int64
 		if err != nil || len(keys) == 0 {
 			return st, err
 		}
-		for _, key := range keys {
-			if err := l.lifecycleKey(ctx, bucket, key, now, &st); err != nil {
-				return st, err
-			}
+		if err := l.lifecycleKeys(ctx, bucket, keys, now, &st); err != nil {
+			return st, err
 		}
 		batch := l.meta.NewBatch()
 		for _, e := range entries {
@@ -312,12 +311,10 @@ func (l *Layer) reindexLifecycle(ctx context.Context, bucket string, now int64, 
 		if err != nil {
 			return err
 		}
-		for _, key := range keys {
-			if err := l.lifecycleKey(ctx, bucket, key, now, st); err != nil {
-				return err
-			}
-			st.Indexed++
+		if err := l.lifecycleKeys(ctx, bucket, keys, now, st); err != nil {
+			return err
 		}
+		st.Indexed += len(keys)
 		batch := l.meta.NewBatch()
 		if len(keys) < lifecycleBatch {
 			batch.Delete(reindexKey(bucket))
@@ -400,6 +397,65 @@ func mergeKeys(a, b []string, n int) []string {
 		out = append(out, k)
 	}
 	return out
+}
+
+// lifecycleWorkers is how many keys a run acts on at once: the deletes
+// are synced commits, which the metadata store groups into one log sync
+// when they overlap.
+const lifecycleWorkers = 8
+
+// lifecycleKeys runs lifecycleKey on every key, lifecycleWorkers at a
+// time, adding what they did to st; the first error is returned.
+func (l *Layer) lifecycleKeys(ctx context.Context, bucket string, keys []string, now int64, st *LifecycleStats) error {
+	workers := lifecycleWorkers
+	if l.lcWorkers > 0 {
+		workers = l.lcWorkers
+	}
+	if workers == 1 {
+		for _, key := range keys {
+			if err := l.lifecycleKey(ctx, bucket, key, now, st); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	var (
+		mu       sync.Mutex
+		firstErr error
+		wg       sync.WaitGroup
+		next     = make(chan string)
+	)
+	for range min(workers, len(keys)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for key := range next {
+				var mine LifecycleStats
+				err := l.lifecycleKey(ctx, bucket, key, now, &mine)
+				mu.Lock()
+				st.add(mine)
+				if err != nil && firstErr == nil {
+					firstErr = err
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	for _, key := range keys {
+		mu.Lock()
+		failed := firstErr != nil
+		mu.Unlock()
+		if failed || ctx.Err() != nil {
+			break
+		}
+		next <- key
+	}
+	close(next)
+	wg.Wait()
+	if firstErr == nil {
+		firstErr = ctx.Err()
+	}
+	return firstErr
 }
 
 // lifecycleKey evaluates one key under its lock, carries out what is due

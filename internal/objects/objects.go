@@ -77,6 +77,9 @@ type Layer struct {
 	// lcActive holds the bucket\x00key a lifecycle run is acting on.
 	lcDay    atomic.Int64
 	lcActive sync.Map
+	// lcWorkers, when set (tests), replaces lifecycleWorkers; 1 runs the
+	// keys in the caller's goroutine.
+	lcWorkers int
 
 	cells   cellLocks
 	repl    Replicator
