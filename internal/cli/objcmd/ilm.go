@@ -218,6 +218,18 @@ func parseILMTags(s string) ([]lifecycle.Tag, error) {
 	return out, nil
 }
 
+// openILM checks an ALIAS/BUCKET argument and opens a client for it;
+// what names the command in errors.
+func openILM(opts *cmdutil.Options, verb, arg string) (cmdutil.Target, *minio.Client, string, error) {
+	what := verb + " " + arg
+	t, err := cmdutil.RequireBucket(arg)
+	if err != nil {
+		return t, nil, what, err
+	}
+	c, err := opts.S3Client(t.Alias)
+	return t, c, what, err
+}
+
 // loadILM reads a bucket's lifecycle configuration; none is an empty one.
 func loadILM(cmd *cobra.Command, c *minio.Client, bucket, what string) (*lifecycle.Configuration, error) {
 	cfg, err := c.GetBucketLifecycle(cmd.Context(), bucket)
@@ -257,21 +269,16 @@ func newILMRuleAddCmd(opts *cmdutil.Options) *cobra.Command {
   twinlake ilm rule add --expire-days 1 --tags "class=scratch" --size-gt 1MiB site1/data`,
 		Args: cobra.ExactArgs(1),
 		RunE: cmdutil.WithJSONErrors(opts, func(cmd *cobra.Command, args []string) error {
-			t, err := cmdutil.RequireBucket(args[0])
+			t, c, what, err := openILM(opts, "ilm rule add", args[0])
 			if err != nil {
 				return err
 			}
-			what := "ilm rule add " + args[0]
 			r := lifecycle.Rule{ID: f.id, Status: "Enabled"}
 			if r.ID == "" {
 				r.ID = newRuleID()
 			}
 			if err := f.apply(cmd, &r); err != nil {
 				return fmt.Errorf("%s: %w", what, err)
-			}
-			c, err := opts.S3Client(t.Alias)
-			if err != nil {
-				return err
 			}
 			cfg, err := loadILM(cmd, c, t.Bucket, what)
 			if err != nil {
@@ -302,17 +309,12 @@ func newILMRuleEditCmd(opts *cmdutil.Options) *cobra.Command {
 		Example: `  twinlake ilm rule edit --id logs --expire-days 30 site1/data`,
 		Args:    cobra.ExactArgs(1),
 		RunE: cmdutil.WithJSONErrors(opts, func(cmd *cobra.Command, args []string) error {
-			t, err := cmdutil.RequireBucket(args[0])
+			t, c, what, err := openILM(opts, "ilm rule edit", args[0])
 			if err != nil {
 				return err
 			}
-			what := "ilm rule edit " + args[0]
 			if f.id == "" {
 				return fmt.Errorf("%s: --id is required", what)
-			}
-			c, err := opts.S3Client(t.Alias)
-			if err != nil {
-				return err
 			}
 			cfg, err := loadILM(cmd, c, t.Bucket, what)
 			if err != nil {
@@ -401,12 +403,7 @@ func newILMRuleLsCmd(opts *cmdutil.Options) *cobra.Command {
 		Example: "  twinlake ilm rule ls site1/data",
 		Args:    cobra.ExactArgs(1),
 		RunE: cmdutil.WithJSONErrors(opts, func(cmd *cobra.Command, args []string) error {
-			t, err := cmdutil.RequireBucket(args[0])
-			if err != nil {
-				return err
-			}
-			what := "ilm rule ls " + args[0]
-			c, err := opts.S3Client(t.Alias)
+			t, c, what, err := openILM(opts, "ilm rule ls", args[0])
 			if err != nil {
 				return err
 			}
@@ -467,11 +464,10 @@ func newILMRuleRmCmd(opts *cmdutil.Options) *cobra.Command {
   twinlake ilm rule rm --all --force site1/data`,
 		Args: cobra.ExactArgs(1),
 		RunE: cmdutil.WithJSONErrors(opts, func(cmd *cobra.Command, args []string) error {
-			t, err := cmdutil.RequireBucket(args[0])
+			t, c, what, err := openILM(opts, "ilm rule rm", args[0])
 			if err != nil {
 				return err
 			}
-			what := "ilm rule rm " + args[0]
 			switch {
 			case id == "" && !all:
 				return fmt.Errorf("%s: name the rule with --id, or remove every rule with --all --force", what)
@@ -479,10 +475,6 @@ func newILMRuleRmCmd(opts *cmdutil.Options) *cobra.Command {
 				return fmt.Errorf("%s: --id and --all contradict each other", what)
 			case all && !force:
 				return fmt.Errorf("%s: removing every rule needs --force", what)
-			}
-			c, err := opts.S3Client(t.Alias)
-			if err != nil {
-				return err
 			}
 			cfg, err := loadILM(cmd, c, t.Bucket, what)
 			if err != nil {
@@ -520,12 +512,7 @@ func newILMExportCmd(opts *cmdutil.Options) *cobra.Command {
 		Example: "  twinlake ilm export site1/data > ilm.json",
 		Args:    cobra.ExactArgs(1),
 		RunE: cmdutil.WithJSONErrors(opts, func(cmd *cobra.Command, args []string) error {
-			t, err := cmdutil.RequireBucket(args[0])
-			if err != nil {
-				return err
-			}
-			what := "ilm export " + args[0]
-			c, err := opts.S3Client(t.Alias)
+			t, c, what, err := openILM(opts, "ilm export", args[0])
 			if err != nil {
 				return err
 			}
@@ -554,11 +541,10 @@ func newILMImportCmd(opts *cmdutil.Options) *cobra.Command {
   twinlake ilm import site1/data ilm.json`,
 		Args: cobra.RangeArgs(1, 2),
 		RunE: cmdutil.WithJSONErrors(opts, func(cmd *cobra.Command, args []string) error {
-			t, err := cmdutil.RequireBucket(args[0])
+			t, c, what, err := openILM(opts, "ilm import", args[0])
 			if err != nil {
 				return err
 			}
-			what := "ilm import " + args[0]
 			var data []byte
 			if len(args) == 2 {
 				data, err = os.ReadFile(args[1])
@@ -576,10 +562,6 @@ func newILMImportCmd(opts *cmdutil.Options) *cobra.Command {
 			}
 			if len(cfg.Rules) == 0 {
 				return fmt.Errorf("%s: the configuration has no Rules", what)
-			}
-			c, err := opts.S3Client(t.Alias)
-			if err != nil {
-				return err
 			}
 			if err := c.SetBucketLifecycle(cmd.Context(), t.Bucket, cfg); err != nil {
 				return cmdutil.S3Err(what, err)
