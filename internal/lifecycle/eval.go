@@ -57,11 +57,15 @@ type Expiry struct {
 }
 
 // DueDays is when something that started at base is days lifecycle days
-// old: base plus the days, rounded up to the next day boundary (midnight
-// UTC with 24-hour days), as S3 computes expiry dates.
+// old: base plus the days, rounded up to the next midnight UTC, as S3
+// computes expiry dates. A shortened day (a test site's) counts without
+// rounding, so a rule acts the given number of such days after base.
 func DueDays(base int64, days int, day time.Duration) int64 {
 	d := int64(day)
 	t := base + int64(days)*d
+	if day != 24*time.Hour {
+		return t
+	}
 	if r := t % d; r != 0 {
 		t += d - r
 	}

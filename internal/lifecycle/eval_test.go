@@ -75,6 +75,9 @@ func TestDueDaysRoundsToDayBoundary(t *testing.T) {
 	if got := DueDays(exact, 1, day); got != exact+d(1) {
 		t.Fatalf("a day boundary stays: %v", time.Unix(0, got).UTC())
 	}
+	if got := DueDays(base, 3, 10*time.Second); got != base+int64(30*time.Second) {
+		t.Fatalf("a shortened day rounds: %v", time.Duration(got-base))
+	}
 }
 
 func TestEvaluate(t *testing.T) {
