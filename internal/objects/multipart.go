@@ -162,7 +162,7 @@ func (l *Layer) UploadPart(ctx context.Context, bucket, key, uploadID string, nu
 		}
 	}
 	st.seg.Number = number
-	st.seg.ETag = st.md5
+	st.seg.ETag = st.etag
 	if alg != "" {
 		st.seg.Checksum = map[string]string{string(alg): st.sums[alg]}
 	}

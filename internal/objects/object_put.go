@@ -80,8 +80,11 @@ type PutOptions struct {
 // stored is object data written to disk (or held inline) but not yet
 // referenced by any metadata.
 type stored struct {
-	seg  Segment
-	md5  string
+	seg Segment
+	md5 string
+	// etag is the ETag of the data: its MD5, or opaqueETag under a
+	// customer key.
+	etag string
 	sums map[checksum.Algorithm]string
 }
 
@@ -123,7 +126,7 @@ func (l *Layer) PutObject(ctx context.Context, bucket, key string, body io.Reade
 		}
 	}
 	v := &Version{
-		Size: st.seg.Size, ETag: st.md5, ContentType: opts.ContentType,
+		Size: st.seg.Size, ETag: st.etag, ContentType: opts.ContentType,
 		UserMeta: opts.UserMeta, Headers: opts.Headers, Tags: opts.Tags, ACL: opts.ACL,
 		Segments: []Segment{st.seg}, SSE: sse, KeyCheck: keyCheck,
 	}
@@ -193,7 +196,11 @@ func (l *Layer) store(body io.Reader, size int64, enc *encryption, alg checksum.
 		return nil, ErrIncompleteBody
 	}
 	md5Hex, sums := hs.Sum()
-	return &stored{seg: seg, md5: md5Hex, sums: sums}, nil
+	st := &stored{seg: seg, md5: md5Hex, etag: md5Hex, sums: sums}
+	if enc != nil && enc.customerKey != nil {
+		st.etag = opaqueETag(enc.customerKey, md5Hex)
+	}
+	return st, nil
 }
 
 // checkWriteConditions evaluates If-Match/If-None-Match before the body is

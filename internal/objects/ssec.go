@@ -5,6 +5,7 @@ import (
 	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -44,11 +45,28 @@ var (
 
 const keyCheckLabel = "twinlake sse-c key check v1"
 
+// etagLabel separates the HMAC of an SSE-C ETag (opaqueETag) from the key
+// check's under the same key.
+const etagLabel = "twinlake sse-c etag v1"
+
 // newKeyCheck returns salt ‖ HMAC-SHA256(key, label ‖ salt).
 func newKeyCheck(key []byte) []byte {
 	salt := make([]byte, 16)
 	rand.Read(salt)
 	return append(salt, keyCheckMAC(key, salt)...)
+}
+
+// opaqueETag is the ETag of data written under a customer key, as S3's
+// is opaque for SSE-C: the MD5 of the plaintext would let anyone who can
+// list the bucket confirm a guess of an object's content without its key.
+// It is an HMAC of that MD5 under the customer key, so the same data sent
+// again under the same key (a part re-sent, a retried PUT) has the same
+// ETag, and nobody without the key can tie it to a content.
+func opaqueETag(customerKey []byte, md5Hex string) string {
+	m := hmac.New(sha256.New, customerKey)
+	m.Write([]byte(etagLabel))
+	m.Write([]byte(md5Hex))
+	return hex.EncodeToString(m.Sum(nil)[:16]) // an MD5's length, as clients expect
 }
 
 func keyCheckMAC(key, salt []byte) []byte {
@@ -83,6 +101,9 @@ func ssecAAD(bucket, key string) []byte {
 type encryption struct {
 	c   Cipher
 	aad []byte
+	// customerKey is the client's key (SSE-C), nil for none; the ETag
+	// then says nothing of the plaintext (opaqueETag).
+	customerKey []byte
 }
 
 // encryptionFor picks the cipher of a write: the client's key (SSE-C),
@@ -100,7 +121,7 @@ func (l *Layer) encryptionFor(bucket, key, sse string, customerKey []byte) (*enc
 		if err != nil {
 			return nil, err
 		}
-		return &encryption{c: c, aad: ssecAAD(bucket, key)}, nil
+		return &encryption{c: c, aad: ssecAAD(bucket, key), customerKey: customerKey}, nil
 	}
 	if sse != "" {
 		return &encryption{c: l.cfg.Cipher, aad: sseAAD(bucket, key)}, nil

@@ -6,6 +6,7 @@ import (
 	"crypto/md5"
 	"crypto/rand"
 	"encoding/base64"
+	"encoding/hex"
 	"io"
 	"net/http"
 	"strings"
@@ -281,5 +282,99 @@ func TestSSEHeaderOnRead(t *testing.T) {
 		if st != 400 || (m == http.MethodGet && code != "InvalidArgument") {
 			t.Errorf("%s with x-amz-server-side-encryption: %d %s", m, st, code)
 		}
+	}
+}
+
+// TestSSECOpaqueETag: an object or part written under a customer key has an
+// ETag that is not the MD5 of its plaintext (S3's is opaque for SSE-C:
+// the MD5 would confirm a guess of the content to anyone who can list),
+// and that ETag is the object's everywhere: PUT answer, HEAD, listing,
+// If-Match, a multipart's parts and the completed object's HEAD. The same
+// data under the same key has the same ETag (a re-sent part still matches
+// the ETag the client kept), under another key another. A wrong
+// Content-MD5 is still refused (BadDigest); unencrypted objects keep the
+// MD5.
+func TestSSECOpaqueETag(t *testing.T) {
+	t.Setenv("TWINLAKE_API_SSEC_ALLOW_HTTP", "on")
+	site := testsite.Start(t)
+	c := sdkClient(site, site.SecretKey)
+	ctx := context.Background()
+	mustCreateBucket(t, c, "opaque")
+	k := newCustomerKey()
+	body := []byte("a guessable secret")
+	sum := md5.Sum(body)
+	plainMD5 := `"` + hex.EncodeToString(sum[:]) + `"`
+	withKey := func(in *s3.PutObjectInput) *s3.PutObjectInput {
+		in.SSECustomerAlgorithm, in.SSECustomerKey, in.SSECustomerKeyMD5 = aws.String("AES256"), aws.String(k.b64), aws.String(k.md5)
+		return in
+	}
+	put, err := c.PutObject(ctx, withKey(&s3.PutObjectInput{Bucket: aws.String("opaque"), Key: aws.String("k"), Body: bytes.NewReader(body)}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	etag := aws.ToString(put.ETag)
+	if etag == plainMD5 || len(etag) != 34 {
+		t.Fatalf("SSE-C PUT ETag %s: want 32 hex digits that are not the plaintext's MD5 %s", etag, plainMD5)
+	}
+	head, err := c.HeadObject(ctx, &s3.HeadObjectInput{Bucket: aws.String("opaque"), Key: aws.String("k"),
+		SSECustomerAlgorithm: aws.String("AES256"), SSECustomerKey: aws.String(k.b64), SSECustomerKeyMD5: aws.String(k.md5)})
+	if err != nil || aws.ToString(head.ETag) != etag {
+		t.Fatalf("HEAD ETag %v, %v; want %s", head, err, etag)
+	}
+	list, err := c.ListObjectsV2(ctx, &s3.ListObjectsV2Input{Bucket: aws.String("opaque"), Prefix: aws.String("k")})
+	if err != nil || len(list.Contents) != 1 || aws.ToString(list.Contents[0].ETag) != etag {
+		t.Fatalf("listing: %+v, %v; want ETag %s", list, err, etag)
+	}
+	gout, err := c.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String("opaque"), Key: aws.String("k"), IfMatch: aws.String(etag),
+		SSECustomerAlgorithm: aws.String("AES256"), SSECustomerKey: aws.String(k.b64), SSECustomerKeyMD5: aws.String(k.md5)})
+	got := readAll(t, gout, err)
+	if !bytes.Equal(got, body) {
+		t.Fatalf("GET If-Match: %q", got)
+	}
+	again, err := c.PutObject(ctx, withKey(&s3.PutObjectInput{Bucket: aws.String("opaque"), Key: aws.String("k2"), Body: bytes.NewReader(body)}))
+	if err != nil || aws.ToString(again.ETag) != etag {
+		t.Fatalf("the same body under the same key: ETag %s (first %s), %v", aws.ToString(again.ETag), etag, err)
+	}
+	k2 := newCustomerKey()
+	other, err := c.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String("opaque"), Key: aws.String("k3"), Body: bytes.NewReader(body),
+		SSECustomerAlgorithm: aws.String("AES256"), SSECustomerKey: aws.String(k2.b64), SSECustomerKeyMD5: aws.String(k2.md5)})
+	if err != nil || aws.ToString(other.ETag) == etag || aws.ToString(other.ETag) == plainMD5 {
+		t.Fatalf("the same body under another key: ETag %s (first key's %s), %v", aws.ToString(other.ETag), etag, err)
+	}
+	wrong := md5.Sum([]byte("other"))
+	_, err = c.PutObject(ctx, withKey(&s3.PutObjectInput{Bucket: aws.String("opaque"), Key: aws.String("bad"), Body: bytes.NewReader(body),
+		ContentMD5: aws.String(base64.StdEncoding.EncodeToString(wrong[:]))}))
+	if apiCode(err) != "BadDigest" {
+		t.Fatalf("SSE-C PUT with a wrong Content-MD5: %v, want BadDigest", err)
+	}
+	plain, err := c.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String("opaque"), Key: aws.String("plain"), Body: bytes.NewReader(body)})
+	if err != nil || aws.ToString(plain.ETag) != plainMD5 {
+		t.Fatalf("unencrypted PUT ETag %s, %v; want the MD5 %s", aws.ToString(plain.ETag), err, plainMD5)
+	}
+
+	cu, err := c.CreateMultipartUpload(ctx, &s3.CreateMultipartUploadInput{Bucket: aws.String("opaque"), Key: aws.String("mp"),
+		SSECustomerAlgorithm: aws.String("AES256"), SSECustomerKey: aws.String(k.b64), SSECustomerKeyMD5: aws.String(k.md5)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	up, err := c.UploadPart(ctx, &s3.UploadPartInput{Bucket: aws.String("opaque"), Key: aws.String("mp"), UploadId: cu.UploadId, PartNumber: aws.Int32(1),
+		Body: bytes.NewReader(body), SSECustomerAlgorithm: aws.String("AES256"), SSECustomerKey: aws.String(k.b64), SSECustomerKeyMD5: aws.String(k.md5)})
+	if err != nil || aws.ToString(up.ETag) == plainMD5 {
+		t.Fatalf("SSE-C part ETag %v, %v: must not be the part's MD5", up, err)
+	}
+	resent, err := c.UploadPart(ctx, &s3.UploadPartInput{Bucket: aws.String("opaque"), Key: aws.String("mp"), UploadId: cu.UploadId, PartNumber: aws.Int32(1),
+		Body: bytes.NewReader(body), SSECustomerAlgorithm: aws.String("AES256"), SSECustomerKey: aws.String(k.b64), SSECustomerKeyMD5: aws.String(k.md5)})
+	if err != nil || aws.ToString(resent.ETag) != aws.ToString(up.ETag) {
+		t.Fatalf("part 1 re-sent: ETag %v (first %s), %v", resent, aws.ToString(up.ETag), err)
+	}
+	done, err := c.CompleteMultipartUpload(ctx, &s3.CompleteMultipartUploadInput{Bucket: aws.String("opaque"), Key: aws.String("mp"), UploadId: cu.UploadId,
+		MultipartUpload: &types.CompletedMultipartUpload{Parts: []types.CompletedPart{{ETag: up.ETag, PartNumber: aws.Int32(1)}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mh, err := c.HeadObject(ctx, &s3.HeadObjectInput{Bucket: aws.String("opaque"), Key: aws.String("mp"), PartNumber: aws.Int32(1),
+		SSECustomerAlgorithm: aws.String("AES256"), SSECustomerKey: aws.String(k.b64), SSECustomerKeyMD5: aws.String(k.md5)})
+	if err != nil || aws.ToString(mh.ETag) != aws.ToString(done.ETag) || aws.ToInt32(mh.PartsCount) != 1 {
+		t.Fatalf("HEAD part 1 of the SSE-C multipart: %+v, %v; want ETag %s", mh, err, aws.ToString(done.ETag))
 	}
 }
