@@ -463,3 +463,52 @@ type backdated struct {
 func (b backdated) PresignHTTP(ctx context.Context, cred aws.Credentials, r *http.Request, payloadHash, service, region string, t time.Time, opts ...func(*v4.SignerOptions)) (string, http.Header, error) {
 	return b.s.PresignHTTP(ctx, cred, r, payloadHash, service, region, t.Add(b.shift), opts...)
 }
+
+// expiresAt presigns with X-Amz-Expires set to secs (which the SDK's own
+// options cannot: it refuses zero and negative).
+type expiresAt struct {
+	s    *v4.Signer
+	secs string
+}
+
+func (e expiresAt) PresignHTTP(ctx context.Context, cred aws.Credentials, r *http.Request, payloadHash, service, region string, t time.Time, opts ...func(*v4.SignerOptions)) (string, http.Header, error) {
+	q := r.URL.Query()
+	q.Set("X-Amz-Expires", e.secs)
+	r.URL.RawQuery = q.Encode()
+	return e.s.PresignHTTP(ctx, cred, r, payloadHash, service, region, t, opts...)
+}
+
+// TestPresignExpiresZero: a URL presigned for zero seconds is well formed
+// and already expired (403 AccessDenied, as S3 and MinIO answer), while a
+// negative or over-a-week X-Amz-Expires is a malformed query (400).
+func TestPresignExpiresZero(t *testing.T) {
+	site := testsite.Start(t)
+	ctx := context.Background()
+	c := sdkClient(site, site.SecretKey)
+	mustCreateBucket(t, c, "zero")
+	if _, err := c.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String("zero"), Key: aws.String("k"), Body: strings.NewReader("x")}); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		secs, code string
+		status     int
+	}{{"0", "AccessDenied", 403}, {"-7", "AuthorizationQueryParametersError", 400}, {"604801", "AuthorizationQueryParametersError", 400}, {"60", "", 200}} {
+		ps := s3.NewPresignClient(c, func(o *s3.PresignOptions) { o.Presigner = expiresAt{v4.NewSigner(), tc.secs} })
+		req, err := ps.PresignGetObject(ctx, &s3.GetObjectInput{Bucket: aws.String("zero"), Key: aws.String("k")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(req.URL, "X-Amz-Expires="+tc.secs+"&") {
+			t.Fatalf("presigned URL %s does not carry X-Amz-Expires=%s", req.URL, tc.secs)
+		}
+		resp, err := http.Get(req.URL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != tc.status || (tc.code != "" && !strings.Contains(string(b), "<Code>"+tc.code+"</Code>")) {
+			t.Fatalf("X-Amz-Expires=%s: %d %s; want %d %s", tc.secs, resp.StatusCode, b, tc.status, tc.code)
+		}
+	}
+}

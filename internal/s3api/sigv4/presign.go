@@ -89,11 +89,13 @@ func parsePresignedAuth(get func(string) (string, error)) (authorization, error)
 	return a, checkSignatureFormat(a.signature, ErrAuthorizationQueryParametersError)
 }
 
-// parseExpires reads X-Amz-Expires: whole seconds, 1 to 604800.
+// parseExpires reads X-Amz-Expires: whole seconds, 0 to 604800. Zero is a
+// URL valid for no time: it is well formed, and answers Request has
+// expired (403) as S3 and MinIO answer it, not a malformed query.
 func parseExpires(v string) (time.Duration, error) {
 	secs, err := strconv.ParseUint(v, 10, 32)
-	if err != nil || secs < 1 || time.Duration(secs)*time.Second > maxPresignExpiry {
-		return 0, fmt.Errorf("%w: X-Amz-Expires must be 1 to 604800 seconds", ErrAuthorizationQueryParametersError)
+	if err != nil || time.Duration(secs)*time.Second > maxPresignExpiry {
+		return 0, fmt.Errorf("%w: X-Amz-Expires must be 0 to 604800 seconds", ErrAuthorizationQueryParametersError)
 	}
 	return time.Duration(secs) * time.Second, nil
 }

@@ -188,7 +188,7 @@ func (v *Verifier) verifyPresigned(r *http.Request, query url.Values, service st
 	if p.signedAt.Sub(now) > v.maxSkew() {
 		return nil, ErrRequestNotReadyYet
 	}
-	if now.After(p.signedAt.Add(p.expires)) {
+	if p.expires == 0 || now.After(p.signedAt.Add(p.expires)) {
 		return nil, ErrExpiredPresign
 	}
 	sr := &signedRequest{auth: p.auth, service: service, signedAt: p.signedAt, amzDate: p.amzDate, presigned: true, query: query}

@@ -283,7 +283,8 @@ func TestVerifyPresigned(t *testing.T) {
 		{name: "valid non-s3 presign", expires: "60", service: "s3tables"},
 		{name: "expired", expires: "900", now: 16 * time.Minute, want: ErrExpiredPresign},
 		{name: "not valid yet", expires: "900", now: -16 * time.Minute, want: ErrRequestNotReadyYet},
-		{name: "expires zero", expires: "0", want: ErrAuthorizationQueryParametersError},
+		{name: "expires zero is expired at once", expires: "0", want: ErrExpiredPresign},
+		{name: "expires negative", expires: "-7", want: ErrAuthorizationQueryParametersError},
 		{name: "expires over a week", expires: "604801", want: ErrAuthorizationQueryParametersError},
 		{name: "expires not a number", expires: "soon", want: ErrAuthorizationQueryParametersError},
 		{name: "tampered query", expires: "900", tamper: func(r *http.Request) {
