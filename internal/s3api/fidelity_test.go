@@ -511,3 +511,75 @@ func TestCompleteChecksum(t *testing.T) {
 		t.Fatalf("complete with the composite checksum: %v", err)
 	}
 }
+
+// TestExpectedBucketOwner: x-amz-expected-bucket-owner (and the copy
+// source's x-amz-source-expected-bucket-owner) naming anyone but the site
+// owner, which owns every bucket, is refused with 403 AccessDenied and
+// changes nothing, for signed, presigned and anonymous requests alike;
+// naming the owner serves the request.
+func TestExpectedBucketOwner(t *testing.T) {
+	site := testsite.Start(t)
+	c := sdkClient(site, site.SecretKey)
+	ctx := context.Background()
+	mustCreateBucket(t, c, "own")
+	owner, stranger := aws.String("twinlake"), aws.String("123456789012")
+	if _, err := c.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String("own"), Key: aws.String("k"), Body: strings.NewReader("x"), ExpectedBucketOwner: owner}); err != nil {
+		t.Fatalf("PUT expecting the site owner: %v", err)
+	}
+	if _, err := c.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String("own"), Key: aws.String("other"), Body: strings.NewReader("x"), ExpectedBucketOwner: stranger}); apiCode(err) != "AccessDenied" {
+		t.Fatalf("PUT expecting another owner: %v, want AccessDenied", err)
+	}
+	if _, err := c.HeadObject(ctx, &s3.HeadObjectInput{Bucket: aws.String("own"), Key: aws.String("other")}); httpStatus(err) != 404 {
+		t.Fatalf("the refused PUT stored the object: %v", err)
+	}
+	if _, err := c.ListObjectsV2(ctx, &s3.ListObjectsV2Input{Bucket: aws.String("own"), ExpectedBucketOwner: stranger}); apiCode(err) != "AccessDenied" {
+		t.Fatalf("list expecting another owner: %v, want AccessDenied", err)
+	}
+	if _, err := c.CopyObject(ctx, &s3.CopyObjectInput{Bucket: aws.String("own"), Key: aws.String("copy"), CopySource: aws.String("own/k"),
+		ExpectedSourceBucketOwner: stranger}); apiCode(err) != "AccessDenied" {
+		t.Fatalf("copy expecting another source owner: %v, want AccessDenied", err)
+	}
+	if _, err := c.CopyObject(ctx, &s3.CopyObjectInput{Bucket: aws.String("own"), Key: aws.String("copy"), CopySource: aws.String("own/k"),
+		ExpectedSourceBucketOwner: owner, ExpectedBucketOwner: owner}); err != nil {
+		t.Fatalf("copy expecting the site owner: %v", err)
+	}
+	ps := s3.NewPresignClient(c)
+	for _, tc := range []struct {
+		expected *string
+		status   int
+	}{{stranger, 403}, {owner, 200}} {
+		req, err := ps.PresignGetObject(ctx, &s3.GetObjectInput{Bucket: aws.String("own"), Key: aws.String("k"), ExpectedBucketOwner: tc.expected})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(req.URL, "x-amz-expected-bucket-owner=") {
+			t.Fatalf("the SDK did not hoist the header into the URL: %s", req.URL)
+		}
+		resp, err := http.Get(req.URL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != tc.status {
+			t.Fatalf("presigned GET expecting %s: %d, want %d", *tc.expected, resp.StatusCode, tc.status)
+		}
+	}
+	if _, err := c.PutBucketAcl(ctx, &s3.PutBucketAclInput{Bucket: aws.String("own"), ACL: types.BucketCannedACLPublicReadWrite}); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		expected string
+		status   int
+	}{{"123456789012", 403}, {"twinlake", 200}} {
+		req, _ := http.NewRequest(http.MethodGet, site.URL+"/own?list-type=2", nil)
+		req.Header.Set("x-amz-expected-bucket-owner", tc.expected)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != tc.status {
+			t.Fatalf("anonymous list of a public-read-write bucket expecting %s: %d, want %d", tc.expected, resp.StatusCode, tc.status)
+		}
+	}
+}

@@ -169,6 +169,9 @@ func (s *Server) serve(req *request) error {
 	if err := checkProtections(req.r.Header, rt.api); err != nil {
 		return err
 	}
+	if err := checkExpectedOwner(req); err != nil {
+		return err
+	}
 	if s.cfg.WriteGuard != nil && req.bucket != "" && isWrite(rt) {
 		if err := s.cfg.WriteGuard(req.r.Context(), req.bucket); err != nil {
 			return apiErr("AccessDenied", http.StatusForbidden, err.Error())
