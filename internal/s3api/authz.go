@@ -1,11 +1,13 @@
 package s3api
 
 import (
+	"errors"
 	"net"
 	"net/netip"
 	"strings"
 
 	"github.com/twinlake/twinlake/internal/iam/policy"
+	"github.com/twinlake/twinlake/internal/objects"
 )
 
 // Authorizer decides whether an identity may perform a request, given the
@@ -173,6 +175,9 @@ func (s *Server) allowed(req *request, action, bucket, key string, values map[st
 func (s *Server) authorize(req *request, rt *route) error {
 	action := actionFor(rt.api, req.query.Get("versionId") != "")
 	if !s.allowed(req, action, req.bucket, req.key, conditionValues(req, rt.api)) && !s.allowedByObjectACL(req, rt.api, action) {
+		if err := s.missingToLister(req, rt.api); err != nil {
+			return err
+		}
 		return errAccessDenied
 	}
 	if !s.aclWriteAllowed(req, rt.api) {
@@ -188,4 +193,29 @@ func (s *Server) authorize(req *request, rt *route) error {
 		}
 	}
 	return nil
+}
+
+// missingToLister is the answer to a GET or HEAD that was not allowed, of
+// an object that does not exist, for an identity allowed to list the
+// bucket (s3:ListBucket with s3:prefix the key): NoSuchKey or
+// NoSuchVersion (404), which listing would tell it anyway, as S3 and MinIO
+// answer; nil otherwise (AccessDenied stays, so nobody else learns
+// whether the key exists).
+func (s *Server) missingToLister(req *request, api string) error {
+	if api != "GetObject" && api != "HeadObject" || req.bucket == "" || req.key == "" {
+		return nil
+	}
+	v, err := s.obj.HeadObject(req.ctx, req.bucket, req.key, req.query.Get("versionId"))
+	switch {
+	case errors.Is(err, objects.ErrVersionNotFound):
+	case errors.Is(err, objects.ErrObjectNotFound):
+	case err == nil && v.DeleteMarker:
+		err = objects.ErrObjectNotFound
+	default:
+		return nil
+	}
+	if !s.allowed(req, "s3:ListBucket", req.bucket, "", map[string]string{"s3:prefix": req.key}) {
+		return nil
+	}
+	return err
 }

@@ -583,3 +583,69 @@ func TestExpectedBucketOwner(t *testing.T) {
 		}
 	}
 }
+
+// TestMissingObjectToLister: a GET or HEAD that is not allowed, of a key
+// that does not exist, answers 404 NoSuchKey to an identity allowed to
+// list the bucket (with s3:prefix the key), as S3 and MinIO answer, and
+// 403 AccessDenied to anyone else; an object that exists but may not be
+// read stays 403.
+func TestMissingObjectToLister(t *testing.T) {
+	site := testsite.Start(t)
+	c := sdkClient(site, site.SecretKey)
+	ctx := context.Background()
+	anon := func(method, path string) (int, string) {
+		req, _ := http.NewRequest(method, site.URL+path, nil)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		code := ""
+		if i := strings.Index(string(b), "<Code>"); i >= 0 {
+			code, _, _ = strings.Cut(string(b[i+len("<Code>"):]), "<")
+		}
+		return resp.StatusCode, code
+	}
+	for _, b := range []string{"listable", "pfx", "closed"} {
+		mustCreateBucket(t, c, b)
+	}
+	if _, err := c.PutBucketAcl(ctx, &s3.PutBucketAclInput{Bucket: aws.String("listable"), ACL: types.BucketCannedACLPublicRead}); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"gone", "secret"} {
+		in := &s3.PutObjectInput{Bucket: aws.String("listable"), Key: aws.String(k), Body: strings.NewReader("x")}
+		if k == "secret" {
+			in.ACL = types.ObjectCannedACLPrivate
+		}
+		if _, err := c.PutObject(ctx, in); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := c.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: aws.String("listable"), Key: aws.String("gone")}); err != nil {
+		t.Fatal(err)
+	}
+	doc := `{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Principal":{"AWS":"*"},"Action":"s3:ListBucket","Resource":"arn:aws:s3:::pfx","Condition":{"StringLike":{"s3:prefix":"public/*"}}}]}`
+	if _, err := c.PutBucketPolicy(ctx, &s3.PutBucketPolicyInput{Bucket: aws.String("pfx"), Policy: aws.String(doc)}); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		method, path string
+		status       int
+		code         string
+	}{
+		{"GET", "/listable/never", 404, "NoSuchKey"},
+		{"GET", "/listable/gone", 404, "NoSuchKey"},
+		{"HEAD", "/listable/gone", 404, ""},
+		{"GET", "/listable/secret", 403, "AccessDenied"},
+		{"GET", "/pfx/public/missing", 404, "NoSuchKey"},
+		{"HEAD", "/pfx/public/missing", 404, ""},
+		{"GET", "/pfx/private/missing", 403, "AccessDenied"},
+		{"HEAD", "/pfx/private/missing", 403, ""},
+		{"GET", "/closed/missing", 403, "AccessDenied"},
+	} {
+		if st, code := anon(tc.method, tc.path); st != tc.status || code != tc.code {
+			t.Errorf("anonymous %s %s: %d %s, want %d %s", tc.method, tc.path, st, code, tc.status, tc.code)
+		}
+	}
+}
