@@ -125,19 +125,102 @@ func conditionValues(req *request, api string) map[string]string {
 			}
 		}
 		return m
-	case "PutObject", "CreateMultipartUpload":
-		var m map[string]string
-		for _, h := range []string{"x-amz-server-side-encryption", "x-amz-server-side-encryption-customer-algorithm"} {
-			if v := req.r.Header.Get(h); v != "" {
-				if m == nil {
-					m = map[string]string{}
+	}
+	var m map[string]string
+	set := func(k, v string) {
+		if m == nil {
+			m = map[string]string{}
+		}
+		m[k] = v
+	}
+	h := req.r.Header
+	headers := conditionHeaders[api]
+	if api == "PutObject" && h.Get("x-amz-copy-source") != "" {
+		headers = conditionHeaders["CopyObject"]
+	}
+	for _, name := range headers {
+		if v := h.Get(name); v != "" {
+			set("s3:"+name, v)
+		}
+	}
+	if _, ok := m["s3:x-amz-copy-source"]; ok {
+		// As bucket/key, decoded and without a versionId, whichever form
+		// the client sent ("/bucket/key", URL-encoded, "?versionId=").
+		if sb, sk, _, err := copySource(h); err == nil {
+			set("s3:x-amz-copy-source", sb+"/"+sk)
+		}
+	}
+	if api == "PutObject" || api == "CreateMultipartUpload" {
+		if h.Get("x-amz-copy-source") != "" && h.Get("x-amz-metadata-directive") == "" {
+			set("s3:x-amz-metadata-directive", "COPY") // S3's default, which the condition sees
+		}
+		if t := h.Get("x-amz-tagging"); t != "" {
+			if tags, err := parseTagQuery(t); err == nil { // malformed: the handler refuses it
+				for k, v := range tags {
+					set("s3:requestobjecttag/"+strings.ToLower(k), v)
 				}
-				m["s3:"+h] = v
 			}
 		}
-		return m
 	}
-	return nil
+	if v := req.query.Get("versionId"); v != "" && req.key != "" {
+		set("s3:versionid", v)
+	}
+	return m
+}
+
+// conditionHeaders are the request headers S3 offers as condition keys
+// ("s3:" and the lower-case header name), by API.
+var conditionHeaders = func() map[string][]string {
+	acl := []string{"x-amz-acl", "x-amz-grant-read", "x-amz-grant-write", "x-amz-grant-read-acp", "x-amz-grant-write-acp", "x-amz-grant-full-control"}
+	put := append([]string{"x-amz-server-side-encryption", "x-amz-server-side-encryption-customer-algorithm", "x-amz-storage-class"}, acl...)
+	return map[string][]string{
+		"PutObject":             put,
+		"CreateMultipartUpload": put,
+		"CopyObject":            append([]string{"x-amz-copy-source", "x-amz-metadata-directive"}, put...),
+		"UploadPart":            {"x-amz-copy-source"},
+		"PutObjectAcl":          acl,
+		"PutBucketAcl":          acl,
+		"CreateBucket":          acl,
+	}
+}()
+
+// existingTagAPIs are the APIs acting on an existing object, whose tags
+// the condition keys s3:ExistingObjectTag/<key> name.
+var existingTagAPIs = map[string]bool{
+	"GetObject": true, "HeadObject": true, "GetObjectTagging": true, "PutObjectTagging": true, "DeleteObjectTagging": true,
+	"GetObjectAcl": true, "PutObjectAcl": true, "GetObjectAttributes": true, "GetObjectRetention": true,
+	"PutObjectRetention": true, "GetObjectLegalHold": true, "PutObjectLegalHold": true,
+}
+
+// existingTagLookup answers s3:ExistingObjectTag/<key> for a request to
+// api: the tag of the version the request names (the latest without a
+// versionId), read once and only if a policy condition asks; absent when
+// the object or the tag does not exist. Tag keys compare without case, as
+// condition key names do.
+func (s *Server) existingTagLookup(req *request, api string) func(string) (string, bool) {
+	if !existingTagAPIs[api] || req.bucket == "" || req.key == "" {
+		return nil
+	}
+	var tags map[string]string
+	loaded := false
+	return func(name string) (string, bool) {
+		tag, ok := strings.CutPrefix(name, "s3:existingobjecttag/")
+		if !ok {
+			return "", false
+		}
+		if !loaded {
+			loaded = true
+			if v, err := s.obj.HeadObject(req.ctx, req.bucket, req.key, req.query.Get("versionId")); err == nil && !v.DeleteMarker {
+				tags = v.Tags
+			}
+		}
+		for k, v := range tags {
+			if strings.EqualFold(k, tag) {
+				return v, true
+			}
+		}
+		return "", false
+	}
 }
 
 // sourceIP is the client address for aws:SourceIp.
@@ -154,6 +237,12 @@ func sourceIP(remoteAddr string) netip.Addr {
 // action on bucket[/key]. Without an Authorizer every signed request is
 // allowed and anonymous ones are not (the behaviour before IAM).
 func (s *Server) allowed(req *request, action, bucket, key string, values map[string]string) bool {
+	return s.allowedWith(req, action, bucket, key, values, nil)
+}
+
+// allowedWith is allowed with lookup answering the condition keys values
+// does not hold (policy.Request.Lookup).
+func (s *Server) allowedWith(req *request, action, bucket, key string, values map[string]string, lookup func(string) (string, bool)) bool {
 	if s.cfg.Authorizer == nil {
 		return !req.auth.Anonymous
 	}
@@ -166,6 +255,7 @@ func (s *Server) allowed(req *request, action, bucket, key string, values map[st
 	r := &policy.Request{
 		Action: action, Resource: resourceARN(bucket, key), Anonymous: req.auth.Anonymous,
 		AccessKey: req.auth.AccessKey, SourceIP: sourceIP(req.r.RemoteAddr), Secure: req.r.TLS != nil, Values: values,
+		Lookup: lookup,
 	}
 	return s.cfg.Authorizer.Authorize(req.auth.AccessKey, bp, r)
 }
@@ -174,7 +264,7 @@ func (s *Server) allowed(req *request, action, bucket, key string, values map[st
 // source.
 func (s *Server) authorize(req *request, rt *route) error {
 	action := actionFor(rt.api, req.query.Get("versionId") != "")
-	if !s.allowed(req, action, req.bucket, req.key, conditionValues(req, rt.api)) && !s.allowedByObjectACL(req, rt.api, action) {
+	if !s.allowedWith(req, action, req.bucket, req.key, conditionValues(req, rt.api), s.existingTagLookup(req, rt.api)) && !s.allowedByObjectACL(req, rt.api, action) {
 		if err := s.missingToLister(req, rt.api); err != nil {
 			return err
 		}

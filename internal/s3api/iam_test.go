@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 	"github.com/minio/minio-go/v7"
 	miniocreds "github.com/minio/minio-go/v7/pkg/credentials"
 
@@ -180,5 +181,102 @@ func TestIAMEnforcement(t *testing.T) {
 	var ae *adminclient.Error
 	if _, err := ua.ListUsers(ctx); !errors.As(err, &ae) || ae.Code != adminclient.CodeAccessDenied || ae.StatusCode != 403 {
 		t.Fatalf("non-admin ListUsers: %v", err)
+	}
+}
+
+// TestPolicyConditionKeys: bucket policy conditions on the keys S3 offers
+// for object requests are evaluated with the request's values, for a user
+// with no policy of its own: s3:ExistingObjectTag/<key> (the object's tag),
+// s3:RequestObjectTag/<key> (x-amz-tagging), s3:x-amz-copy-source,
+// s3:x-amz-metadata-directive (COPY when absent) and s3:x-amz-acl. A
+// condition on a key the request lacks does not hold.
+func TestPolicyConditionKeys(t *testing.T) {
+	site := testsite.Start(t)
+	root := sdkClient(site, site.SecretKey)
+	ctx := context.Background()
+	adm, err := adminclient.New(site.URL, adminclient.Credentials{AccessKey: site.AccessKey, SecretKey: site.SecretKey}, adminclient.Config{HTTPClient: site.HTTPClient})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := adm.AddUser(ctx, "stranger", "stranger-secret-key"); err != nil {
+		t.Fatal(err)
+	}
+	u := userSDK(site, "stranger", "stranger-secret-key")
+	policy := func(bucket, statements string) {
+		t.Helper()
+		doc := `{"Version":"2012-10-17","Statement":[` + statements + `]}`
+		if _, err := root.PutBucketPolicy(ctx, &s3.PutBucketPolicyInput{Bucket: aws.String(bucket), Policy: aws.String(doc)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	put := func(c *s3.Client, in *s3.PutObjectInput) error {
+		in.Body = strings.NewReader("data")
+		_, err := c.PutObject(ctx, in)
+		return err
+	}
+	for _, b := range []string{"tags", "src", "dst", "meta", "acl", "reqtag"} {
+		mustCreateBucket(t, root, b)
+	}
+
+	// s3:ExistingObjectTag
+	for k, tagging := range map[string]string{"pub": "security=public", "priv": "security=private", "none": ""} {
+		if err := put(root, &s3.PutObjectInput{Bucket: aws.String("tags"), Key: aws.String(k), Tagging: aws.String(tagging)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	policy("tags", `{"Effect":"Allow","Principal":"*","Action":["s3:GetObject","s3:GetObjectTagging"],"Resource":"arn:aws:s3:::tags/*",
+		"Condition":{"StringEquals":{"s3:ExistingObjectTag/security":"public"}}}`)
+	for k, ok := range map[string]bool{"pub": true, "priv": false, "none": false, "missing": false} {
+		_, err := u.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String("tags"), Key: aws.String(k)})
+		_, terr := u.GetObjectTagging(ctx, &s3.GetObjectTaggingInput{Bucket: aws.String("tags"), Key: aws.String(k)})
+		if ok && (err != nil || terr != nil) || !ok && (apiCode(err) != "AccessDenied" || apiCode(terr) != "AccessDenied") {
+			t.Errorf("ExistingObjectTag, object %s: GET %v, GetObjectTagging %v; want allowed=%v", k, err, terr, ok)
+		}
+	}
+
+	// s3:x-amz-copy-source and s3:x-amz-metadata-directive
+	for _, k := range []string{"public/a b", "private/a"} {
+		if err := put(root, &s3.PutObjectInput{Bucket: aws.String("src"), Key: aws.String(k)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	policy("src", `{"Effect":"Allow","Principal":"*","Action":"s3:GetObject","Resource":"arn:aws:s3:::src/*"}`)
+	policy("dst", `{"Effect":"Allow","Principal":"*","Action":"s3:PutObject","Resource":"arn:aws:s3:::dst/*",
+		"Condition":{"StringLike":{"s3:x-amz-copy-source":"src/public/*"}}}`)
+	for src, ok := range map[string]bool{"src/public/a%20b": true, "/src/public/a%20b": true, "src/private/a": false} {
+		_, err := u.CopyObject(ctx, &s3.CopyObjectInput{Bucket: aws.String("dst"), Key: aws.String("copy"), CopySource: aws.String(src)})
+		if ok != (err == nil) || !ok && apiCode(err) != "AccessDenied" {
+			t.Errorf("copy from %s: %v, want allowed=%v", src, err, ok)
+		}
+	}
+	if err := put(u, &s3.PutObjectInput{Bucket: aws.String("dst"), Key: aws.String("plain")}); apiCode(err) != "AccessDenied" {
+		t.Errorf("a plain PUT where only copies are allowed: %v", err)
+	}
+	policy("meta", `{"Effect":"Allow","Principal":"*","Action":"s3:PutObject","Resource":"arn:aws:s3:::meta/*",
+		"Condition":{"StringEquals":{"s3:x-amz-metadata-directive":"COPY"}}}`)
+	for dir, ok := range map[types.MetadataDirective]bool{"": true, types.MetadataDirectiveCopy: true, types.MetadataDirectiveReplace: false} {
+		_, err := u.CopyObject(ctx, &s3.CopyObjectInput{Bucket: aws.String("meta"), Key: aws.String("copy"), CopySource: aws.String("src/private/a"), MetadataDirective: dir})
+		if ok != (err == nil) {
+			t.Errorf("copy with metadata directive %q: %v, want allowed=%v", dir, err, ok)
+		}
+	}
+
+	// s3:x-amz-acl
+	policy("acl", `{"Effect":"Allow","Principal":"*","Action":["s3:PutObject","s3:PutObjectAcl"],"Resource":"arn:aws:s3:::acl/*"},
+		{"Effect":"Deny","Principal":"*","Action":"s3:PutObject","Resource":"arn:aws:s3:::acl/*","Condition":{"StringLike":{"s3:x-amz-acl":"public*"}}}`)
+	if err := put(u, &s3.PutObjectInput{Bucket: aws.String("acl"), Key: aws.String("private")}); err != nil {
+		t.Errorf("PUT without x-amz-acl: %v", err)
+	}
+	if err := put(u, &s3.PutObjectInput{Bucket: aws.String("acl"), Key: aws.String("public"), ACL: types.ObjectCannedACLPublicRead}); apiCode(err) != "AccessDenied" {
+		t.Errorf("PUT with x-amz-acl public-read under a Deny on public*: %v", err)
+	}
+
+	// s3:RequestObjectTag
+	policy("reqtag", `{"Effect":"Allow","Principal":"*","Action":"s3:PutObject","Resource":"arn:aws:s3:::reqtag/*",
+		"Condition":{"StringEquals":{"s3:RequestObjectTag/security":"public"}}}`)
+	for tagging, ok := range map[string]bool{"security=public&x=y": true, "security=private": false, "": false} {
+		if err := put(u, &s3.PutObjectInput{Bucket: aws.String("reqtag"), Key: aws.String("k"), Tagging: aws.String(tagging)}); ok != (err == nil) {
+			t.Errorf("PUT with x-amz-tagging %q: %v, want allowed=%v", tagging, err, ok)
+		}
 	}
 }

@@ -31,6 +31,11 @@ type Request struct {
 	// lower-case name: "s3:prefix", "s3:delimiter", "s3:max-keys",
 	// "s3:x-amz-server-side-encryption", "s3tables:namespace", ...
 	Values map[string]string
+	// Lookup, when set, answers the condition keys Values does not hold
+	// (lower-case name), for values costly to gather that a policy rarely
+	// names (s3:ExistingObjectTag/<key> reads the object): it is called
+	// only when a condition asks.
+	Lookup func(name string) (string, bool)
 }
 
 // keyKind identifies condition keys answered from Request fields rather than
@@ -98,6 +103,9 @@ func (r *Request) value(k condKey) (string, bool) {
 		return "User", true
 	}
 	v, ok := r.Values[k.name]
+	if !ok && r.Lookup != nil {
+		return r.Lookup(k.name)
+	}
 	return v, ok
 }
 
