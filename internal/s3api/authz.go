@@ -255,9 +255,25 @@ func (s *Server) allowedWith(req *request, action, bucket, key string, values ma
 	r := &policy.Request{
 		Action: action, Resource: resourceARN(bucket, key), Anonymous: req.auth.Anonymous,
 		AccessKey: req.auth.AccessKey, SourceIP: sourceIP(req.r.RemoteAddr), Secure: req.r.TLS != nil, Values: values,
-		Lookup: lookup,
+		Lookup: func(name string) (string, bool) {
+			if h, ok := headerConditionKeys[name]; ok {
+				v := req.r.Header.Get(h)
+				return v, v != ""
+			}
+			if lookup != nil {
+				return lookup(name)
+			}
+			return "", false
+		},
 	}
 	return s.cfg.Authorizer.Authorize(req.auth.AccessKey, bp, r)
+}
+
+// headerConditionKeys are the global condition keys read from a request
+// header, by lower-case key name: absent when the header is.
+var headerConditionKeys = map[string]string{
+	"aws:referer":   "Referer",
+	"aws:useragent": "User-Agent",
 }
 
 // authorize checks a routed request and, for a copy, read access to its

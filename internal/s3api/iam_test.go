@@ -280,3 +280,50 @@ func TestPolicyConditionKeys(t *testing.T) {
 		}
 	}
 }
+
+// TestPolicyRefererAndUserAgent: aws:Referer and aws:UserAgent are the
+// request's Referer and User-Agent headers; with ...IfExists a request
+// without the header passes the condition, as in S3.
+func TestPolicyRefererAndUserAgent(t *testing.T) {
+	site := testsite.Start(t)
+	root := sdkClient(site, site.SecretKey)
+	ctx := context.Background()
+	for _, b := range []string{"ref", "agent"} {
+		mustCreateBucket(t, root, b)
+		if _, err := root.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String(b), Key: aws.String("k"), Body: strings.NewReader("x")}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for b, cond := range map[string]string{
+		"ref":   `{"StringLikeIfExists":{"aws:Referer":"http://www.example.com/*"}}`,
+		"agent": `{"StringLike":{"aws:UserAgent":"good-agent/*"}}`,
+	} {
+		doc := `{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Principal":"*","Action":"s3:GetObject","Resource":"arn:aws:s3:::` + b + `/*","Condition":` + cond + `}]}`
+		if _, err := root.PutBucketPolicy(ctx, &s3.PutBucketPolicyInput{Bucket: aws.String(b), Policy: aws.String(doc)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tc := range []struct {
+		path, header, value string
+		status              int
+	}{
+		{"/ref/k", "Referer", "http://www.example.com/index.html", 200},
+		{"/ref/k", "Referer", "http://example.com", 403},
+		{"/ref/k", "", "", 200}, // IfExists: no Referer passes
+		{"/agent/k", "User-Agent", "good-agent/1.0", 200},
+		{"/agent/k", "User-Agent", "curl/8", 403},
+	} {
+		req, _ := http.NewRequest(http.MethodGet, site.URL+tc.path, nil)
+		if tc.header != "" {
+			req.Header.Set(tc.header, tc.value)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != tc.status {
+			t.Errorf("anonymous GET %s with %s %q: %d, want %d", tc.path, tc.header, tc.value, resp.StatusCode, tc.status)
+		}
+	}
+}
