@@ -117,10 +117,11 @@ func (v *Verifier) verifyV2(r *http.Request, query url.Values, presigned bool) (
 func v2RequestTime(h http.Header) (time.Time, error) {
 	for _, name := range []string{"X-Amz-Date", "Date"} {
 		if v := h.Get(name); v != "" {
-			for _, layout := range []string{http.TimeFormat, time.RFC1123Z, time.RFC850, time.ANSIC, amzDateLayout} {
-				if t, err := time.Parse(layout, v); err == nil {
-					return t, nil
-				}
+			if t, ok := parseHTTPDate(v); ok {
+				return t, nil
+			}
+			if t, err := time.Parse(amzDateLayout, v); err == nil {
+				return t, nil
 			}
 			return time.Time{}, fmt.Errorf("%w: bad %s", ErrInvalidDate, name)
 		}

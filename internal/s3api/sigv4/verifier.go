@@ -396,6 +396,21 @@ func checkScope(s scope, service string, malformed error) error {
 // requestTime returns a header-signed request's time, the timestamp as it
 // goes into the string to sign, and the header it came from: x-amz-date,
 // else Date.
+// httpDateLayouts are the forms a Date header takes: RFC 7231's (GMT),
+// RFC 1123 with a numeric zone ("-0000", which botocore and Python's
+// email.utils send), RFC 850 and asctime.
+var httpDateLayouts = []string{http.TimeFormat, time.RFC1123Z, time.RFC850, time.ANSIC}
+
+// parseHTTPDate reads a Date header in any of httpDateLayouts.
+func parseHTTPDate(v string) (time.Time, bool) {
+	for _, layout := range httpDateLayouts {
+		if t, err := time.Parse(layout, v); err == nil {
+			return t, true
+		}
+	}
+	return time.Time{}, false
+}
+
 func requestTime(h http.Header) (time.Time, string, string, error) {
 	if v := h.Get("X-Amz-Date"); v != "" {
 		t, err := time.Parse(amzDateLayout, v)
@@ -405,8 +420,8 @@ func requestTime(h http.Header) (time.Time, string, string, error) {
 		return t, v, "x-amz-date", nil
 	}
 	if v := h.Get("Date"); v != "" {
-		t, err := http.ParseTime(v)
-		if err != nil {
+		t, ok := parseHTTPDate(v)
+		if !ok {
 			return time.Time{}, "", "", fmt.Errorf("%w: bad date", ErrInvalidDate)
 		}
 		t = t.UTC()

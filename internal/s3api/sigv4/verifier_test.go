@@ -200,6 +200,20 @@ func TestVerifyDateHeader(t *testing.T) {
 	_, err := newTestVerifier(testTime()).Verify(r, "s3")
 	wantErr(t, err, nil)
 
+	// botocore dates a request by Date in RFC 1123 with a numeric zone
+	// ("-0000") when the caller set a Date header.
+	for _, date := range []string{testTime().Format("Mon, 02 Jan 2006 15:04:05 -0000"), testTime().In(time.FixedZone("", 2*3600)).Format(time.RFC1123Z)} {
+		r.Header.Set("Date", date)
+		r.Header.Set("Authorization", signWithoutAmzDate(t, r, "date;host;x-amz-content-sha256"))
+		_, err = newTestVerifier(testTime()).Verify(r, "s3")
+		wantErr(t, err, nil)
+	}
+	r.Header.Set("Date", "Fri, 24 May 2013 00:00:00 PST") // a zone name Go cannot place
+	r.Header.Set("Authorization", signWithoutAmzDate(t, r, "date;host;x-amz-content-sha256"))
+	_, err = newTestVerifier(testTime()).Verify(r, "s3")
+	wantErr(t, err, ErrInvalidDate)
+	r.Header.Set("Date", testTime().Format(http.TimeFormat))
+
 	// Unsigned, the Date could be replaced to replay the request later.
 	r.Header.Set("Authorization", signWithoutAmzDate(t, r, "host;x-amz-content-sha256"))
 	_, err = newTestVerifier(testTime()).Verify(r, "s3")
