@@ -50,8 +50,8 @@ func (l *Layer) SetBucketACL(ctx context.Context, name, acl string) error {
 // SetObjectACL stores a version's canned ACL (the latest version when
 // versionID is empty) as a metadata change, replicated like a tag change.
 // Unlike a bucket's, an object's ACL is kept as named, "private" too: ""
-// means the object has none of its own (it is private, and its bucket's
-// ACL governs reads of it).
+// means the object was given none (it is private; its bucket's ACL does
+// not publish it).
 func (l *Layer) SetObjectACL(ctx context.Context, bucket, key, versionID, acl string) (*Version, error) {
 	if _, err := CanonicalACL(acl); err != nil {
 		return nil, err

@@ -29,7 +29,7 @@ func anonGet(s *testsite.Site, path string) (int, string, error) {
 
 // TestACLsReplicate: a bucket's canned ACL and objects' canned ACLs (set on
 // PUT and changed afterwards) set on site1 arrive on site2 and allow
-// anonymous reads there, while a private object stays private.
+// anonymous listing and reads there, while a private object stays private.
 func TestACLsReplicate(t *testing.T) {
 	m := testsite.StartMesh(t, 2, fastRetries, nil)
 	ctx := context.Background()
@@ -62,7 +62,14 @@ func TestACLsReplicate(t *testing.T) {
 	}
 	peer := m.Sites[1].Site
 	testsite.Eventually(t, 20*time.Second, func() error {
-		for _, path := range []string{"/bktacl/obj", "/objacl/pub", "/objacl/later"} {
+		code, body, err := anonGet(peer, "/bktacl/")
+		if err != nil {
+			return err
+		}
+		if code != http.StatusOK || !strings.Contains(body, "<Key>obj</Key>") {
+			return fmt.Errorf("site2 anonymous list of the public-read bucket = %d %q", code, body)
+		}
+		for _, path := range []string{"/objacl/pub", "/objacl/later"} {
 			code, body, err := anonGet(peer, path)
 			if err != nil {
 				return err
@@ -80,6 +87,9 @@ func TestACLsReplicate(t *testing.T) {
 		}
 		return nil
 	})
+	if code, _, err := anonGet(peer, "/bktacl/obj"); err != nil || code != http.StatusForbidden {
+		t.Fatalf("site2 anonymous GET of a private object in a public-read bucket = %d %v", code, err)
+	}
 	if code, _, err := anonGet(peer, "/objacl/private"); err != nil || code != http.StatusForbidden {
 		t.Fatalf("site2 anonymous GET of a private object = %d %v", code, err)
 	}

@@ -332,9 +332,9 @@ var authenticatedOnly = map[string]map[string]string{"StringEquals": {"aws:Princ
 
 // Actions a bucket's canned ACL allows: READ lists the bucket (objects,
 // versions, uploads, as S3's bucket READ does); WRITE writes and deletes
-// objects. Reading the bucket's objects, as MinIO's anonymous "download"
-// allows, is decided per object: an object with no ACL of its own takes the
-// bucket's (allowedByObjectACL).
+// objects. Reading an object is decided by the object's own ACL alone, as
+// in S3 (allowedByObjectACL): a public bucket does not publish the objects
+// in it; a bucket policy (`anonymous set download`) does.
 var (
 	aclBucketRead = []string{"s3:GetBucketLocation", "s3:ListBucket", "s3:ListBucketVersions",
 		"s3:ListBucketMultipartUploads"}
@@ -357,8 +357,8 @@ func bucketACLStatements(bucket, acl string) []aclStatement {
 	return nil
 }
 
-// objectACLStatements returns the statements an object's canned ACL (or,
-// for an object without one, its bucket's) allows: reading that object.
+// objectACLStatements returns the statements an object's canned ACL
+// allows: reading that object.
 func objectACLStatements(bucket, key, acl string) []aclStatement {
 	st := aclStatement{Effect: "Allow", Principal: "*", Action: []string{"s3:GetObject", "s3:GetObjectVersion"},
 		Resource: []string{resourceARN(bucket, key)}}
@@ -503,9 +503,8 @@ func (s *Server) bucketPolicyOf(b *objects.Bucket) *policy.Policy {
 }
 
 // allowedByObjectACL reports whether the object's canned ACL allows a
-// GetObject or HeadObject the policies alone did not allow: its own ACL,
-// or its bucket's when it has none (an object made private explicitly is
-// not readable through its bucket's ACL, as S3 has it). The grant is
+// GetObject or HeadObject the policies alone did not allow (an object
+// without an ACL of its own is private, whatever its bucket's). The grant is
 // evaluated together with the bucket policy and the identity's policies,
 // so an explicit Deny still wins. The version is read only on that denied
 // path.
@@ -532,9 +531,6 @@ func (s *Server) objectACLAllows(req *request, bucket, key, versionID, action st
 		return false
 	}
 	acl := v.ACL
-	if acl == "" {
-		acl = b.ACL
-	}
 	extra := objectACLStatements(bucket, key, acl)
 	if len(extra) == 0 || acl == objects.ACLAuthenticatedRead && req.auth.Anonymous {
 		return false
