@@ -89,8 +89,9 @@ type memOp struct {
 }
 
 type memBatch struct {
-	m   *MemStore
-	ops []memOp
+	m     *MemStore
+	ops   []memOp
+	after []func()
 }
 
 func (b *memBatch) Set(k, v []byte) {
@@ -102,7 +103,14 @@ func (b *memBatch) DeleteRange(lo, hi []byte) {
 }
 func (b *memBatch) Len() int { return len(b.ops) }
 
+func (b *memBatch) AfterCommit(fn func()) { b.after = append(b.after, fn) }
+
 func (b *memBatch) Commit(bool) error {
+	defer func() {
+		for _, fn := range b.after {
+			fn()
+		}
+	}()
 	m := b.m
 	m.mu.Lock()
 	defer m.mu.Unlock()

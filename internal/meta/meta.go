@@ -34,6 +34,11 @@ type Batch interface {
 	// Commit applies the batch. With sync true it returns only once the batch
 	// is durable on stable storage: callers acknowledge writes after it.
 	Commit(sync bool) error
+	// AfterCommit registers fn to run when Commit returns, whether the
+	// commit succeeded or not (the batch's writes are then visible to
+	// every read started after, or never will be). A batch never committed
+	// never runs fn.
+	AfterCommit(fn func())
 }
 
 // Iterator walks keys in order. Key and Value are valid until the next call

@@ -76,7 +76,10 @@ func (s *PebbleStore) Close() error {
 	return errors.Join(err, s.db.Close())
 }
 
-type pebbleBatch struct{ b *pebble.Batch }
+type pebbleBatch struct {
+	b     *pebble.Batch
+	after []func()
+}
 
 func (b *pebbleBatch) Set(key, value []byte) { _ = b.b.Set(key, value, nil) }
 func (b *pebbleBatch) Delete(key []byte)     { _ = b.b.Delete(key, nil) }
@@ -85,6 +88,8 @@ func (b *pebbleBatch) DeleteRange(lower, upper []byte) {
 }
 func (b *pebbleBatch) Len() int { return int(b.b.Count()) }
 
+func (b *pebbleBatch) AfterCommit(fn func()) { b.after = append(b.after, fn) }
+
 func (b *pebbleBatch) Commit(sync bool) error {
 	opt := pebble.NoSync
 	if sync {
@@ -92,6 +97,9 @@ func (b *pebbleBatch) Commit(sync bool) error {
 	}
 	err := b.b.Commit(opt)
 	_ = b.b.Close()
+	for _, fn := range b.after {
+		fn()
+	}
 	return err
 }
 

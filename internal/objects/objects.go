@@ -12,6 +12,7 @@ import (
 	"errors"
 	"hash/maphash"
 	"log/slog"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -118,12 +119,40 @@ func (l *Layer) Clock() *hlc.Clock { return l.cfg.Clock }
 
 // lockKey serialises writers of one object key.
 func (l *Layer) lockKey(bucket, key string) func() {
+	mu := &l.locks[l.keyStripe(bucket, key)]
+	mu.Lock()
+	return mu.Unlock
+}
+
+func (l *Layer) keyStripe(bucket, key string) int {
 	var h maphash.Hash
 	h.SetSeed(l.seed)
 	h.WriteString(bucket)
 	h.WriteByte(0)
 	h.WriteString(key)
-	mu := &l.locks[h.Sum64()%uint64(len(l.locks))]
-	mu.Lock()
-	return mu.Unlock
+	return int(h.Sum64() % uint64(len(l.locks)))
 }
+
+// lockKeys locks several object keys at once, as lockKey does one. It
+// takes their stripes in ascending order, each once: every other writer
+// holds one key's stripe at a time and takes no other while holding it,
+// so this cannot deadlock.
+func (l *Layer) lockKeys(keys []BucketKey) func() {
+	stripes := make([]int, 0, len(keys))
+	for _, k := range keys {
+		stripes = append(stripes, l.keyStripe(k.Bucket, k.Key))
+	}
+	slices.Sort(stripes)
+	stripes = slices.Compact(stripes)
+	for _, s := range stripes {
+		l.locks[s].Lock()
+	}
+	return func() {
+		for _, s := range stripes {
+			l.locks[s].Unlock()
+		}
+	}
+}
+
+// BucketKey names an object key of a bucket.
+type BucketKey struct{ Bucket, Key string }

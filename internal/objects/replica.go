@@ -512,6 +512,65 @@ func (l *Layer) SetTargetStatusWith(bucket, key, versionID, target, status strin
 	return batch.Commit(false)
 }
 
+// TargetStatusUpdate is one version's part of SetTargetStatuses.
+type TargetStatusUpdate struct {
+	Bucket, Key, VersionID string
+	// Extra, when set, adds the caller's writes to the batch, even when
+	// the version is gone.
+	Extra func(meta.Batch)
+}
+
+// SetTargetStatuses is SetTargetStatusWith for several versions at once,
+// in one batch: the replication sender completes a batch of sends with
+// one commit instead of one per version.
+func (l *Layer) SetTargetStatuses(target, status string, ups []TargetStatusUpdate) error {
+	keys := make([]BucketKey, len(ups))
+	for i, u := range ups {
+		keys[i] = BucketKey{u.Bucket, u.Key}
+	}
+	unlock := l.lockKeys(keys)
+	defer unlock()
+	now := time.Now().UnixNano()
+	batch := l.meta.NewBatch()
+	// A version named twice is read once and written once, with its
+	// latest state, so the second update does not undo the first.
+	seen := map[string]*Version{}
+	for _, u := range ups {
+		vk := versionKey(u.Bucket, u.Key, u.VersionID)
+		v, ok := seen[string(vk)]
+		if !ok {
+			var err error
+			v, err = l.getVersion(u.Bucket, u.Key, u.VersionID)
+			switch {
+			case errors.Is(err, ErrVersionNotFound):
+				v = nil
+			case err != nil:
+				return err
+			}
+			seen[string(vk)] = v
+		}
+		if v != nil {
+			if v.Targets == nil {
+				v.Targets = map[string]string{}
+			}
+			v.Targets[target] = status
+			v.ActivityTimestamp = now
+			if status == StatusCompleted {
+				v.ReplicaTimestamp = now
+			}
+		}
+		if u.Extra != nil {
+			u.Extra(batch)
+		}
+	}
+	for vk, v := range seen {
+		if v != nil {
+			batch.Set([]byte(vk), encode(v))
+		}
+	}
+	return batch.Commit(false)
+}
+
 // Version returns one version record (delete markers included), for the
 // replication sender.
 func (l *Layer) Version(ctx context.Context, bucket, key, versionID string) (*Version, error) {

@@ -4,6 +4,7 @@ import (
 	"log/slog"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/twinlake/twinlake/internal/meta"
 )
@@ -26,6 +27,12 @@ type backlog struct {
 	seq atomic.Uint64
 	log *slog.Logger
 
+	// open holds the sequence numbers handed out whose batch has not
+	// committed yet, with when they were handed out: the journal reader
+	// must not move its cursor past one of them (journal.go, settled).
+	omu  sync.Mutex
+	open map[uint64]time.Time
+
 	cmu       sync.Mutex
 	pending   counts // journal
 	retrying  counts // retry queue
@@ -35,7 +42,7 @@ type backlog struct {
 // loadBacklog rebuilds a peer's tallies and sequence from its journal and
 // retry queue.
 func loadBacklog(store meta.Store, siteID string, log *slog.Logger) (*backlog, error) {
-	bl := &backlog{log: log, perBucket: map[string]*[2]counts{}}
+	bl := newBacklog(log)
 	var maxSeq uint64
 	jp := journalPrefix(siteID)
 	err := meta.Scan(store, jp, meta.PrefixEnd(jp), func(k, v []byte) (bool, error) {
@@ -67,8 +74,44 @@ func loadBacklog(store meta.Store, siteID string, log *slog.Logger) (*backlog, e
 	return bl, nil
 }
 
-// nextSeq hands out the next journal sequence number.
-func (b *backlog) nextSeq() uint64 { return b.seq.Add(1) }
+func newBacklog(log *slog.Logger) *backlog {
+	return &backlog{log: log, perBucket: map[string]*[2]counts{}, open: map[uint64]time.Time{}}
+}
+
+// nextSeq hands out the next journal sequence number for an entry written
+// in batch; it is open until the batch's commit returns.
+func (b *backlog) nextSeq(batch meta.Batch) uint64 {
+	b.omu.Lock()
+	s := b.seq.Add(1)
+	b.open[s] = time.Now()
+	b.omu.Unlock()
+	batch.AfterCommit(func() {
+		b.omu.Lock()
+		delete(b.open, s)
+		b.omu.Unlock()
+	})
+	return s
+}
+
+// settled returns the sequence number below which every journal entry is
+// either committed (visible to any read started after this call) or never
+// will be: the lowest one still open, or the next to be handed out. One
+// open longer than grace (its batch was dropped, or its commit is stuck)
+// is given up on; the journal's periodic full re-read finds it should it
+// commit after all.
+func (b *backlog) settled(now time.Time, grace time.Duration) uint64 {
+	b.omu.Lock()
+	defer b.omu.Unlock()
+	low := b.seq.Load() + 1
+	for s, at := range b.open {
+		if now.Sub(at) > grace {
+			delete(b.open, s)
+			continue
+		}
+		low = min(low, s)
+	}
+	return low
+}
 
 // tally adds d entries to the journal (which 0) or retry queue (which 1)
 // counts.

@@ -15,7 +15,7 @@ func TestBacklogTallies(t *testing.T) {
 	seed := uint64(time.Now().UnixNano())
 	t.Logf("seed %d", seed)
 	rng := rand.New(rand.NewPCG(seed, 1))
-	bl := &backlog{perBucket: map[string]*[2]counts{}}
+	bl := newBacklog(nil)
 	type live struct {
 		en    Entry
 		which int

@@ -28,6 +28,36 @@ func (t *target) succeeded(j job, out objects.ApplyOutcome, sent int64, start ti
 	if err != nil && !errors.Is(err, objects.ErrBucketNotFound) {
 		t.e.log.Error("complete journal entry", "err", err)
 	}
+	t.done(j, out, sent, start)
+}
+
+// delivered is one version of a batch the peer took.
+type delivered struct {
+	j    job
+	out  objects.ApplyOutcome
+	sent int64
+}
+
+// succeededAll is succeeded for the versions of one batch, with one commit
+// for all their statuses and journal entries.
+func (t *target) succeededAll(ds []delivered, start time.Time) {
+	ups := make([]objects.TargetStatusUpdate, len(ds))
+	for i, d := range ds {
+		key := d.j.key
+		ups[i] = objects.TargetStatusUpdate{Bucket: d.j.e.Bucket, Key: d.j.e.Key, VersionID: d.j.e.VersionID,
+			Extra: func(b meta.Batch) { b.Delete(key) }}
+	}
+	if err := t.e.cfg.Objects.SetTargetStatuses(t.site.ID, objects.StatusCompleted, ups); err != nil {
+		t.e.log.Error("complete journal entries", "err", err)
+	}
+	for _, d := range ds {
+		t.done(d.j, d.out, d.sent, start)
+	}
+}
+
+// done is the bookkeeping of a completed send, once its journal or retry
+// queue entry is removed.
+func (t *target) done(j job, out objects.ApplyOutcome, sent int64, start time.Time) {
 	which := 0
 	if j.mrf != nil {
 		which = 1

@@ -64,6 +64,7 @@ func (t *target) runBatch(jobs []job) {
 		}
 		return
 	}
+	var ok []delivered
 	for i, j := range sent {
 		r := results[i]
 		if r.Code != "" {
@@ -77,7 +78,10 @@ func (t *target) runBatch(jobs []job) {
 		case objects.Stale.String():
 			out = objects.Stale
 		}
-		t.succeeded(j, out, int64(len(items[i].Data)), start)
+		ok = append(ok, delivered{j: j, out: out, sent: int64(len(items[i].Data))})
+	}
+	if len(ok) > 0 {
+		t.succeededAll(ok, start)
 	}
 }
 

@@ -16,7 +16,7 @@ import (
 const (
 	scanBatch      = 1024                   // journal entries read per pump pass
 	queueDepth     = 64                     // entries buffered per worker
-	gapGrace       = 2 * time.Second        // how long a journal gap may hold the cursor back
+	gapGrace       = 2 * time.Second        // how long an uncommitted entry may hold the cursor back
 	fullRescanTick = 30 * time.Second       // safety net: re-read the journal from its start
 	idleWait       = 250 * time.Millisecond // pump wake-up when nothing signals
 	sendTimeout    = 5 * time.Minute        // one send, data included
@@ -58,7 +58,6 @@ type target struct {
 	inflight map[string]bool
 	cursor   uint64
 	rewind   bool
-	gapSince time.Time
 	lastFull time.Time
 }
 
@@ -77,7 +76,7 @@ func newTarget(e *Engine, s Site, p Peer, bl *backlog) *target {
 
 // journal adds en to b for this target.
 func (t *target) journal(b meta.Batch, en Entry) {
-	b.Set(journalKey(t.site.ID, t.nextSeq()), encode(en))
+	b.Set(journalKey(t.site.ID, t.nextSeq(b)), encode(en))
 	t.tally(en, 0, 1)
 }
 
@@ -158,8 +157,10 @@ func (t *target) dispatch(j job) bool {
 }
 
 // dispatchJournal sends the journal's next entries to the workers. Entries
-// commit out of sequence order when writers race, so a gap in the sequence
-// holds the cursor back for a moment; a full re-read every so often is the
+// commit out of sequence order when writers race: the cursor never passes
+// an entry whose batch has not committed yet (backlog.settled), and moves
+// past every entry already read, so a pass reads only what is new, not the
+// entries sent (and deleted) since. A full re-read every so often is the
 // safety net.
 func (t *target) dispatchJournal() int {
 	now := time.Now()
@@ -170,16 +171,15 @@ func (t *target) dispatchJournal() int {
 	}
 	from := t.cursor
 	t.mu.Unlock()
+	// Read before the scan starts: every entry below settled that will
+	// ever exist is visible to it.
+	settled := t.settled(now, gapGrace)
 
 	var jobs []job
-	gap, next := uint64(0), from
+	next, full := from, false
 	hi := meta.PrefixEnd(journalPrefix(t.site.ID))
 	err := meta.Scan(t.e.cfg.Meta, journalKey(t.site.ID, from), hi, func(k, v []byte) (bool, error) {
-		s := seqOf(k)
-		if s > next && gap == 0 && from != 0 {
-			gap = next
-		}
-		next = s + 1
+		next = seqOf(k) + 1
 		var en Entry
 		if err := decode(v, &en); err != nil {
 			return false, err
@@ -191,22 +191,20 @@ func (t *target) dispatchJournal() int {
 			return true, nil
 		}
 		jobs = append(jobs, job{e: en, key: append([]byte(nil), k...)})
-		return len(jobs) < scanBatch, nil
+		full = len(jobs) >= scanBatch
+		return !full, nil
 	})
 	if err != nil {
 		t.e.log.Error("read journal", "target", t.site.Name, "err", err)
 	}
-	t.mu.Lock()
-	switch {
-	case gap != 0 && t.gapSince.IsZero():
-		t.gapSince = time.Now()
-		t.cursor = gap
-	case gap != 0 && time.Since(t.gapSince) < gapGrace:
-		t.cursor = gap
-	default:
-		t.gapSince = time.Time{}
-		t.cursor = next
+	// A pass that read to the end saw every entry below settled; one cut
+	// short saw those below next.
+	cursor := settled
+	if full || err != nil {
+		cursor = min(next, settled)
 	}
+	t.mu.Lock()
+	t.cursor = max(from, cursor)
 	t.mu.Unlock()
 	for i, j := range jobs {
 		if !t.dispatch(j) {
