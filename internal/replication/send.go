@@ -14,12 +14,9 @@ import (
 // reads the version (or bucket) as it is now, so a send retried after a
 // change carries the change.
 
-// runBatch sends small versions in one request (one alone goes as run).
+// runBatch sends small versions in one request, which may carry other
+// workers' batches too (combine.go).
 func (t *target) runBatch(jobs []job) {
-	if len(jobs) == 1 {
-		t.run(jobs[0])
-		return
-	}
 	start := time.Now()
 	ctx, cancel := context.WithTimeout(t.ctx, sendTimeout)
 	defer cancel()
@@ -50,7 +47,7 @@ func (t *target) runBatch(jobs []job) {
 	if len(items) == 0 {
 		return
 	}
-	results, err := t.peer.SendVersions(ctx, items)
+	results, err := t.comb.send(ctx, items, t.peer.SendVersions)
 	switch {
 	case err == nil:
 	case errors.Is(err, ErrLinkDown) || errors.Is(err, ErrIncompatible) || t.ctx.Err() != nil:

@@ -53,6 +53,7 @@ type target struct {
 	wg     sync.WaitGroup
 	queues []chan job
 	seed   maphash.Seed
+	comb   combiner // small versions' batches, of every worker
 
 	mu       sync.Mutex
 	inflight map[string]bool
