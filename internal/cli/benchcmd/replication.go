@@ -25,6 +25,7 @@ type benchReplFlags struct {
 	duration    time.Duration
 	rate        float64
 	drain       time.Duration
+	baseline    string
 }
 
 func newBenchReplicationCmd(opts *cmdutil.Options) *cobra.Command {
@@ -39,9 +40,17 @@ rate at the source, the replication rate (objects applied at the target per
 second, from the first PUT to the last arrival) and the lag percentiles: for each
 object, the time from its PUT being acknowledged at the source to its copy
 being committed at the target. SOURCE and TARGET must be aliases of sites joined
-by site replication (see 'twinlake demo').`,
+by site replication (see 'twinlake demo').
+
+With --baseline ALIAS (a site outside site replication, on comparable
+hardware), two unpaced PUT phases run first: one against the baseline site
+alone and one against SOURCE, each as fast as --concurrency allows; the
+report adds both rates and their ratio, the PUT rate SOURCE keeps with
+replication on. The objects of the SOURCE phase must reach TARGET before the
+measured (paced) phase starts.`,
 		Example: `  twinlake bench replication primary dr
-  twinlake bench replication primary dr --size 4KiB --concurrency 16 --duration 30s --rate 1000 --json`,
+  twinlake bench replication primary dr --size 4KiB --concurrency 16 --duration 30s --rate 1000 --json
+  twinlake bench replication primary dr --baseline standalone --duration 10s --rate 800 --json`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runBenchReplication(cmd, opts, args[0], args[1], f)
@@ -54,23 +63,30 @@ by site replication (see 'twinlake demo').`,
 	fl.DurationVar(&f.duration, "duration", 10*time.Second, "length of the PUT load")
 	fl.Float64Var(&f.rate, "rate", 0, "PUTs per second to pace the load at (0: as fast as possible)")
 	fl.DurationVar(&f.drain, "drain-timeout", 2*time.Minute, "how long to wait for the target to catch up")
+	fl.StringVar(&f.baseline, "baseline", "", "also measure the unpaced PUT rate of this site (outside replication) and of SOURCE, and their ratio")
 	return cmd
 }
 
 // benchReplReport is the --json output of bench replication.
 type benchReplReport struct {
-	Source        string      `json:"source"`
-	Target        string      `json:"target"`
-	Bucket        string      `json:"bucket"`
-	Size          int64       `json:"size"`
-	Rate          float64     `json:"rate,omitempty"`
-	Written       int64       `json:"written"`
-	Replicated    int64       `json:"replicated"`
-	Missing       int64       `json:"missing"`
-	DrainSeconds  float64     `json:"drain_seconds"`
-	PutOpsPerSec  float64     `json:"put_ops_per_sec"`
-	ReplOpsPerSec float64     `json:"replicated_ops_per_sec"`
-	Results       []bench.Row `json:"results"`
+	Source        string  `json:"source"`
+	Target        string  `json:"target"`
+	Bucket        string  `json:"bucket"`
+	Size          int64   `json:"size"`
+	Rate          float64 `json:"rate,omitempty"`
+	Written       int64   `json:"written"`
+	Replicated    int64   `json:"replicated"`
+	Missing       int64   `json:"missing"`
+	DrainSeconds  float64 `json:"drain_seconds"`
+	PutOpsPerSec  float64 `json:"put_ops_per_sec"`
+	ReplOpsPerSec float64 `json:"replicated_ops_per_sec"`
+	// With --baseline: the unpaced PUT rates of the baseline site alone
+	// and of SOURCE with replication on, and the second over the first.
+	Baseline             string      `json:"baseline,omitempty"`
+	BaselinePutOpsPerSec float64     `json:"baseline_put_ops_per_sec,omitempty"`
+	MaxPutOpsPerSec      float64     `json:"max_put_ops_per_sec,omitempty"`
+	OnOffRatio           float64     `json:"on_off_ratio,omitempty"`
+	Results              []bench.Row `json:"results"`
 }
 
 // arrivals records when each key's copy was committed at the target.
@@ -183,6 +199,39 @@ func runBenchReplication(cmd *cobra.Command, opts *cmdutil.Options, srcAlias, ds
 	}()
 
 	payload := bench.Payload(size, uint64(time.Now().UnixNano()))
+	putTo := func(ctx context.Context, c *minio.Client, key string) error {
+		_, err := c.PutObject(ctx, b.bucket, key, bytes.NewReader(payload), size,
+			minio.PutObjectOptions{DisableMultipart: true, DisableContentSha256: true, ContentType: "application/octet-stream"})
+		return err
+	}
+	var extraRows []bench.Row
+	var cmp *onOff
+	arrivedBefore := 0
+	if f.baseline != "" {
+		cmp, err = b.measureOnOff(cmd, opts, f, size, putTo, func(want int64) error {
+			// The unpaced phase's objects reach the target before the
+			// measured phase starts, so its lag is its own.
+			deadline := time.After(f.drain)
+			for int64(arr.count()) < want {
+				select {
+				case <-ctx.Done():
+					return ctx.Err()
+				case err := <-traceDone:
+					return fmt.Errorf("trace stream of %s ended: %v", dstAlias, err)
+				case <-deadline:
+					return fmt.Errorf("%d of %d objects of the unpaced phase had not reached %s after %s", want-int64(arr.count()), want, dstAlias, f.drain)
+				case <-arr.seen:
+				case <-time.After(time.Second):
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		extraRows = cmp.rows
+		arrivedBefore = arr.count()
+	}
 	var ackMu sync.Mutex
 	acks := map[string]time.Time{}
 	start := time.Now()
@@ -199,8 +248,7 @@ func runBenchReplication(cmd *cobra.Command, opts *cmdutil.Options, srcAlias, ds
 			}
 		}
 		key := benchKey(b.prefix, seq)
-		_, err := sc.PutObject(ctx, b.bucket, key, bytes.NewReader(payload), size,
-			minio.PutObjectOptions{DisableMultipart: true, DisableContentSha256: true, ContentType: "application/octet-stream"})
+		err := putTo(ctx, sc, key)
 		if err == nil {
 			ackMu.Lock()
 			acks[key] = time.Now()
@@ -214,14 +262,14 @@ func runBenchReplication(cmd *cobra.Command, opts *cmdutil.Options, srcAlias, ds
 	loadEnd := time.Now()
 	// Drain: wait until every acknowledged key arrived, or the timeout.
 	drainDeadline := time.After(f.drain)
-	for arr.count() < len(acks) {
+	for arr.count()-arrivedBefore < len(acks) {
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
 		case err := <-traceDone:
 			return fmt.Errorf("trace stream of %s ended: %v", dstAlias, err)
 		case <-drainDeadline:
-			fmt.Fprintf(cmd.ErrOrStderr(), "bench: %d of %d objects had not arrived after %s\n", len(acks)-arr.count(), len(acks), f.drain)
+			fmt.Fprintf(cmd.ErrOrStderr(), "bench: %d of %d objects had not arrived after %s\n", len(acks)-(arr.count()-arrivedBefore), len(acks), f.drain)
 		case <-arr.seen:
 			continue
 		case <-time.After(time.Second):
@@ -252,9 +300,13 @@ func runBenchReplication(cmd *cobra.Command, opts *cmdutil.Options, srcAlias, ds
 		Written: int64(len(acks)), Replicated: replicated, Missing: int64(len(acks)) - replicated,
 		DrainSeconds: max(last.Sub(loadEnd), 0).Seconds(), PutOpsPerSec: put.OpsPerSec(),
 		ReplOpsPerSec: float64(replicated) / window.Seconds()}
-	rep.Results = []bench.Row{
+	rep.Results = append(extraRows,
 		bench.NewRow("PUT", size, f.concurrency, put),
 		bench.NewRow("REPLICATE(lag)", size, f.concurrency, bench.Result{Ops: replicated, Elapsed: window, Latency: lag}),
+	)
+	if cmp != nil {
+		rep.Baseline, rep.BaselinePutOpsPerSec, rep.MaxPutOpsPerSec = f.baseline, cmp.alone, cmp.replicated
+		rep.OnOffRatio = cmp.replicated / max(cmp.alone, 1e-9)
 	}
 	w := cmd.OutOrStdout()
 	if opts.JSON {
@@ -265,5 +317,68 @@ func runBenchReplication(cmd *cobra.Command, opts *cmdutil.Options, srcAlias, ds
 	}
 	fmt.Fprintf(w, "\nwritten %d, replicated %d, missing %d; source PUT %.1f ops/s, replicated %.1f ops/s (%.0f%%); drained %.2fs after the load stopped\n",
 		rep.Written, rep.Replicated, rep.Missing, rep.PutOpsPerSec, rep.ReplOpsPerSec, 100*rep.ReplOpsPerSec/max(rep.PutOpsPerSec, 1e-9), rep.DrainSeconds)
+	if cmp != nil {
+		fmt.Fprintf(w, "unpaced PUT: %s alone %.1f ops/s, %s replicating %.1f ops/s (%.0f%%)\n",
+			f.baseline, rep.BaselinePutOpsPerSec, srcAlias, rep.MaxPutOpsPerSec, 100*rep.OnOffRatio)
+	}
 	return nil
+}
+
+// onOff is the unpaced PUT rate of a site alone and of the source with
+// replication on.
+type onOff struct {
+	alone, replicated float64
+	rows              []bench.Row
+}
+
+// measureOnOff runs the unpaced PUT phases of --baseline: against the
+// baseline site (in a bucket of the same name, created if missing and then
+// removed), then against the source, whose objects it waits for with
+// arrived (given how many objects in all must have arrived).
+func (b *s3Bench) measureOnOff(cmd *cobra.Command, opts *cmdutil.Options, f benchReplFlags, size int64,
+	putTo func(ctx context.Context, c *minio.Client, key string) error, arrived func(want int64) error) (*onOff, error) {
+	ctx := cmd.Context()
+	base, err := opts.LookupAlias(f.baseline)
+	if err != nil {
+		return nil, err
+	}
+	bc, err := newBenchClient(base, f.concurrency)
+	if err != nil {
+		return nil, err
+	}
+	bb := &s3Bench{c: bc, bucket: b.bucket, prefix: b.prefix}
+	created, err := bb.ensureBucket(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("baseline %s: %w", f.baseline, err)
+	}
+	defer func() {
+		cctx, cancel := cleanupContext(ctx)
+		defer cancel()
+		bb.cleanup(cctx, cmd, bb.prefix)
+		if created {
+			bb.removeBucket(cctx, cmd)
+		}
+	}()
+	cfg := bench.Config{Concurrency: f.concurrency, Duration: f.duration, StopOnError: true}
+	fmt.Fprintf(cmd.ErrOrStderr(), "bench: unpaced PUT %s to %s (alone) for %s ...\n", bench.FormatSize(size), f.baseline, f.duration)
+	alone, err := runPhase(ctx, cmd, "PUT", cfg, func(ctx context.Context, seq int64) error {
+		return putTo(ctx, bc, benchKey(b.prefix+"baseline/", seq))
+	})
+	if err := benchPhaseErr("PUT", size, alone, err); err != nil {
+		return nil, fmt.Errorf("baseline %s: %w", f.baseline, err)
+	}
+	fmt.Fprintf(cmd.ErrOrStderr(), "bench: unpaced PUT %s to %s (replicating) for %s ...\n", bench.FormatSize(size), "source", f.duration)
+	on, err := runPhase(ctx, cmd, "PUT", cfg, func(ctx context.Context, seq int64) error {
+		return putTo(ctx, b.c, benchKey(b.prefix+"unpaced/", seq))
+	})
+	if err := benchPhaseErr("PUT", size, on, err); err != nil {
+		return nil, err
+	}
+	if err := arrived(on.Ops); err != nil {
+		return nil, err
+	}
+	return &onOff{alone: alone.OpsPerSec(), replicated: on.OpsPerSec(), rows: []bench.Row{
+		bench.NewRow("PUT(alone,unpaced)", size, f.concurrency, alone),
+		bench.NewRow("PUT(replicating,unpaced)", size, f.concurrency, on),
+	}}, nil
 }
