@@ -180,10 +180,7 @@ func (l *Layer) store(body io.Reader, size int64, enc *encryption, alg checksum.
 		seg.SealedKey = sealed
 	}
 	if size >= 0 && size <= l.cfg.InlineLimit {
-		seg.Inline, err = io.ReadAll(src)
-		if seg.Inline == nil {
-			seg.Inline = []byte{}
-		}
+		seg.Inline, err = ReadSized(src, size)
 	} else {
 		err = l.storeBlob(&seg, src)
 	}
@@ -201,6 +198,27 @@ func (l *Layer) store(body io.Reader, size int64, enc *encryption, alg checksum.
 		st.etag = opaqueETag(enc.customerKey, md5Hex)
 	}
 	return st, nil
+}
+
+// ReadSized reads r to its end, as io.ReadAll does, into a buffer sized
+// for the size the caller expects (one allocation, no copy when r holds
+// exactly size bytes; it grows past size should r hold more). The result
+// is never nil.
+func ReadSized(r io.Reader, size int64) ([]byte, error) {
+	buf := make([]byte, 0, max(size, 0)+1) // +1: room to see the end without growing
+	for {
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)]
+		}
+		n, err := r.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if err == io.EOF {
+			return buf, nil
+		}
+		if err != nil {
+			return buf, err
+		}
+	}
 }
 
 // checkWriteConditions evaluates If-Match/If-None-Match before the body is

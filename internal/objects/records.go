@@ -214,11 +214,24 @@ func summarize(v *Version) latest {
 }
 
 func encode(v any) []byte {
-	b, err := msgpack.Marshal(v)
+	// msgpack.Marshal, into a buffer sized up front: a version holding
+	// its data inline would otherwise grow it by doubling, copying the
+	// data each time.
+	hint := 256
+	if ver, ok := v.(*Version); ok {
+		for _, sg := range ver.Segments {
+			hint += len(sg.Inline) + 64
+		}
+	}
+	buf := bytes.NewBuffer(make([]byte, 0, hint))
+	enc := msgpack.GetEncoder()
+	enc.Reset(buf)
+	err := enc.Encode(v)
+	msgpack.PutEncoder(enc)
 	if err != nil {
 		panic(err) // only our own record types are encoded; they always marshal
 	}
-	return b
+	return buf.Bytes()
 }
 
 func decode(b []byte, v any) error { return msgpack.Unmarshal(b, v) }

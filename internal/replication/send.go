@@ -32,8 +32,9 @@ func (t *target) runBatch(jobs []job) {
 		var data []byte
 		if err == nil && !v.DeleteMarker && (v.Size > 0 || len(v.KeyCheck) > 0) {
 			var rc io.ReadCloser
-			if rc, _, err = ol.ReplicationData(j.e.Bucket, j.e.Key, v); err == nil {
-				data, err = io.ReadAll(rc)
+			var size int64
+			if rc, size, err = ol.ReplicationData(j.e.Bucket, j.e.Key, v); err == nil {
+				data, err = objects.ReadSized(rc, size)
 				rc.Close()
 			}
 		}
