@@ -16,6 +16,35 @@ func testStore(t *testing.T, open func(t *testing.T) Store) {
 			t.Fatalf("Get missing: %v", err)
 		}
 	})
+	t.Run("ViewAndAfterCommit", func(t *testing.T) {
+		s := open(t)
+		if err := s.View([]byte("nope"), func([]byte) error { t.Error("fn called for a missing key"); return nil }); !errors.Is(err, ErrNotFound) {
+			t.Fatalf("View missing: %v", err)
+		}
+		b := s.NewBatch()
+		b.Set([]byte("k"), []byte("value"))
+		var visible []bool
+		for range 2 {
+			b.AfterCommit(func() { _, err := s.Get([]byte("k")); visible = append(visible, err == nil) })
+		}
+		if len(visible) != 0 {
+			t.Fatal("AfterCommit ran before Commit")
+		}
+		if err := b.Commit(false); err != nil {
+			t.Fatal(err)
+		}
+		if len(visible) != 2 || !visible[0] || !visible[1] {
+			t.Fatalf("AfterCommit ran %d times, write visible %v", len(visible), visible)
+		}
+		var got string
+		if err := s.View([]byte("k"), func(v []byte) error { got = string(v); return nil }); err != nil || got != "value" {
+			t.Fatalf("View = %q, %v", got, err)
+		}
+		boom := errors.New("boom")
+		if err := s.View([]byte("k"), func([]byte) error { return boom }); !errors.Is(err, boom) {
+			t.Fatalf("View's fn error: %v", err)
+		}
+	})
 	t.Run("BatchAtomicAndOrdered", func(t *testing.T) {
 		s := open(t)
 		b := s.NewBatch()

@@ -34,6 +34,15 @@ func (m *MemStore) Get(key []byte) ([]byte, error) {
 	return append([]byte(nil), v...), nil
 }
 
+// View implements Store.
+func (m *MemStore) View(key []byte, fn func([]byte) error) error {
+	v, err := m.Get(key)
+	if err != nil {
+		return err
+	}
+	return fn(v)
+}
+
 // NewBatch implements Store.
 func (m *MemStore) NewBatch() Batch { return &memBatch{m: m} }
 

@@ -15,6 +15,10 @@ import "io"
 type Store interface {
 	// Get returns the value stored under key, or ErrNotFound.
 	Get(key []byte) ([]byte, error)
+	// View calls fn with the value stored under key, or returns
+	// ErrNotFound; the value is valid only while fn runs (no copy is made
+	// for a caller that decodes it at once).
+	View(key []byte, fn func(value []byte) error) error
 	// NewBatch starts an empty write batch.
 	NewBatch() Batch
 	// Iter returns an iterator over keys in [lower, upper) in ascending order;

@@ -55,6 +55,19 @@ func (s *PebbleStore) Get(key []byte) ([]byte, error) {
 	return out, closer.Close()
 }
 
+// View implements Store.
+func (s *PebbleStore) View(key []byte, fn func([]byte) error) error {
+	v, closer, err := s.db.Get(key)
+	if errors.Is(err, pebble.ErrNotFound) {
+		return ErrNotFound
+	}
+	if err != nil {
+		return err
+	}
+	err = fn(v)
+	return errors.Join(err, closer.Close())
+}
+
 // NewBatch implements Store.
 func (s *PebbleStore) NewBatch() Batch { return &pebbleBatch{b: s.db.NewBatch()} }
 

@@ -353,15 +353,13 @@ func (l *Layer) latest(bucket, key string) (*latest, error) {
 }
 
 func (l *Layer) getVersion(bucket, key, versionID string) (*Version, error) {
-	raw, err := l.meta.Get(versionKey(bucket, key, versionID))
+	v := &Version{}
+	// Decoded in place: decode copies what it keeps (the inline data too).
+	err := l.meta.View(versionKey(bucket, key, versionID), func(raw []byte) error { return decode(raw, v) })
 	if errors.Is(err, meta.ErrNotFound) {
 		return nil, ErrVersionNotFound
 	}
 	if err != nil {
-		return nil, err
-	}
-	v := &Version{}
-	if err := decode(raw, v); err != nil {
 		return nil, err
 	}
 	return v, nil
