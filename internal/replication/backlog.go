@@ -29,7 +29,7 @@ type backlog struct {
 
 	// open holds the sequence numbers handed out whose batch has not
 	// committed yet, with when they were handed out: the journal reader
-	// must not move its cursor past one of them (journal.go, settled).
+	// must not move its cursor past one of them (settled, dispatchJournal).
 	omu  sync.Mutex
 	open map[uint64]time.Time
 
