@@ -64,22 +64,7 @@ type Writer struct {
 	f    *os.File
 	n    int64
 	done bool
-	// started is how far writeback to the disk has been started (see
-	// writebackChunk).
-	started int64
 }
-
-// writebackChunk is how much written data a Writer lets pile up in the page
-// cache before it asks the kernel to start writing it out, so that the
-// disk works while the body still streams in and Commit's sync waits for
-// the last chunk only, not the whole blob.
-const writebackChunk = 8 << 20
-
-// copyBufSize is the buffer a Writer reads its source with: large enough
-// that a big blob costs few system calls.
-const copyBufSize = 1 << 20
-
-var copyBufs = sync.Pool{New: func() any { b := make([]byte, copyBufSize); return &b }}
 
 // Create starts a new blob under a fresh ID.
 func (s *Store) Create() (*Writer, error) { return s.CreateAs(NewID()) }
@@ -106,19 +91,14 @@ func (s *Store) CreateAs(id string) (*Writer, error) {
 func (w *Writer) Write(p []byte) (int, error) {
 	n, err := w.f.Write(p)
 	w.n += int64(n)
-	if w.n-w.started >= writebackChunk {
-		startWriteback(w.f, w.started, w.n-w.started)
-		w.started = w.n
-	}
 	return n, err
 }
 
-// ReadFrom implements io.ReaderFrom: it streams r in through a large
-// pooled buffer.
+// ReadFrom implements io.ReaderFrom so io.Copy streams without an extra buffer.
 func (w *Writer) ReadFrom(r io.Reader) (int64, error) {
-	buf := copyBufs.Get().(*[]byte)
-	defer copyBufs.Put(buf)
-	return io.CopyBuffer(struct{ io.Writer }{w}, r, *buf)
+	n, err := io.Copy(struct{ io.Writer }{w.f}, r)
+	w.n += n
+	return n, err
 }
 
 // Size reports the bytes written so far.
@@ -127,7 +107,7 @@ func (w *Writer) Size() int64 { return w.n }
 // Commit makes the blob durable and returns its ID.
 func (w *Writer) Commit() (string, error) {
 	w.done = true
-	if err := syncData(w.f); err != nil {
+	if err := w.f.Sync(); err != nil {
 		w.f.Close()
 		w.s.Remove(w.id)
 		return "", fmt.Errorf("blob: fsync: %w", err)
