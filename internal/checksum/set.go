@@ -6,9 +6,6 @@ import (
 	"fmt"
 	"hash"
 	"io"
-	"sync"
-
-	md5simd "github.com/minio/md5-simd"
 )
 
 // Set computes, in one pass over an object's bytes, the MD5 that becomes
@@ -19,45 +16,14 @@ type Set struct {
 	algs  []Algorithm
 	extra []hash.Hash
 	size  int64
-	// closeMD5 releases a streaming Set's MD5 lane (NewStreamSet).
-	closeMD5 func()
 }
-
-// md5Lanes hashes the MD5 of many large streams at once in SIMD lanes
-// (AVX2/AVX-512; crypto/md5 where the CPU has neither), each stream's
-// blocks hashed on the server's goroutine while its writer goes on.
-var md5Lanes = sync.OnceValue(md5simd.NewServer)
 
 var _ io.Writer = (*Set)(nil)
 
 // NewSet returns a Set computing MD5 and each distinct algorithm in algs.
 // It returns an error wrapping ErrUnknownAlgorithm if any is not valid.
 func NewSet(algs ...Algorithm) (*Set, error) {
-	return newSet(md5.New(), nil, algs) //nolint:gosec // see import.
-}
-
-// NewStreamSet is NewSet for a large body: its MD5 runs in a SIMD lane
-// shared with the other large bodies being hashed, concurrently with the
-// caller. Its Sum is final, and Close must be called once it is done.
-func NewStreamSet(algs ...Algorithm) (*Set, error) {
-	h := md5Lanes().NewHash()
-	s, err := newSet(h, h.Close, algs)
-	if err != nil {
-		h.Close()
-	}
-	return s, err
-}
-
-// Close releases what a streaming Set holds; it is a no-op for NewSet's.
-func (s *Set) Close() {
-	if s.closeMD5 != nil {
-		s.closeMD5()
-		s.closeMD5 = nil
-	}
-}
-
-func newSet(m hash.Hash, closeMD5 func(), algs []Algorithm) (*Set, error) {
-	s := &Set{md5: m, closeMD5: closeMD5}
+	s := &Set{md5: md5.New()} //nolint:gosec // see import.
 	for _, a := range algs {
 		info, ok := a.info()
 		if !ok {

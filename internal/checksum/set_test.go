@@ -4,7 +4,6 @@ import (
 	"crypto/md5" //nolint:gosec // ETag test vectors.
 	"encoding/hex"
 	"errors"
-	"sync"
 	"testing"
 )
 
@@ -51,46 +50,4 @@ func TestNewSetRejectsUnknown(t *testing.T) {
 	if _, err := NewSet(CRC32, "XXHASH64"); !errors.Is(err, ErrUnknownAlgorithm) {
 		t.Errorf("NewSet(XXHASH64) err = %v, want ErrUnknownAlgorithm", err)
 	}
-}
-
-// TestStreamSetAgreesWithSet: a streaming Set's MD5 (SIMD lanes shared by
-// concurrent streams) and checksums are the ones NewSet computes, for
-// empty, odd-sized and multi-block bodies written in uneven pieces, with
-// several streams hashing at once.
-func TestStreamSetAgreesWithSet(t *testing.T) {
-	sizes := []int{0, 1, 63, 64, 65, 32<<10 + 7, 1<<20 + 13}
-	var wg sync.WaitGroup
-	for i, n := range sizes {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			body := make([]byte, n)
-			for j := range body {
-				body[j] = byte(j*31 + i)
-			}
-			want, err := NewSet(SHA256)
-			if err != nil {
-				t.Error(err)
-				return
-			}
-			got, err := NewStreamSet(SHA256)
-			if err != nil {
-				t.Error(err)
-				return
-			}
-			defer got.Close()
-			want.Write(body)
-			for off := 0; off < n; {
-				step := min(n-off, 1+(off*7)%5000)
-				got.Write(body[off : off+step])
-				off += step
-			}
-			wm, ws := want.Sum()
-			gm, gs := got.Sum()
-			if wm != gm || ws[SHA256] != gs[SHA256] || got.Size() != int64(n) {
-				t.Errorf("size %d: stream set %s %v, set %s %v", n, gm, gs, wm, ws)
-			}
-		}()
-	}
-	wg.Wait()
 }

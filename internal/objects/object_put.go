@@ -163,16 +163,10 @@ func (l *Layer) store(body io.Reader, size int64, enc *encryption, alg checksum.
 	if alg != "" {
 		algs = append(algs, alg)
 	}
-	inline := size >= 0 && size <= l.cfg.InlineLimit
-	newSet := checksum.NewSet
-	if !inline {
-		newSet = checksum.NewStreamSet // hashed in a SIMD lane while the blob is written
-	}
-	hs, err := newSet(algs...)
+	hs, err := checksum.NewSet(algs...)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrInvalidArgument, err)
 	}
-	defer hs.Close()
 	var seg Segment
 	src := io.TeeReader(body, hs)
 	if enc != nil {
@@ -185,7 +179,7 @@ func (l *Layer) store(body io.Reader, size int64, enc *encryption, alg checksum.
 		}
 		seg.SealedKey = sealed
 	}
-	if inline {
+	if size >= 0 && size <= l.cfg.InlineLimit {
 		seg.Inline, err = ReadSized(src, size)
 	} else {
 		err = l.storeBlob(&seg, src)
