@@ -6,7 +6,6 @@ import (
 	"crypto/md5"
 	"encoding/hex"
 	"fmt"
-	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -26,11 +25,7 @@ func TestKillNineDuringCombinedSends(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the binary")
 	}
-	bin := testsite.BuildBinary(t)
-	env := []string{"TWINLAKE_ROOT_USER=" + crashUser, "TWINLAKE_ROOT_PASSWORD=" + crashSecret,
-		"TWINLAKE_REPLICATION_RETRY_BASE_DELAY=50ms", "TWINLAKE_REPLICATION_RETRY_MAX_DELAY=500ms"}
-	dir1, dir2 := filepath.Join(t.TempDir(), "s1"), filepath.Join(t.TempDir(), "s2")
-	addr1, addr2 := testsite.FreeAddr(t), testsite.FreeAddr(t)
+	bin, env, dir1, dir2, addr1, addr2 := twoProcessSites(t)
 	src := testsite.StartProcess(t, bin, dir1, addr1, env...)
 	dst := testsite.StartProcess(t, bin, dir2, addr2, env...)
 	ctx := context.Background()

@@ -35,6 +35,19 @@ func rawClient(t *testing.T, endpoint string) *minio.Client {
 	return c
 }
 
+// twoProcessSites builds the binary and picks, for two site processes,
+// their environment (root credentials, short retries), data directories
+// and addresses.
+func twoProcessSites(t *testing.T) (bin string, env []string, dir1, dir2, addr1, addr2 string) {
+	t.Helper()
+	bin = testsite.BuildBinary(t)
+	env = []string{"TWINLAKE_ROOT_USER=" + crashUser, "TWINLAKE_ROOT_PASSWORD=" + crashSecret,
+		"TWINLAKE_REPLICATION_RETRY_BASE_DELAY=50ms", "TWINLAKE_REPLICATION_RETRY_MAX_DELAY=500ms"}
+	dir1, dir2 = filepath.Join(t.TempDir(), "s1"), filepath.Join(t.TempDir(), "s2")
+	addr1, addr2 = testsite.FreeAddr(t), testsite.FreeAddr(t)
+	return bin, env, dir1, dir2, addr1, addr2
+}
+
 // TestKillNineSourceWithDeepQueue: the source is SIGKILLed while its peer
 // is unreachable and hundreds of changes wait in its journal; after the
 // restart nothing acknowledged is lost and everything reaches the peer.
@@ -42,11 +55,7 @@ func TestKillNineSourceWithDeepQueue(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the binary")
 	}
-	bin := testsite.BuildBinary(t)
-	env := []string{"TWINLAKE_ROOT_USER=" + crashUser, "TWINLAKE_ROOT_PASSWORD=" + crashSecret,
-		"TWINLAKE_REPLICATION_RETRY_BASE_DELAY=50ms", "TWINLAKE_REPLICATION_RETRY_MAX_DELAY=500ms"}
-	dir1, dir2 := filepath.Join(t.TempDir(), "s1"), filepath.Join(t.TempDir(), "s2")
-	addr1, addr2 := testsite.FreeAddr(t), testsite.FreeAddr(t)
+	bin, env, dir1, dir2, addr1, addr2 := twoProcessSites(t)
 	src := testsite.StartProcess(t, bin, dir1, addr1, env...)
 	testsite.StartProcess(t, bin, dir2, addr2, env...)
 	proxy, err := faultproxy.New(addr2)
