@@ -120,6 +120,17 @@ func RequireBucket(arg string) (Target, error) {
 	return t, nil
 }
 
+// BucketClient parses ALIAS/BUCKET[/KEY] (RequireBucket) and opens an S3
+// client for its alias.
+func (o *Options) BucketClient(arg string) (Target, *minio.Client, error) {
+	t, err := RequireBucket(arg)
+	if err != nil {
+		return t, nil, err
+	}
+	c, err := o.S3Client(t.Alias)
+	return t, c, err
+}
+
 // requireKey parses ALIAS/BUCKET/KEY and rejects a missing key.
 func RequireKey(arg string) (Target, error) {
 	t := ParseTarget(arg)

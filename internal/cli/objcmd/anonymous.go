@@ -45,11 +45,7 @@ func newAnonymousSetCmd(opts *cmdutil.Options) *cobra.Command {
 			if slices.Contains(anonymousLevels, arg) { // ALIAS/BUCKET first, as some scripts write it
 				level, arg = arg, level
 			}
-			t, err := cmdutil.RequireBucket(arg)
-			if err != nil {
-				return err
-			}
-			c, err := opts.S3Client(t.Alias)
+			t, c, err := opts.BucketClient(arg)
 			if err != nil {
 				return err
 			}
@@ -72,11 +68,7 @@ func newAnonymousSetCmd(opts *cmdutil.Options) *cobra.Command {
 
 // anonymousLevelsOf reads the bucket's policy and its canned levels.
 func anonymousLevelsOf(cmd *cobra.Command, opts *cmdutil.Options, arg string) (cmdutil.Target, map[string]string, error) {
-	t, err := cmdutil.RequireBucket(arg)
-	if err != nil {
-		return t, nil, err
-	}
-	c, err := opts.S3Client(t.Alias)
+	t, c, err := opts.BucketClient(arg)
 	if err != nil {
 		return t, nil, err
 	}

@@ -138,11 +138,7 @@ func newCORSGetCmd(opts *cmdutil.Options) *cobra.Command {
 		Example: "  twinlake cors get site1/webapp",
 		Args:    cobra.ExactArgs(1),
 		RunE: cmdutil.WithJSONErrors(opts, func(cmd *cobra.Command, args []string) error {
-			t, err := cmdutil.RequireBucket(args[0])
-			if err != nil {
-				return err
-			}
-			c, err := opts.S3Client(t.Alias)
+			t, c, err := opts.BucketClient(args[0])
 			if err != nil {
 				return err
 			}
@@ -172,11 +168,7 @@ func newCORSRemoveCmd(opts *cmdutil.Options) *cobra.Command {
 		Example: "  twinlake cors remove site1/webapp",
 		Args:    cobra.ExactArgs(1),
 		RunE: cmdutil.WithJSONErrors(opts, func(cmd *cobra.Command, args []string) error {
-			t, err := cmdutil.RequireBucket(args[0])
-			if err != nil {
-				return err
-			}
-			c, err := opts.S3Client(t.Alias)
+			t, c, err := opts.BucketClient(args[0])
 			if err != nil {
 				return err
 			}

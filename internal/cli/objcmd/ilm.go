@@ -221,13 +221,8 @@ func parseILMTags(s string) ([]lifecycle.Tag, error) {
 // openILM checks an ALIAS/BUCKET argument and opens a client for it;
 // what names the command in errors.
 func openILM(opts *cmdutil.Options, verb, arg string) (cmdutil.Target, *minio.Client, string, error) {
-	what := verb + " " + arg
-	t, err := cmdutil.RequireBucket(arg)
-	if err != nil {
-		return t, nil, what, err
-	}
-	c, err := opts.S3Client(t.Alias)
-	return t, c, what, err
+	t, c, err := opts.BucketClient(arg)
+	return t, c, verb + " " + arg, err
 }
 
 // loadILM reads a bucket's lifecycle configuration; none is an empty one.

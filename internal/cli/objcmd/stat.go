@@ -33,11 +33,7 @@ versioning state.`,
   twinlake stat site1/photos`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			t, err := cmdutil.RequireBucket(args[0])
-			if err != nil {
-				return err
-			}
-			c, err := opts.S3Client(t.Alias)
+			t, c, err := opts.BucketClient(args[0])
 			if err != nil {
 				return err
 			}
