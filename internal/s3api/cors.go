@@ -215,10 +215,7 @@ func (s *Server) getBucketCors(req *request) error {
 	if len(b.CORS) == 0 {
 		return errNoSuchCORS
 	}
-	req.w.Header().Set("Content-Type", "application/xml")
-	req.w.WriteHeader(http.StatusOK)
-	io.WriteString(req.w, xml.Header)
-	req.w.Write(b.CORS)
+	writeStoredXML(req.w, b.CORS)
 	return nil
 }
 

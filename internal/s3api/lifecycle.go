@@ -1,7 +1,6 @@
 package s3api
 
 import (
-	"encoding/xml"
 	"io"
 	"net/http"
 
@@ -24,10 +23,7 @@ func (s *Server) getBucketLifecycle(req *request) error {
 	if len(b.Lifecycle) == 0 {
 		return errNoSuchLifecycle
 	}
-	req.w.Header().Set("Content-Type", "application/xml")
-	req.w.WriteHeader(http.StatusOK)
-	io.WriteString(req.w, xml.Header)
-	req.w.Write(b.Lifecycle)
+	writeStoredXML(req.w, b.Lifecycle)
 	return nil
 }
 

@@ -269,6 +269,15 @@ func writeXML(w http.ResponseWriter, status int, v any) {
 	w.Write(buf.Bytes())
 }
 
+// writeStoredXML answers 200 with doc, an XML document kept encoded (a
+// bucket's CORS or lifecycle configuration), behind the XML declaration.
+func writeStoredXML(w http.ResponseWriter, doc []byte) {
+	w.Header().Set("Content-Type", "application/xml")
+	w.WriteHeader(http.StatusOK)
+	io.WriteString(w, xml.Header)
+	w.Write(doc)
+}
+
 // truncatedBody reports a body that ends before its declared length (the
 // client hung up mid-upload) as IncompleteBody, a client error, instead of
 // the bare io.ErrUnexpectedEOF net/http returns, which would surface as an
