@@ -172,7 +172,7 @@ func (l *Layer) deleteBucketLocked(name string, at int64, report func(meta.Batch
 		return err
 	}
 	delete(l.buckets, name)
-	delete(l.lifecycles, name)
+	l.forgetLifecycleLocked(name)
 	if report != nil {
 		l.replCommitted()
 	}

@@ -110,6 +110,7 @@ func (l *Layer) cacheLifecycleLocked(b *Bucket) {
 	if l.lifecycles == nil {
 		l.lifecycles = map[string]*lifecycle.Configuration{}
 	}
+	defer func() { l.lcBuckets.Store(int64(len(l.lifecycles))) }()
 	if len(b.Lifecycle) == 0 {
 		delete(l.lifecycles, b.Name)
 		return
@@ -121,6 +122,13 @@ func (l *Layer) cacheLifecycleLocked(b *Bucket) {
 		return
 	}
 	l.lifecycles[b.Name] = c
+}
+
+// forgetLifecycleLocked drops a deleted bucket's rules; bucketsMu is held
+// for writing.
+func (l *Layer) forgetLifecycleLocked(bucket string) {
+	delete(l.lifecycles, bucket)
+	l.lcBuckets.Store(int64(len(l.lifecycles)))
 }
 
 // lifecycleChanged adds to batch what a change of b's lifecycle from old
@@ -148,8 +156,12 @@ func dropLifecycle(batch meta.Batch, bucket string) {
 	batch.Delete(reindexKey(bucket))
 }
 
-// lifecycleOf returns the bucket's parsed rules, or nil.
+// lifecycleOf returns the bucket's parsed rules, or nil. Every commit asks
+// (scheduleLifecycle): with no bucket having rules it takes no lock.
 func (l *Layer) lifecycleOf(bucket string) *lifecycle.Configuration {
+	if l.lcBuckets.Load() == 0 {
+		return nil
+	}
 	l.bucketsMu.RLock()
 	defer l.bucketsMu.RUnlock()
 	return l.lifecycles[bucket]

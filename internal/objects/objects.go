@@ -74,6 +74,8 @@ type Layer struct {
 	// lifecycles holds each bucket's parsed lifecycle rules (lifecycle.go),
 	// guarded by bucketsMu.
 	lifecycles map[string]*lifecycle.Configuration
+	// lcBuckets is len(lifecycles), read without the lock.
+	lcBuckets atomic.Int64
 	// lcDay is the length of a lifecycle day in nanoseconds (0: 24h);
 	// lcActive holds the bucket\x00key a lifecycle run is acting on.
 	lcDay    atomic.Int64
