@@ -161,6 +161,7 @@ func (l *Layer) deleteBucketLocked(name string, at int64, report func(meta.Batch
 	batch.DeleteRange(latestPrefix(name), meta.PrefixEnd(latestPrefix(name)))
 	batch.DeleteRange(purgedBucketPrefix(name), meta.PrefixEnd(purgedBucketPrefix(name)))
 	batch.DeleteRange(cellPrefix(name), meta.PrefixEnd(cellPrefix(name)))
+	batch.DeleteRange(statusBucketPrefix(name), meta.PrefixEnd(statusBucketPrefix(name)))
 	dropLifecycle(batch, name)
 	if at > 0 && l.repl != nil && l.repl.RequiresVersioning() {
 		l.setBucketGone(batch, name, at)

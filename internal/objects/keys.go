@@ -11,6 +11,7 @@ package objects
 //	o/c/<bucket>\x00<cell, 2 bytes BE>          stats cell: digest XOR, live objects and bytes
 //	o/d/<bucket>                                bucket tombstone (HLC time of the bucket's deletion)
 //	o/i/<blobID>                                blob intent: a blob file that may be unreferenced
+//	o/s/<bucket>\x00<esc(key)>\x00\x01<versionID>\x00<peer ID>  replication status of a version (target_status.go)
 //	o/format                                    on-disk format version of the object layer
 //
 // esc escapes 0x00 as 0x00 0xff and the key is terminated by 0x00 0x01, so
@@ -27,6 +28,7 @@ const (
 	pfxCell       = "o/c/"
 	pfxIntent     = "o/i/"
 	pfxBucketGone = "o/d/"
+	pfxStatus     = "o/s/"
 	keyFormat     = "o/format"
 )
 
@@ -54,6 +56,19 @@ func purgedBucketPrefix(bucket string) []byte { return []byte(pfxPurged + bucket
 func purgedKey(bucket, key, versionID string) []byte {
 	k := escapeKey(purgedBucketPrefix(bucket), key)
 	return append(append(k, 0, 1), versionID...)
+}
+
+func statusBucketPrefix(bucket string) []byte { return []byte(pfxStatus + bucket + "\x00") }
+
+// statusPrefix is the range holding a version's status records, one per peer.
+func statusPrefix(bucket, key, versionID string) []byte {
+	k := escapeKey(statusBucketPrefix(bucket), key)
+	k = append(append(k, 0, 1), versionID...)
+	return append(k, 0)
+}
+
+func statusKey(bucket, key, versionID, target string) []byte {
+	return append(statusPrefix(bucket, key, versionID), target...)
 }
 
 func bucketKey(bucket string) []byte { return []byte(pfxBucket + bucket) }

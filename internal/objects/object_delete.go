@@ -135,6 +135,9 @@ func (l *Layer) removeVersionLocked(bucket, key, versionID string, report, remem
 	}
 	batch := l.meta.NewBatch()
 	batch.Delete(versionKey(bucket, key, versionID))
+	if err := l.dropStatus(batch, bucket, key, v); err != nil {
+		return DeleteResult{}, err
+	}
 	cur, err := l.latest(bucket, key)
 	if err != nil && !errors.Is(err, ErrObjectNotFound) {
 		return DeleteResult{}, err

@@ -13,6 +13,16 @@ import (
 // ErrObjectNotFound. A versionID naming a delete marker yields the marker and
 // ErrMethodNotAllowed.
 func (l *Layer) HeadObject(ctx context.Context, bucket, key, versionID string) (*Version, error) {
+	v, err := l.headObject(ctx, bucket, key, versionID)
+	if v != nil {
+		if ferr := l.foldStatus(bucket, key, v); ferr != nil {
+			return nil, ferr
+		}
+	}
+	return v, err
+}
+
+func (l *Layer) headObject(ctx context.Context, bucket, key, versionID string) (*Version, error) {
 	if _, err := l.Bucket(ctx, bucket); err != nil {
 		return nil, err
 	}

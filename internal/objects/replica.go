@@ -293,6 +293,9 @@ func (l *Layer) mergeReplicaMeta(bucket, key string, in *Version) (ApplyOutcome,
 	if out, done := compareCopies(cur, in); done {
 		return out, nil
 	}
+	if err := l.foldStatus(bucket, key, cur); err != nil {
+		return 0, err
+	}
 	old := *cur
 	cur.MetaTime, cur.Tags, cur.UserMeta, cur.ContentType, cur.Headers = in.MetaTime, in.Tags, in.UserMeta, in.ContentType, in.Headers
 	cur.ACL = in.ACL
@@ -471,104 +474,6 @@ func mergeBucket(cur, in *Bucket) (*Bucket, ApplyOutcome) {
 		return nil, Stale
 	}
 	return nil, Duplicate
-}
-
-// SetTargetStatus records the outcome of a send of one version to one
-// peer. It is not synced: a status lost in a crash is rewritten when the
-// journal entry, which is still there, is sent again.
-func (l *Layer) SetTargetStatus(bucket, key, versionID, target, status string) error {
-	return l.SetTargetStatusWith(bucket, key, versionID, target, status, nil)
-}
-
-// SetTargetStatusWith is SetTargetStatus with extra writes (the caller's
-// journal bookkeeping) in the same batch; extra is applied even when the
-// version is gone.
-func (l *Layer) SetTargetStatusWith(bucket, key, versionID, target, status string, extra func(meta.Batch)) error {
-	unlock := l.lockKey(bucket, key)
-	defer unlock()
-	v, err := l.getVersion(bucket, key, versionID)
-	if errors.Is(err, ErrVersionNotFound) && extra != nil {
-		batch := l.meta.NewBatch()
-		extra(batch)
-		return batch.Commit(false)
-	}
-	if err != nil {
-		return err
-	}
-	if v.Targets == nil {
-		v.Targets = map[string]string{}
-	}
-	now := time.Now().UnixNano()
-	v.Targets[target] = status
-	v.ActivityTimestamp = now
-	if status == StatusCompleted {
-		v.ReplicaTimestamp = now
-	}
-	batch := l.meta.NewBatch()
-	batch.Set(versionKey(bucket, key, versionID), encode(v))
-	if extra != nil {
-		extra(batch)
-	}
-	return batch.Commit(false)
-}
-
-// TargetStatusUpdate is one version's part of SetTargetStatuses.
-type TargetStatusUpdate struct {
-	Bucket, Key, VersionID string
-	// Extra, when set, adds the caller's writes to the batch, even when
-	// the version is gone.
-	Extra func(meta.Batch)
-}
-
-// SetTargetStatuses is SetTargetStatusWith for several versions at once,
-// in one batch: the replication sender completes a batch of sends with
-// one commit instead of one per version.
-func (l *Layer) SetTargetStatuses(target, status string, ups []TargetStatusUpdate) error {
-	keys := make([]BucketKey, len(ups))
-	for i, u := range ups {
-		keys[i] = BucketKey{u.Bucket, u.Key}
-	}
-	unlock := l.lockKeys(keys)
-	defer unlock()
-	now := time.Now().UnixNano()
-	batch := l.meta.NewBatch()
-	// A version named twice is read once and written once, with its
-	// latest state, so the second update does not undo the first.
-	seen := map[string]*Version{}
-	for _, u := range ups {
-		vk := versionKey(u.Bucket, u.Key, u.VersionID)
-		v, ok := seen[string(vk)]
-		if !ok {
-			var err error
-			v, err = l.getVersion(u.Bucket, u.Key, u.VersionID)
-			switch {
-			case errors.Is(err, ErrVersionNotFound):
-				v = nil
-			case err != nil:
-				return err
-			}
-			seen[string(vk)] = v
-		}
-		if v != nil {
-			if v.Targets == nil {
-				v.Targets = map[string]string{}
-			}
-			v.Targets[target] = status
-			v.ActivityTimestamp = now
-			if status == StatusCompleted {
-				v.ReplicaTimestamp = now
-			}
-		}
-		if u.Extra != nil {
-			u.Extra(batch)
-		}
-	}
-	for vk, v := range seen {
-		if v != nil {
-			batch.Set([]byte(vk), encode(v))
-		}
-	}
-	return batch.Commit(false)
 }
 
 // Version returns one version record (delete markers included), for the

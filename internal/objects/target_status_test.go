@@ -47,7 +47,7 @@ func TestSetTargetStatuses(t *testing.T) {
 		}
 	}
 	for _, c := range []struct{ key, vid, body string }{{"a", v1.VersionID, "first body"}, {"b", v2.VersionID, "second"}} {
-		v, err := l.Version(ctx, "bucket1", c.key, c.vid)
+		v, err := l.HeadObject(ctx, "bucket1", c.key, c.vid)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -58,8 +58,83 @@ func TestSetTargetStatuses(t *testing.T) {
 			t.Errorf("%s: size %d etag %s changed", c.key, v.Size, v.ETag)
 		}
 	}
-	v, _ := l.Version(ctx, "bucket1", "a", v1.VersionID)
+	v, _ := l.HeadObject(ctx, "bucket1", "a", v1.VersionID)
 	if v.Targets["peer-2"] != StatusPending {
 		t.Errorf("other target's status lost: %v", v.Targets)
+	}
+}
+
+// TestTargetStatusBesideTheVersion: once a version's record names its
+// targets, a status leaves the record untouched (its bytes, inline data
+// included, are not rewritten) and is read through HeadObject; a metadata
+// change carries the status into the rewritten record; a purge removes the
+// status with the version.
+func TestTargetStatusBesideTheVersion(t *testing.T) {
+	l := newLayer(t)
+	ctx := context.Background()
+	if err := l.CreateBucket(ctx, "bucket1"); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.SetVersioning(ctx, "bucket1", VersioningEnabled); err != nil {
+		t.Fatal(err)
+	}
+	v := put(t, l, "bucket1", "k", "inline body")
+	if err := l.SetTargetStatus("bucket1", "k", v.VersionID, "peer-2", StatusPending); err != nil {
+		t.Fatal(err)
+	}
+	before, err := l.meta.Get(versionKey("bucket1", "k", v.VersionID))
+	if err != nil {
+		t.Fatal(err)
+	}
+	before = append([]byte(nil), before...)
+	if err := l.SetTargetStatus("bucket1", "k", v.VersionID, "peer-1", StatusCompleted); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.SetTargetStatus("bucket1", "k", v.VersionID, "peer-2", StatusFailed); err != nil {
+		t.Fatal(err)
+	}
+	after, _ := l.meta.Get(versionKey("bucket1", "k", v.VersionID))
+	if string(after) != string(before) {
+		t.Error("a status rewrote the version record")
+	}
+	got, err := l.HeadObject(ctx, "bucket1", "k", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Targets["peer-1"] != StatusCompleted || got.Targets["peer-2"] != StatusFailed || got.ReplicationStatus() != StatusFailed || got.ReplicaTimestamp == 0 {
+		t.Fatalf("head: targets %v, status %s, replica time %d", got.Targets, got.ReplicationStatus(), got.ReplicaTimestamp)
+	}
+
+	sentBefore, err := l.Version(ctx, "bucket1", "k", v.VersionID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.PutObjectTags(ctx, "bucket1", "k", v.VersionID, map[string]string{"a": "b"}); err != nil {
+		t.Fatal(err)
+	}
+	// A send of the state before the tag change completes late: it says
+	// nothing about the tagged state.
+	late := []TargetStatusUpdate{{Bucket: "bucket1", Key: "k", VersionID: v.VersionID, Sent: sentBefore}}
+	if err := l.SetTargetStatuses("peer-2", StatusCompleted, late); err != nil {
+		t.Fatal(err)
+	}
+	got, _ = l.HeadObject(ctx, "bucket1", "k", v.VersionID)
+	if got.Tags["a"] != "b" || got.Targets["peer-1"] != StatusCompleted || got.Targets["peer-2"] != StatusFailed {
+		t.Fatalf("after a tag change: tags %v, targets %v", got.Tags, got.Targets)
+	}
+	if err := l.SetTargetStatus("bucket1", "k", v.VersionID, "peer-2", StatusCompleted); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ = l.HeadObject(ctx, "bucket1", "k", v.VersionID); got.ReplicationStatus() != StatusCompleted {
+		t.Fatalf("after the tag change's send: targets %v", got.Targets)
+	}
+
+	if _, err := l.DeleteObject(ctx, "bucket1", "k", v.VersionID); err != nil {
+		t.Fatal(err)
+	}
+	for _, peer := range []string{"peer-1", "peer-2"} {
+		if _, err := l.meta.Get(statusKey("bucket1", "k", v.VersionID, peer)); err == nil {
+			t.Errorf("the status for %s outlived its version", peer)
+		}
 	}
 }

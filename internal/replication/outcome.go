@@ -14,12 +14,13 @@ import (
 // removing it from the journal or retry queue in the same batch that
 // records what happened, then releasing the claim.
 
-func (t *target) succeeded(j job, out objects.ApplyOutcome, sent int64, start time.Time) {
+func (t *target) succeeded(j job, sentVersion *objects.Version, out objects.ApplyOutcome, sent int64, start time.Time) {
 	drop := func(b meta.Batch) { b.Delete(j.key) }
 	var err error
 	if j.e.Op == OpVersion {
 		// The status and the journal entry's removal commit together.
-		err = t.e.cfg.Objects.SetTargetStatusWith(j.e.Bucket, j.e.Key, j.e.VersionID, t.site.ID, objects.StatusCompleted, drop)
+		err = t.e.cfg.Objects.SetTargetStatuses(t.site.ID, objects.StatusCompleted,
+			[]objects.TargetStatusUpdate{{Bucket: j.e.Bucket, Key: j.e.Key, VersionID: j.e.VersionID, Sent: sentVersion, Extra: drop}})
 	} else {
 		b := t.e.cfg.Meta.NewBatch()
 		drop(b)
@@ -34,6 +35,7 @@ func (t *target) succeeded(j job, out objects.ApplyOutcome, sent int64, start ti
 // delivered is one version of a batch the peer took.
 type delivered struct {
 	j    job
+	v    *objects.Version // as sent
 	out  objects.ApplyOutcome
 	sent int64
 }
@@ -44,7 +46,7 @@ func (t *target) succeededAll(ds []delivered, start time.Time) {
 	ups := make([]objects.TargetStatusUpdate, len(ds))
 	for i, d := range ds {
 		key := d.j.key
-		ups[i] = objects.TargetStatusUpdate{Bucket: d.j.e.Bucket, Key: d.j.e.Key, VersionID: d.j.e.VersionID,
+		ups[i] = objects.TargetStatusUpdate{Bucket: d.j.e.Bucket, Key: d.j.e.Key, VersionID: d.j.e.VersionID, Sent: d.v,
 			Extra: func(b meta.Batch) { b.Delete(key) }}
 	}
 	if err := t.e.cfg.Objects.SetTargetStatuses(t.site.ID, objects.StatusCompleted, ups); err != nil {

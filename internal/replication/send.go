@@ -26,7 +26,7 @@ func (t *target) runBatch(jobs []job) {
 	for _, j := range jobs {
 		v, err := ol.Version(ctx, j.e.Bucket, j.e.Key, j.e.VersionID)
 		if errors.Is(err, objects.ErrVersionNotFound) || errors.Is(err, objects.ErrBucketNotFound) {
-			t.succeeded(j, objects.Duplicate, 0, start) // purged since: its purge follows
+			t.succeeded(j, nil, objects.Duplicate, 0, start) // purged since: its purge follows
 			continue
 		}
 		var data []byte
@@ -76,7 +76,7 @@ func (t *target) runBatch(jobs []job) {
 		case objects.Stale.String():
 			out = objects.Stale
 		}
-		ok = append(ok, delivered{j: j, out: out, sent: int64(len(items[i].Data))})
+		ok = append(ok, delivered{j: j, v: items[i].Version, out: out, sent: int64(len(items[i].Data))})
 	}
 	if len(ok) > 0 {
 		t.succeededAll(ok, start)
@@ -90,7 +90,7 @@ func (t *target) run(j job) {
 	cancel()
 	switch {
 	case err == nil:
-		t.succeeded(j, out, sent, start)
+		t.succeeded(j, nil, out, sent, start)
 	case errors.Is(err, ErrLinkDown) || errors.Is(err, ErrIncompatible) || t.ctx.Err() != nil:
 		t.incompatible(err)
 		t.observe(sendLinkDown)
