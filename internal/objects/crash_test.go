@@ -114,6 +114,23 @@ func crashScenarios() []crashScenario {
 			}
 			return err
 		}},
+		{"batched replication receive", func(t *testing.T, l *Layer) {
+			versioned(t, l)
+			if _, err := l.ApplyReplica(ctx, crashBucket, "r", replicaOf(big, bigPart), io.MultiReader(bytes.NewReader(bigPart), strings.NewReader(big))); err != nil {
+				t.Fatal(err)
+			}
+		}, func(l *Layer) error {
+			meta := replicaOf(big, bigPart)
+			meta.MetaTime, meta.Tags = meta.ModTime+1, map[string]string{"k": "v"}
+			replaced := replicaOf(big, bigPart)
+			replaced.VersionID, replaced.ModTime = "1b9d6c1e-7f3a-4c2e-9a1b-2c3d4e5f6a7b", 2000
+			_, errs, _ := l.ApplyReplicas(ctx, []ReplicaItem{
+				{Bucket: crashBucket, Key: "a", Version: replaced, Data: append(append([]byte(nil), bigPart...), big...)},
+				{Bucket: crashBucket, Key: "b", Version: replicaSmall("tiny"), Data: []byte("tiny")},
+				{Bucket: crashBucket, Key: "r", Version: meta},
+			})
+			return errors.Join(errs...)
+		}},
 		{"failed replication receive", versioned, func(l *Layer) error {
 			in := replicaOf(big, bigPart)
 			body := io.MultiReader(bytes.NewReader(bigPart), strings.NewReader(strings.Repeat("y", len(big))))
@@ -178,6 +195,14 @@ func replicaOf(second string, first []byte) *Version {
 			{Number: 1, Size: int64(len(first)), ETag: md5(first)},
 			{Number: 2, Size: int64(len(second)), ETag: md5([]byte(second))},
 		}}
+}
+
+// replicaSmall is a one-part version from a peer whose data is body.
+func replicaSmall(body string) *Version {
+	sum := md5.Sum([]byte(body))
+	return &Version{VersionID: "2b9d6c1e-7f3a-4c2e-9a1b-2c3d4e5f6a7b", ModTime: 3000, Origin: "site-b",
+		Size: int64(len(body)), ETag: hex.EncodeToString(sum[:]),
+		Segments: []Segment{{Number: 1, Size: int64(len(body))}}}
 }
 
 // crashSite is a layer's stores, reopened after each simulated crash.

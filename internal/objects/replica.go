@@ -247,11 +247,29 @@ func (l *Layer) storeReplicaData(bucket, key string, in *Version, body io.Reader
 // putReplicaLocked commits a received version (replacing cur, the old copy
 // of the same version, if any) and moves the latest pointer if it is newer.
 func (l *Layer) putReplicaLocked(bucket, key string, v, cur *Version, sync bool) error {
-	lat, err := l.latest(bucket, key)
-	if err != nil && !errors.Is(err, ErrObjectNotFound) {
+	batch := l.meta.NewBatch()
+	t, err := l.stageReplica(batch, bucket, key, v, cur)
+	if err != nil {
 		return err
 	}
-	batch := l.meta.NewBatch()
+	if err := l.commit(batch, bucket, &t, sync); err != nil {
+		return err
+	}
+	if cur != nil {
+		l.release(cur.Segments...)
+	}
+	return nil
+}
+
+// stageReplica adds to batch the writes of a received version v (replacing
+// cur, the old copy of the same version, if any, whose segments the caller
+// releases once the batch commits) and returns their stats tally. The
+// caller holds the key's lock.
+func (l *Layer) stageReplica(batch meta.Batch, bucket, key string, v, cur *Version) (tally, error) {
+	lat, err := l.latest(bucket, key)
+	if err != nil && !errors.Is(err, ErrObjectNotFound) {
+		return tally{}, err
+	}
 	batch.Set(versionKey(bucket, key, v.VersionID), encode(v))
 	adopt(batch, v.Segments...)
 	t := tally{key: key}
@@ -267,13 +285,7 @@ func (l *Layer) putReplicaLocked(bucket, key string, v, cur *Version, sync bool)
 		batch.Set(latestKey(bucket, key), encode(sum))
 		t.latest(lat, &sum)
 	}
-	if err := l.commit(batch, bucket, &t, sync); err != nil {
-		return err
-	}
-	if cur != nil {
-		l.release(cur.Segments...)
-	}
-	return nil
+	return t, nil
 }
 
 // mergeReplicaMeta applies a newer metadata-only change (tags, user
@@ -293,23 +305,34 @@ func (l *Layer) mergeReplicaMeta(bucket, key string, in *Version) (ApplyOutcome,
 	if out, done := compareCopies(cur, in); done {
 		return out, nil
 	}
-	if err := l.foldStatus(bucket, key, cur); err != nil {
+	batch := l.meta.NewBatch()
+	t, err := l.stageReplicaMeta(batch, bucket, key, cur, in)
+	if err != nil {
 		return 0, err
 	}
-	old := *cur
-	cur.MetaTime, cur.Tags, cur.UserMeta, cur.ContentType, cur.Headers = in.MetaTime, in.Tags, in.UserMeta, in.ContentType, in.Headers
-	cur.ACL = in.ACL
-	l.mergeReplicaLock(cur, in)
-	batch := l.meta.NewBatch()
-	batch.Set(versionKey(bucket, key, cur.VersionID), encode(cur))
-	t := tally{key: key}
-	t.version(&old)
-	t.version(cur)
 	if err := l.commit(batch, bucket, &t, true); err != nil {
 		return 0, err
 	}
 	l.notifyArrival(bucket, key)
 	return Applied, nil
+}
+
+// stageReplicaMeta adds to batch the merge of in's newer metadata into
+// cur, the copy here, and returns the stats tally. The caller holds the
+// key's lock.
+func (l *Layer) stageReplicaMeta(batch meta.Batch, bucket, key string, cur, in *Version) (tally, error) {
+	if err := l.foldStatus(bucket, key, cur); err != nil {
+		return tally{}, err
+	}
+	old := *cur
+	cur.MetaTime, cur.Tags, cur.UserMeta, cur.ContentType, cur.Headers = in.MetaTime, in.Tags, in.UserMeta, in.ContentType, in.Headers
+	cur.ACL = in.ACL
+	l.mergeReplicaLock(cur, in)
+	batch.Set(versionKey(bucket, key, cur.VersionID), encode(cur))
+	t := tally{key: key}
+	t.version(&old)
+	t.version(cur)
+	return t, nil
 }
 
 // ApplyPurge removes a version permanently on a peer's request; modTime is

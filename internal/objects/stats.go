@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/maphash"
+	"slices"
 	"sync"
 
 	"github.com/twinlake/twinlake/internal/meta"
@@ -105,9 +106,33 @@ type cellLocks struct {
 }
 
 func (c *cellLocks) lock(cellKey []byte) func() {
-	mu := &c.stripes[maphash.Bytes(c.seed, cellKey)%uint64(len(c.stripes))]
+	mu := &c.stripes[c.stripe(cellKey)]
 	mu.Lock()
 	return mu.Unlock
+}
+
+func (c *cellLocks) stripe(cellKey []byte) int {
+	return int(maphash.Bytes(c.seed, cellKey) % uint64(len(c.stripes)))
+}
+
+// lockAll locks the stripes of several cells, each once, in stripe order,
+// so two holders of several never wait for each other in a cycle; a
+// holder of one stripe (lock) never waits for another while holding it.
+func (c *cellLocks) lockAll(cellKeys [][]byte) func() {
+	stripes := make([]int, len(cellKeys))
+	for i, ck := range cellKeys {
+		stripes[i] = c.stripe(ck)
+	}
+	slices.Sort(stripes)
+	stripes = slices.Compact(stripes)
+	for _, s := range stripes {
+		c.stripes[s].Lock()
+	}
+	return func() {
+		for _, s := range stripes {
+			c.stripes[s].Unlock()
+		}
+	}
 }
 
 // commit commits batch, with bucket's stats cell of t.key updated by t in
@@ -131,6 +156,53 @@ func (l *Layer) commit(batch meta.Batch, bucket string, t *tally, sync bool) err
 		batch.Delete(ck)
 	} else {
 		batch.Set(ck, c.encode())
+	}
+	return l.commitPlain(batch, sync)
+}
+
+// keyTally is one key's tally in a batch of several keys.
+type keyTally struct {
+	bucket string
+	t      tally
+}
+
+// commitTallies is commit for a batch changing several keys, each with its
+// tally: the keys' cells are read and written under their locks, taken in
+// one order, with tallies of keys sharing a cell added together. The
+// caller holds every key's lock.
+func (l *Layer) commitTallies(batch meta.Batch, ts []keyTally, sync bool) error {
+	sums := map[string]cell{}
+	for _, kt := range ts {
+		if kt.t.key != "" && kt.t.base != 0 {
+			l.scheduleLifecycle(batch, kt.bucket, kt.t.key, kt.t.base)
+		}
+		if kt.t.empty() {
+			continue
+		}
+		ck := string(cellKey(kt.bucket, cellOf(kt.t.key)))
+		c := sums[ck]
+		c.add(kt.t)
+		sums[ck] = c
+	}
+	cks := make([][]byte, 0, len(sums))
+	for ck := range sums {
+		cks = append(cks, []byte(ck))
+	}
+	defer l.cells.lockAll(cks)()
+	for _, ck := range cks {
+		c, err := l.readCell(ck)
+		if err != nil {
+			return err
+		}
+		d := sums[string(ck)]
+		c.digest ^= d.digest
+		c.objects += d.objects
+		c.bytes += d.bytes
+		if c == (cell{}) {
+			batch.Delete(ck)
+		} else {
+			batch.Set(ck, c.encode())
+		}
 	}
 	return l.commitPlain(batch, sync)
 }

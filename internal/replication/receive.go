@@ -1,7 +1,6 @@
 package replication
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -237,12 +236,15 @@ func (e *Engine) PeerNames() []string {
 const keySync = "r/sync"
 
 // ReceiveVersions applies a batch of small versions in order, each as
-// ReceiveVersion does, making them durable together with one sync at the
-// end. guard, when set, may refuse an item's bucket. apply errors are
-// reported per item through fail.
+// ReceiveVersion does, making them durable together before it returns
+// (objects.ApplyReplicas: one commit and one sync for the lot). guard,
+// when set, may refuse an item's bucket. Each item's outcome or error is
+// reported through result.
 func (e *Engine) ReceiveVersions(ctx context.Context, items []VersionItem, guard func(ctx context.Context, bucket string) error,
 	result func(i int, out objects.ApplyOutcome, err error)) error {
-	applied := false
+	start := time.Now()
+	var apply []objects.ReplicaItem
+	var index []int // of each item in apply
 	for i, it := range items {
 		if it.Version == nil {
 			result(i, 0, fmt.Errorf("%w: item %d has no version", ErrInvalidRequest, i))
@@ -254,17 +256,25 @@ func (e *Engine) ReceiveVersions(ctx context.Context, items []VersionItem, guard
 				continue
 			}
 		}
-		start := time.Now()
-		out, err := e.cfg.Objects.ApplyReplicaSync(ctx, it.Bucket, it.Key, it.Version, bytes.NewReader(it.Data), false)
+		apply = append(apply, objects.ReplicaItem{Bucket: it.Bucket, Key: it.Key, Version: it.Version, Data: it.Data})
+		index = append(index, i)
+	}
+	if len(apply) == 0 {
+		return nil
+	}
+	outs, errs, synced := e.cfg.Objects.ApplyReplicas(ctx, apply)
+	applied := false
+	for n, it := range apply {
+		out, err := outs[n], errs[n]
 		applied = applied || (err == nil && out == objects.Applied)
 		e.received(out, int64(len(it.Data)), err)
 		if e.cfg.Trace.Enabled(trace.Replication) {
 			e.traceEvent("replication.Receive", it.Version.Origin, it.Bucket, it.Key,
 				fmt.Sprintf("version %s from %s: %s (batch)", it.Version.VersionID, it.Version.Origin, out), start, err)
 		}
-		result(i, out, err)
+		result(index[n], out, err)
 	}
-	if !applied {
+	if synced || !applied {
 		return nil
 	}
 	b := e.cfg.Meta.NewBatch()

@@ -1,0 +1,128 @@
+package objects
+
+import (
+	"bytes"
+	"context"
+	"errors"
+)
+
+// ReplicaItem is one received version for ApplyReplicas.
+type ReplicaItem struct {
+	Bucket, Key string
+	Version     *Version
+	// Data is its plaintext, the segments in order (nothing for a delete
+	// marker).
+	Data []byte
+}
+
+// ApplyReplicas applies received versions, each with the outcome
+// ApplyReplica would give it, and commits the writes of all of them in one
+// synced batch: one log write and one sync for the lot, instead of one
+// commit per version. It takes every key's lock first, so each decision
+// sees what the batch commits. A batch naming one key twice is applied one
+// version after another instead, unsynced, so that each sees the one
+// before; its caller syncs (synced false). out and errs hold one entry per
+// item.
+func (l *Layer) ApplyReplicas(ctx context.Context, items []ReplicaItem) (out []ApplyOutcome, errs []error, synced bool) {
+	out = make([]ApplyOutcome, len(items))
+	errs = make([]error, len(items))
+	keys := make([]BucketKey, len(items))
+	seen := make(map[BucketKey]bool, len(items))
+	for i, it := range items {
+		keys[i] = BucketKey{it.Bucket, it.Key}
+		if seen[keys[i]] {
+			for i, it := range items {
+				out[i], errs[i] = l.ApplyReplicaSync(ctx, it.Bucket, it.Key, it.Version, bytes.NewReader(it.Data), false)
+			}
+			return out, errs, false
+		}
+		seen[keys[i]] = true
+	}
+	unlock := l.lockKeys(keys)
+	defer unlock()
+
+	batch := l.meta.NewBatch()
+	var (
+		tallies  []keyTally
+		staged   []int       // items whose writes are in batch
+		newSegs  [][]Segment // by staged item: released if the batch fails
+		replaced []*Version  // copies replaced: their segments go once it commits
+	)
+	for i, it := range items {
+		in := it.Version
+		if err := ValidateKey(it.Key); err != nil {
+			errs[i] = err
+			continue
+		}
+		if !validVersionID(in.VersionID) {
+			errs[i] = ErrInvalidVersionID
+			continue
+		}
+		b, err := l.Bucket(ctx, it.Bucket)
+		if err != nil {
+			errs[i] = err
+			continue
+		}
+		l.cfg.Clock.Observe(max(in.ModTime, in.MetaTime))
+		if t, ok := l.Purged(it.Bucket, it.Key, in.VersionID); ok && in.ModTime <= t {
+			out[i] = Stale // purged here: a peer's late copy does not bring it back
+			continue
+		}
+		cur, err := l.getVersion(it.Bucket, it.Key, in.VersionID)
+		if err != nil && !errors.Is(err, ErrVersionNotFound) {
+			errs[i] = err
+			continue
+		}
+		if cur != nil {
+			if o, done := compareCopies(cur, in); done {
+				out[i] = o
+				continue
+			}
+			if cur.ModTime == in.ModTime && cur.Origin == in.Origin && cur.ETag == in.ETag {
+				// Same data, newer metadata: merge without touching the data.
+				t, err := l.stageReplicaMeta(batch, it.Bucket, it.Key, cur, in)
+				if err != nil {
+					errs[i] = err
+					continue
+				}
+				tallies = append(tallies, keyTally{it.Bucket, t})
+				staged, newSegs = append(staged, i), append(newSegs, nil)
+				continue
+			}
+		}
+		v := replicaCopy(in)
+		if v.Segments, err = l.storeReplicaData(it.Bucket, it.Key, in, bytes.NewReader(it.Data), b); err != nil {
+			errs[i] = err
+			continue
+		}
+		t, err := l.stageReplica(batch, it.Bucket, it.Key, v, cur)
+		if err != nil {
+			l.release(v.Segments...)
+			errs[i] = err
+			continue
+		}
+		tallies = append(tallies, keyTally{it.Bucket, t})
+		staged, newSegs = append(staged, i), append(newSegs, v.Segments)
+		if cur != nil {
+			replaced = append(replaced, cur)
+		}
+	}
+	if len(staged) == 0 {
+		return out, errs, true
+	}
+	if err := l.commitTallies(batch, tallies, true); err != nil {
+		for n, i := range staged {
+			l.release(newSegs[n]...)
+			errs[i] = err
+		}
+		return out, errs, true
+	}
+	for _, cur := range replaced {
+		l.release(cur.Segments...)
+	}
+	for _, i := range staged {
+		out[i] = Applied
+		l.notifyArrival(items[i].Bucket, items[i].Key)
+	}
+	return out, errs, true
+}

@@ -1,0 +1,85 @@
+package objects
+
+import (
+	"context"
+	"strings"
+	"testing"
+)
+
+// TestApplyReplicas: one batch gives each item the outcome ApplyReplica
+// would (applied, duplicate, a metadata merge, stale after a purge, an
+// invalid item refused alone), commits the lot synced, and leaves the
+// stats cells equal to a recount; a batch naming one key twice applies
+// its versions in order, for the caller to sync.
+func TestApplyReplicas(t *testing.T) {
+	l := newLayer(t)
+	l.SetReplicator(replicating{})
+	ctx := context.Background()
+	if err := l.CreateBucket(ctx, "bucket1"); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.SetVersioning(ctx, "bucket1", VersioningEnabled); err != nil {
+		t.Fatal(err)
+	}
+	here := replicaSmall("here")
+	if _, err := l.ApplyReplicaSync(ctx, "bucket1", "here", here, strings.NewReader("here"), true); err != nil {
+		t.Fatal(err)
+	}
+	purged := replicaSmall("gone")
+	purged.VersionID = "3b9d6c1e-7f3a-4c2e-9a1b-2c3d4e5f6a7b"
+	if err := l.rememberPurge("bucket1", "gone", purged.VersionID, purged.ModTime); err != nil {
+		t.Fatal(err)
+	}
+	tagged := *here
+	tagged.MetaTime, tagged.Tags = here.ModTime+5, map[string]string{"team": "data"}
+	again := replicaSmall("same")
+	if _, err := l.ApplyReplicaSync(ctx, "bucket1", "same", again, strings.NewReader("same"), true); err != nil {
+		t.Fatal(err)
+	}
+
+	items := []ReplicaItem{
+		{Bucket: "bucket1", Key: "new", Version: replicaSmall("new!"), Data: []byte("new!")},
+		{Bucket: "bucket1", Key: "here", Version: &tagged},
+		{Bucket: "bucket1", Key: "gone", Version: purged, Data: []byte("gone")},
+		{Bucket: "bucket1", Key: "same", Version: again, Data: []byte("same")},
+		{Bucket: "bucket1", Key: "bad", Version: &Version{VersionID: "not a version id", ModTime: 1}},
+		{Bucket: "nobucket", Key: "x", Version: replicaSmall("x"), Data: []byte("x")},
+	}
+	out, errs, synced := l.ApplyReplicas(ctx, items)
+	if !synced {
+		t.Error("a batch of distinct keys was not committed synced")
+	}
+	want := []ApplyOutcome{Applied, Applied, Stale, Duplicate}
+	for i, w := range want {
+		if errs[i] != nil || out[i] != w {
+			t.Errorf("item %d (%s): %v, %v; want %v", i, items[i].Key, out[i], errs[i], w)
+		}
+	}
+	if errs[4] != ErrInvalidVersionID || errs[5] != ErrBucketNotFound {
+		t.Errorf("invalid items: %v, %v", errs[4], errs[5])
+	}
+	if v, err := l.HeadObject(ctx, "bucket1", "new", ""); err != nil || v.ReplicaStatus != StatusReplica || v.Size != 4 {
+		t.Errorf("new: %+v, %v", v, err)
+	}
+	if v, err := l.HeadObject(ctx, "bucket1", "here", ""); err != nil || v.Tags["team"] != "data" {
+		t.Errorf("here: tags %v, %v", v.Tags, err)
+	}
+	if _, err := l.HeadObject(ctx, "bucket1", "gone", ""); err != ErrObjectNotFound {
+		t.Errorf("purged version came back: %v", err)
+	}
+	checkExact(t, "after a batch", l)
+
+	older, newer := replicaSmall("v1"), replicaSmall("v2")
+	older.VersionID, newer.ModTime = "4b9d6c1e-7f3a-4c2e-9a1b-2c3d4e5f6a7b", older.ModTime+10
+	out, errs, synced = l.ApplyReplicas(ctx, []ReplicaItem{
+		{Bucket: "bucket1", Key: "twice", Version: newer, Data: []byte("v2")},
+		{Bucket: "bucket1", Key: "twice", Version: older, Data: []byte("v1")},
+	})
+	if synced || out[0] != Applied || out[1] != Applied || errs[0] != nil || errs[1] != nil {
+		t.Errorf("one key twice: synced %v, %v, %v", synced, out, errs)
+	}
+	if v, err := l.HeadObject(ctx, "bucket1", "twice", ""); err != nil || v.VersionID != newer.VersionID {
+		t.Errorf("latest of twice: %+v, %v", v, err)
+	}
+	checkExact(t, "after a batch naming one key twice", l)
+}
