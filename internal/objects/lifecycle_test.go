@@ -106,7 +106,10 @@ func TestLifecycleVersioned(t *testing.T) {
 <NoncurrentVersionExpiration><NoncurrentDays>1</NoncurrentDays><NewerNoncurrentVersions>1</NewerNoncurrentVersions></NoncurrentVersionExpiration>
 </Rule></LifecycleConfiguration>`)
 	now := time.Now().UnixNano()
-	st := runLC(t, l, now+dayNS+dayNS/2) // noncurrent ones due, current not yet
+	// Days count to the next midnight UTC: the noncurrent versions are
+	// due at the midnight after a day has passed, the current one a day
+	// later, whatever the time of day the test runs.
+	st := runLC(t, l, lifecycle.DueDays(now, 1, 24*time.Hour)) // noncurrent ones due, current not yet
 	if st.Purged != 2 || st.Expired != 0 {
 		t.Fatalf("first run: %+v", st)
 	}
