@@ -16,6 +16,6 @@ as a table, or with --json as one machine-readable object.`,
 		Example: `  twinlake bench s3 site1 --size 4KiB,1MiB --concurrency 32 --duration 30s
   twinlake bench catalog site1 --tables 10000 --concurrency 16`,
 	}
-	bench.AddCommand(newBenchS3Cmd(opts), newBenchCatalogCmd(opts), newBenchReplicationCmd(opts), newBenchScannerCmd(opts), newBenchStartupCmd(opts), newBenchConsoleCmd(opts), newBenchILMCmd(opts))
+	bench.AddCommand(newBenchS3Cmd(opts), newBenchCatalogCmd(opts), newBenchReplicationCmd(opts), newBenchScannerCmd(opts), newBenchStartupCmd(opts), newBenchConsoleCmd(opts), newBenchILMCmd(opts), newBenchErasureCmd(opts))
 	root.AddCommand(bench)
 }
