@@ -13,7 +13,7 @@ import (
 // Healer checks a site's stored data against its metadata and repairs what
 // it can.
 type Healer interface {
-	HealScan(ctx context.Context, dryRun bool, rate int) (adminclient.HealReport, error)
+	HealScan(ctx context.Context, o adminclient.HealOptions) (adminclient.HealReport, error)
 }
 
 // errHealUnavailable is answered (501) when the server has no healer
@@ -39,6 +39,10 @@ func (s *Server) heal(w http.ResponseWriter, r *http.Request, c *call) error {
 	if err != nil {
 		return fmt.Errorf("%w: dry-run %q", ErrBadRequest, q.Get("dry-run"))
 	}
+	deep, err := strconv.ParseBool(cmpOr(q.Get("deep"), "false"))
+	if err != nil {
+		return fmt.Errorf("%w: deep %q", ErrBadRequest, q.Get("deep"))
+	}
 	rate := adminclient.HealDefaultRate
 	if v := q.Get("rate"); v != "" {
 		n, err := strconv.Atoi(v)
@@ -48,11 +52,12 @@ func (s *Server) heal(w http.ResponseWriter, r *http.Request, c *call) error {
 		}
 		rate = n
 	}
-	rep, err := s.cfg.Heal.HealScan(r.Context(), dryRun, rate)
+	rep, err := s.cfg.Heal.HealScan(r.Context(), adminclient.HealOptions{DryRun: dryRun, Rate: rate, Deep: deep})
 	if err != nil {
 		return err
 	}
-	c.msg = fmt.Sprintf("heal scan: %d blob files, %d orphans (%d removed), %d missing", rep.BlobFiles, rep.Orphans, rep.Removed, rep.MissingCount)
+	c.msg = fmt.Sprintf("heal scan: %d blob files, %d orphans (%d removed), %d missing, %d degraded (%d shards rebuilt)",
+		rep.BlobFiles, rep.Orphans, rep.Removed, rep.MissingCount, rep.Degraded, rep.ShardsRebuilt)
 	writeJSON(w, http.StatusOK, rep)
 	return nil
 }

@@ -29,9 +29,26 @@ type HealMissingBlob struct {
 	BlobID    string `json:"blobId"`
 }
 
+// HealOptions are a heal scan's request.
+type HealOptions struct {
+	// DryRun reports and changes nothing.
+	DryRun bool
+	// Rate is records read per second (0: the server's default).
+	Rate int
+	// Deep reads every shard of every blob through its checksums on a
+	// site whose data is erasure-coded across drives, instead of
+	// checking that each shard file is there with the right length.
+	Deep bool
+}
+
 // HealReport is what a heal scan found and repaired.
 type HealReport struct {
 	DryRun         bool              `json:"dryRun,omitempty"`
+	Deep           bool              `json:"deep,omitempty"`
+	Drives         int               `json:"drives"`
+	Layout         string            `json:"layout"`        // erasure layout DATA+PARITY, 1+0 on one drive
+	Degraded       int64             `json:"degraded"`      // blobs found with shards missing or corrupt
+	ShardsRebuilt  int64             `json:"shardsRebuilt"` // shards written again
 	BlobFiles      int64             `json:"blobFiles"`
 	Versions       int64             `json:"versions"`
 	Parts          int64             `json:"parts"`
@@ -50,12 +67,14 @@ func (r *HealReport) SetElapsed(d time.Duration) {
 	r.Elapsed, r.ElapsedSeconds = d.Round(time.Millisecond).String(), d.Seconds()
 }
 
-// HealScan runs a heal scan and waits for its report; rate is records per
-// second (0: the server's default).
-func (c *Client) HealScan(ctx context.Context, dryRun bool, rate int) (HealReport, error) {
-	q := url.Values{"scan": {"true"}, "dry-run": {strconv.FormatBool(dryRun)}}
-	if rate > 0 {
-		q.Set("rate", strconv.Itoa(rate))
+// HealScan runs a heal scan and waits for its report.
+func (c *Client) HealScan(ctx context.Context, o HealOptions) (HealReport, error) {
+	q := url.Values{"scan": {"true"}, "dry-run": {strconv.FormatBool(o.DryRun)}}
+	if o.Rate > 0 {
+		q.Set("rate", strconv.Itoa(o.Rate))
+	}
+	if o.Deep {
+		q.Set("deep", "true")
 	}
 	var out HealReport
 	err := c.callQuery(ctx, http.MethodPost, PathHeal, q, &out)

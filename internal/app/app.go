@@ -22,7 +22,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/twinlake/twinlake/internal/admin"
-	"github.com/twinlake/twinlake/internal/blob"
 	"github.com/twinlake/twinlake/internal/blob/sse"
 	"github.com/twinlake/twinlake/internal/catalog"
 	"github.com/twinlake/twinlake/internal/catalog/rest"
@@ -43,8 +42,13 @@ import (
 
 // Config is everything a site needs to start.
 type Config struct {
-	Address  string // listen address, e.g. 127.0.0.1:9000 (port 0 picks one)
-	Dir      string // data directory
+	Address string // listen address, e.g. 127.0.0.1:9000 (port 0 picks one)
+	Dir     string // data directory
+	// Drives, when set (2 to 16 directories, each on its own drive),
+	// hold the object data erasure-coded across them, one shard per drive
+	// (drives.go); Dir keeps the metadata. Empty: object data lives in
+	// Dir. The number of drives is fixed when the site first starts.
+	Drives   []string
 	SiteName string
 	// RootUser and RootPassword come from TWINLAKE_ROOT_USER/PASSWORD; when
 	// both are empty a generated credential is stored in Dir.
@@ -97,6 +101,9 @@ func (c *Config) Validate() error {
 	if c.Address == "" {
 		errs = append(errs, errors.New("a listen address (--address) is required"))
 	}
+	if err := validDrives(c.Drives); err != nil {
+		errs = append(errs, err)
+	}
 	return errors.Join(errs...)
 }
 
@@ -121,6 +128,10 @@ type Server struct {
 	maint         *maintenanceMetrics
 	deploymentID  string
 	started       time.Time
+	// replacedDrives are drives found empty at startup on a site that
+	// already held data: Start heals them in the background.
+	replacedDrives []int
+	stopDriveHeal  func()
 
 	ln   net.Listener
 	http *http.Server
@@ -162,6 +173,8 @@ func (s *Server) build() error {
 	if s.meta, err = meta.OpenPebble(filepath.Join(cfg.Dir, "meta"), s.log.With("component", "pebble")); err != nil {
 		return err
 	}
+	_, err = s.meta.Get([]byte("sys/deployment-id"))
+	fresh := errors.Is(err, meta.ErrNotFound)
 	if s.deploymentID, err = loadOrCreateID(s.meta, "sys/deployment-id"); err != nil {
 		return err
 	}
@@ -181,7 +194,7 @@ func (s *Server) build() error {
 	if cfg.SiteName == "" {
 		s.cfg.SiteName = "site-" + s.deploymentID[:8]
 	}
-	blobs, err := blob.Open(cfg.Dir)
+	blobs, replaced, err := s.openBlobs(fresh)
 	if err != nil {
 		return err
 	}
@@ -201,6 +214,7 @@ func (s *Server) build() error {
 	if err != nil {
 		return err
 	}
+	s.replacedDrives = replaced
 	dial := cfg.PeerDial
 	if dial == nil {
 		dial = peerhttp.Dialer(cfg.PeerHTTPClient)
@@ -292,6 +306,7 @@ func (s *Server) Start() error {
 		ln.Close()
 		return err
 	}
+	s.startDriveHeal()
 	s.ln = ln
 	s.http = &http.Server{Handler: handler, ReadHeaderTimeout: s.settings.Duration(config.SubsysAPI, config.APIReadHeaderTimeout),
 		IdleTimeout: 2 * time.Minute, ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelDebug)}
@@ -436,6 +451,9 @@ func (s *Server) Close(ctx context.Context) error {
 	}
 	if s.stopLifecycle != nil {
 		s.stopLifecycle()
+	}
+	if s.stopDriveHeal != nil {
+		s.stopDriveHeal()
 	}
 	if s.stopExpiry != nil {
 		s.stopExpiry()

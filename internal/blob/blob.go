@@ -1,8 +1,10 @@
 // Package blob owns object data on local disk. Each blob is one file named by
-// a random ID under the data directory; a blob is durable (file and directory
-// entry fsynced) before Commit returns, so the metadata that points at it can
-// be committed after. Blob IDs are generated here, never taken from a
-// request, so no request can name a path outside the data directory.
+// a random ID under the data directory, or, on a set of several drives, one
+// erasure-coded shard file of that name on each drive (see drives.go); a
+// blob is durable (files and directory entries fsynced) before Commit
+// returns, so the metadata that points at it can be committed after. Blob
+// IDs are generated here, never taken from a request, so no request can name
+// a path outside the data directory.
 package blob
 
 import (
@@ -13,24 +15,58 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
+
+	"github.com/twinlake/twinlake/internal/erasure"
 )
 
-// Store keeps blobs under dir/blobs/xx/ID.
+// Store keeps blobs under dir/blobs/xx/ID, or their shards under
+// drive/blobs/xx/ID on each drive of a set.
 type Store struct {
-	root string
+	roots []string // every drive's blob tree, in shard order
+	code  *erasure.Code
 
 	dirMu     sync.Mutex
 	dirSynced map[string]bool
 }
 
 // Open prepares the blob tree under dir.
-func Open(dir string) (*Store, error) {
-	root := filepath.Join(dir, "blobs")
-	if err := os.MkdirAll(root, 0o700); err != nil {
-		return nil, fmt.Errorf("blob: %w", err)
+func Open(dir string) (*Store, error) { return OpenDrives([]string{dir}, 0) }
+
+// path is blob id's file on the first (or only) drive.
+func (s *Store) path(id string) (string, error) { return s.pathOn(0, id) }
+
+func (s *Store) pathOn(drive int, id string) (string, error) {
+	if !validID(id) {
+		return "", ErrInvalidID
 	}
-	return &Store{root: root, dirSynced: map[string]bool{}}, nil
+	return filepath.Join(s.roots[drive], id[:2], id), nil
+}
+
+// File is a committed blob opened for reading.
+type File interface {
+	io.Reader
+	io.ReaderAt
+	io.Closer
+	// Size is the blob's length in bytes.
+	Size() int64
+}
+
+// plainFile is a blob stored as one file.
+type plainFile struct {
+	*os.File
+	size int64
+}
+
+func (f plainFile) Size() int64 { return f.size }
+
+// OSFile returns the file a blob stored as one plain file reads from (a
+// response writer can then send it with sendfile), or false for a blob
+// read back from erasure-coded shards.
+func OSFile(f File) (*os.File, bool) {
+	p, ok := f.(plainFile)
+	return p.File, ok
 }
 
 // NewID returns a fresh random blob ID.
@@ -50,18 +86,12 @@ func validID(id string) bool {
 	return err == nil
 }
 
-func (s *Store) path(id string) (string, error) {
-	if !validID(id) {
-		return "", ErrInvalidID
-	}
-	return filepath.Join(s.root, id[:2], id), nil
-}
-
 // Writer streams one new blob to disk. It is not safe for concurrent use.
 type Writer struct {
 	s    *Store
 	id   string
 	f    *os.File
+	sh   *shardWriter // on a drive set, instead of f
 	n    int64
 	done bool
 }
@@ -73,6 +103,13 @@ func (s *Store) Create() (*Writer, error) { return s.CreateAs(NewID()) }
 // that must record the ID durably before the file exists (an intent) takes
 // it first. It fails if a blob with that ID exists.
 func (s *Store) CreateAs(id string) (*Writer, error) {
+	if s.code != nil {
+		sh, err := s.createShards(id)
+		if err != nil {
+			return nil, err
+		}
+		return &Writer{s: s, id: id, sh: sh}, nil
+	}
 	p, err := s.path(id)
 	if err != nil {
 		return nil, err
@@ -89,14 +126,24 @@ func (s *Store) CreateAs(id string) (*Writer, error) {
 
 // Write implements io.Writer.
 func (w *Writer) Write(p []byte) (int, error) {
-	n, err := w.f.Write(p)
+	var n int
+	var err error
+	if w.sh != nil {
+		n, err = w.sh.ew.Write(p)
+	} else {
+		n, err = w.f.Write(p)
+	}
 	w.n += int64(n)
 	return n, err
 }
 
 // ReadFrom implements io.ReaderFrom so io.Copy streams without an extra buffer.
 func (w *Writer) ReadFrom(r io.Reader) (int64, error) {
-	n, err := io.Copy(struct{ io.Writer }{w.f}, r)
+	var dst io.Writer = w.f
+	if w.sh != nil {
+		dst = w.sh.ew
+	}
+	n, err := io.Copy(struct{ io.Writer }{dst}, r)
 	w.n += n
 	return n, err
 }
@@ -107,6 +154,13 @@ func (w *Writer) Size() int64 { return w.n }
 // Commit makes the blob durable and returns its ID.
 func (w *Writer) Commit() (string, error) {
 	w.done = true
+	if w.sh != nil {
+		if err := w.sh.commit(); err != nil {
+			w.s.Remove(w.id)
+			return "", err
+		}
+		return w.id, nil
+	}
 	if err := w.f.Sync(); err != nil {
 		w.f.Close()
 		w.s.Remove(w.id)
@@ -130,12 +184,20 @@ func (w *Writer) Abort() {
 		return
 	}
 	w.done = true
-	w.f.Close()
+	if w.sh != nil {
+		w.sh.close()
+	} else {
+		w.f.Close()
+	}
 	w.s.Remove(w.id)
 }
 
-// Open opens a committed blob for reading.
-func (s *Store) Open(id string) (*os.File, error) {
+// Open opens a committed blob for reading. On a drive set it reads
+// around shards that are missing or corrupt, as long as enough are sound.
+func (s *Store) Open(id string) (File, error) {
+	if s.code != nil {
+		return s.openShards(id)
+	}
 	p, err := s.path(id)
 	if err != nil {
 		return nil, err
@@ -144,25 +206,38 @@ func (s *Store) Open(id string) (*os.File, error) {
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, fmt.Errorf("%w: %s", ErrNotFound, id)
 	}
-	return f, err
+	if err != nil {
+		return nil, err
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return plainFile{f, st.Size()}, nil
 }
 
 // Remove deletes a blob durably: once it returns, the file's directory
-// entry is gone from stable storage, so a record saying the blob may be
-// removed can be deleted after it. A missing blob is not an error.
+// entry (every shard's, on a drive set) is gone from stable storage, so a
+// record saying the blob may be removed can be deleted after it. A missing
+// blob is not an error.
 func (s *Store) Remove(id string) error {
-	p, err := s.path(id)
-	if err != nil {
-		return err
+	if !validID(id) {
+		return ErrInvalidID
 	}
-	err = os.Remove(p)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil
+	var errs []error
+	for i := range s.roots {
+		p, _ := s.pathOn(i, id)
+		err := os.Remove(p)
+		if errors.Is(err, os.ErrNotExist) {
+			continue
+		}
+		if err == nil {
+			err = syncDir(filepath.Dir(p))
+		}
+		errs = append(errs, err)
 	}
-	if err != nil {
-		return err
-	}
-	return syncDir(filepath.Dir(p))
+	return errors.Join(errs...)
 }
 
 // ensureDir creates a fan-out directory once and fsyncs its parent, so a
@@ -195,23 +270,34 @@ func syncDir(dir string) error {
 	return nil
 }
 
-// Walk calls fn with the ID of every blob file present, until fn returns
-// false. Files that are not blobs are skipped.
+// Walk calls fn with the ID of every blob present (on a drive set, every
+// blob with a shard file on some drive, once), in ID order, until fn
+// returns false. Files that are not blobs are skipped. It holds the names
+// of one fan-out directory at a time.
 func (s *Store) Walk(fn func(id string) bool) error {
-	dirs, err := os.ReadDir(s.root)
-	if err != nil {
-		return fmt.Errorf("blob: walk: %w", err)
-	}
-	for _, d := range dirs {
-		if !d.IsDir() || len(d.Name()) != 2 {
-			continue
+	for fan := range 256 {
+		name := fmt.Sprintf("%02x", fan)
+		var ids []string
+		for _, root := range s.roots {
+			files, err := os.ReadDir(filepath.Join(root, name))
+			if errors.Is(err, os.ErrNotExist) {
+				continue
+			}
+			if err != nil {
+				if len(s.roots) == 1 {
+					return fmt.Errorf("blob: walk: %w", err)
+				}
+				continue // a failed drive: its shards are healed, not listed
+			}
+			for _, f := range files {
+				if f.Type().IsRegular() && validID(f.Name()) && f.Name()[:2] == name {
+					ids = append(ids, f.Name())
+				}
+			}
 		}
-		files, err := os.ReadDir(filepath.Join(s.root, d.Name()))
-		if err != nil {
-			return fmt.Errorf("blob: walk: %w", err)
-		}
-		for _, f := range files {
-			if f.Type().IsRegular() && validID(f.Name()) && f.Name()[:2] == d.Name() && !fn(f.Name()) {
+		slices.Sort(ids)
+		for _, id := range slices.Compact(ids) {
+			if !fn(id) {
 				return nil
 			}
 		}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"io"
 
 	"github.com/klauspost/reedsolomon"
 )
@@ -19,8 +20,12 @@ import (
 //
 // Header (16 bytes): "TLEC", format version, data, parity, shard index,
 // block size (uint32, big-endian), CRC-32C of the 12 bytes before it.
+// Footer (12 bytes, after the last block): the object's size (uint64,
+// big-endian) and its CRC-32C, so that a shard stream says on its own what
+// it holds and a reader or a heal needs nothing but the shards.
 const (
 	headerSize    = 16
+	footerSize    = 12
 	formatVersion = 1
 	crcSize       = 4
 	magic         = "TLEC"
@@ -115,11 +120,57 @@ func (c *Code) blockOffset(b int64) int64 {
 
 // ShardSize is the length of each shard stream of an object of size bytes.
 func (c *Code) ShardSize(size int64) int64 {
+	return c.footerOffset(size) + footerSize
+}
+
+// footerOffset is where the footer starts in a shard stream.
+func (c *Code) footerOffset(size int64) int64 {
 	n := c.blocks(size)
 	if n == 0 {
 		return headerSize
 	}
 	return c.blockOffset(n-1) + crcSize + int64(c.chunk(c.blockLen(n-1, size)))
+}
+
+func footer(size int64) []byte {
+	f := make([]byte, footerSize)
+	binary.BigEndian.PutUint64(f, uint64(size))
+	binary.BigEndian.PutUint32(f[8:], crc32.Checksum(f[:8], castagnoli))
+	return f
+}
+
+// ParseFooter reads the object size from a shard stream's footer.
+func ParseFooter(f []byte) (int64, error) {
+	if len(f) != footerSize || crc32.Checksum(f[:8], castagnoli) != binary.BigEndian.Uint32(f[8:]) {
+		return 0, fmt.Errorf("%w: footer", ErrCorrupt)
+	}
+	size := binary.BigEndian.Uint64(f)
+	if size > 1<<62 {
+		return 0, fmt.Errorf("%w: footer size %d", ErrCorrupt, size)
+	}
+	return int64(size), nil
+}
+
+// StreamSize reads the size of the object whose shard stream of length
+// n is src, checking that the stream has exactly the length that size
+// gives: a shard cut short or grown is not taken for a smaller or larger
+// object.
+func (c *Code) StreamSize(src io.ReaderAt, n int64) (int64, error) {
+	if n < headerSize+footerSize {
+		return 0, fmt.Errorf("%w: stream of %d bytes", ErrCorrupt, n)
+	}
+	f := make([]byte, footerSize)
+	if err := readFull(src, f, n-footerSize); err != nil {
+		return 0, err
+	}
+	size, err := ParseFooter(f)
+	if err != nil {
+		return 0, err
+	}
+	if c.ShardSize(size) != n {
+		return 0, fmt.Errorf("%w: stream of %d bytes for an object of %d", ErrCorrupt, n, size)
+	}
+	return size, nil
 }
 
 // header is shard index's stream header.

@@ -164,6 +164,14 @@ func TestRoundTrip(t *testing.T) {
 		for _, size := range sizes {
 			data := randomBytes(rng, size)
 			shards := encode(t, c, data)
+			for i, sh := range shards {
+				if got, err := c.StreamSize(bytes.NewReader(sh), int64(len(sh))); err != nil || got != int64(size) {
+					t.Fatalf("%s size %d: shard %d says size %d, %v", l, size, i, got, err)
+				}
+				if _, err := c.StreamSize(bytes.NewReader(sh[:len(sh)-1]), int64(len(sh)-1)); err == nil {
+					t.Fatalf("%s size %d: a shard cut short gave a size", l, size)
+				}
+			}
 			for trial := range 4 {
 				lost := rng.Perm(l.Shards())[:l.Parity]
 				if trial == 0 {

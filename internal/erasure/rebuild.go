@@ -67,5 +67,10 @@ func (c *Code) Rebuild(src []io.ReaderAt, size int64, dst map[int]io.Writer) err
 			}
 		}
 	}
+	for _, i := range targets {
+		if _, err := dst[i].Write(footer(size)); err != nil {
+			return fmt.Errorf("erasure: rebuild shard %d: %w", i, err)
+		}
+	}
 	return nil
 }

@@ -72,6 +72,12 @@ func (w *Writer) Close() (size int64, lost []int, err error) {
 		if w.n > 0 || !w.header {
 			w.err = w.flush()
 		}
+		if w.err == nil {
+			w.err = w.each(func(_ int, d io.Writer) error {
+				_, err := d.Write(footer(w.size))
+				return err
+			})
+		}
 	}
 	for i, e := range w.errs {
 		if e != nil {
@@ -98,6 +104,16 @@ func (w *Writer) flush() error {
 		}
 		ch = c.chunk(n)
 	}
+	err := w.each(func(i int, d io.Writer) error { return w.writeShard(i, d, n, ch) })
+	w.header = true
+	w.size += int64(n)
+	w.n = 0
+	return err
+}
+
+// each calls fn for every shard still written, in parallel, drops the
+// shards it fails for and checks the quorum.
+func (w *Writer) each(fn func(i int, d io.Writer) error) error {
 	var wg sync.WaitGroup
 	for i, d := range w.dst {
 		if w.errs[i] != nil {
@@ -106,13 +122,10 @@ func (w *Writer) flush() error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			w.errs[i] = w.writeShard(i, d, n, ch)
+			w.errs[i] = fn(i, d)
 		}()
 	}
 	wg.Wait()
-	w.header = true
-	w.size += int64(n)
-	w.n = 0
 	return w.checkQuorum()
 }
 

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/twinlake/twinlake/internal/blob"
+	"github.com/twinlake/twinlake/internal/erasure"
 	"github.com/twinlake/twinlake/internal/meta"
 )
 
@@ -17,6 +18,10 @@ type HealOptions struct {
 	// RecordsPerSecond caps how fast metadata records and blob files are
 	// read, so the check never crowds out serving; 0 means no cap.
 	RecordsPerSecond int
+	// Deep reads every shard of every referenced blob through its
+	// checksums (a drive set only); otherwise a shard counts as sound
+	// when its file is there with the right length.
+	Deep bool
 }
 
 // MissingBlob is a blob file that a version or an uploaded part names but
@@ -35,17 +40,22 @@ const maxReportedMissing = 1000
 
 // HealReport is what a check found and did.
 type HealReport struct {
-	DryRun       bool          `json:"dryRun,omitempty"`
-	BlobFiles    int64         `json:"blobFiles"`    // files in the blob tree
-	Versions     int64         `json:"versions"`     // version records read
-	Parts        int64         `json:"parts"`        // uploaded part records read
-	InFlight     int64         `json:"inFlight"`     // unreferenced files a write in progress owns (an intent)
-	Orphans      int64         `json:"orphans"`      // unreferenced files no write owns
-	OrphanBytes  int64         `json:"orphanBytes"`  // their size
-	Removed      int64         `json:"removed"`      // orphans removed (0 on a dry run)
-	MissingCount int64         `json:"missingCount"` // referenced files not on disk
-	Missing      []MissingBlob `json:"missing,omitempty"`
-	Elapsed      time.Duration `json:"-"`
+	DryRun        bool          `json:"dryRun,omitempty"`
+	Deep          bool          `json:"deep,omitempty"`
+	Drives        int           `json:"drives"`
+	Layout        string        `json:"layout"`        // the drive set's erasure layout
+	Degraded      int64         `json:"degraded"`      // referenced blobs with a shard missing or corrupt
+	ShardsRebuilt int64         `json:"shardsRebuilt"` // shards written again (0 on a dry run)
+	BlobFiles     int64         `json:"blobFiles"`     // files in the blob tree
+	Versions      int64         `json:"versions"`      // version records read
+	Parts         int64         `json:"parts"`         // uploaded part records read
+	InFlight      int64         `json:"inFlight"`      // unreferenced files a write in progress owns (an intent)
+	Orphans       int64         `json:"orphans"`       // unreferenced files no write owns
+	OrphanBytes   int64         `json:"orphanBytes"`   // their size
+	Removed       int64         `json:"removed"`       // orphans removed (0 on a dry run)
+	MissingCount  int64         `json:"missingCount"`  // referenced files not on disk
+	Missing       []MissingBlob `json:"missing,omitempty"`
+	Elapsed       time.Duration `json:"-"`
 }
 
 // HealScan compares every blob file with the metadata that references
@@ -63,7 +73,7 @@ type HealReport struct {
 // its file is removed.
 func (l *Layer) HealScan(ctx context.Context, opts HealOptions) (HealReport, error) {
 	start := time.Now()
-	rep := HealReport{DryRun: opts.DryRun}
+	rep := HealReport{DryRun: opts.DryRun, Deep: opts.Deep, Drives: l.blobs.Drives(), Layout: l.blobs.Layout().String()}
 	pace := newPacer(opts.RecordsPerSecond)
 	files := map[string]bool{}
 	if err := l.blobs.Walk(func(id string) bool {
@@ -83,7 +93,7 @@ func (l *Layer) HealScan(ctx context.Context, opts HealOptions) (HealReport, err
 	used := map[string]bool{}
 	check := func(id string, m MissingBlob) {
 		used[id] = true
-		if files[id] || l.blobExists(id) {
+		if (files[id] || l.blobExists(id)) && l.healShards(id, opts, &rep) {
 			return
 		}
 		rep.MissingCount++
@@ -145,10 +155,32 @@ func (l *Layer) HealScan(ctx context.Context, opts HealOptions) (HealReport, err
 		rep.Removed++
 	}
 	rep.Elapsed = time.Since(start)
-	if rep.Orphans > 0 || rep.MissingCount > 0 {
-		l.log.Warn("heal scan", "orphans", rep.Orphans, "removed", rep.Removed, "missing", rep.MissingCount, "dryRun", opts.DryRun)
+	if rep.Orphans > 0 || rep.MissingCount > 0 || rep.Degraded > 0 {
+		l.log.Warn("heal scan", "orphans", rep.Orphans, "removed", rep.Removed, "missing", rep.MissingCount,
+			"degraded", rep.Degraded, "shardsRebuilt", rep.ShardsRebuilt, "dryRun", opts.DryRun)
 	}
 	return rep, nil
+}
+
+// healShards checks a referenced blob's shards on a drive set and
+// rebuilds those missing or corrupt; it reports false when too few are
+// sound to rebuild the blob: its data is lost on this site.
+func (l *Layer) healShards(id string, opts HealOptions, rep *HealReport) bool {
+	if l.blobs.Drives() == 1 {
+		return true
+	}
+	res, err := l.blobs.Heal(id, opts.Deep, opts.DryRun)
+	if len(res.Bad) > 0 {
+		rep.Degraded++
+	}
+	rep.ShardsRebuilt += int64(res.Rebuilt)
+	switch {
+	case errors.Is(err, erasure.ErrReadQuorum):
+		return false
+	case err != nil:
+		l.log.Warn("heal: shards not rebuilt", "blob", id, "err", err)
+	}
+	return true
 }
 
 func (l *Layer) scanIntents(ctx context.Context, pace *pacer) (map[string]bool, error) {
@@ -181,11 +213,7 @@ func (l *Layer) blobSize(id string) int64 {
 		return 0
 	}
 	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return 0
-	}
-	return st.Size()
+	return f.Size()
 }
 
 // pacer spaces reads to at most perSecond, in steps of a tenth of a

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"io"
 	"os"
+
+	"github.com/twinlake/twinlake/internal/blob"
 )
 
 // HeadObject returns the version's record. Without versionID it returns the
@@ -95,6 +97,14 @@ func (l *Layer) OpenRangeWithKey(bucket, key string, v *Version, off, length int
 		}
 		r.c, r.aad = enc.c, enc.aad
 	}
+	if r.remain > 0 {
+		// Open the first segment now, so that data that cannot be read
+		// (a blob lost, too few sound shards) is an error the caller
+		// answers before sending any of the body.
+		if err := r.next(); err != nil {
+			return nil, err
+		}
+	}
 	return r, nil
 }
 
@@ -115,7 +125,7 @@ type segmentReader struct {
 	off    int64 // offset into the current first segment
 	remain int64
 	cur    io.Reader
-	file   *os.File
+	file   blob.File
 }
 
 func (r *segmentReader) Read(p []byte) (int, error) {
@@ -160,11 +170,16 @@ func (r *segmentReader) WriteTo(w io.Writer) (int64, error) {
 		}
 		var n int64
 		var err error
-		if sr, ok := r.cur.(*io.SectionReader); ok && r.file != nil {
+		sr, plain := r.cur.(*io.SectionReader)
+		var f *os.File
+		if plain = plain && r.file != nil; plain {
+			f, plain = blob.OSFile(r.file)
+		}
+		if plain {
 			// A plain blob: seek the file and give it to w directly.
 			_, off, size := sr.Outer()
-			if _, err = r.file.Seek(off, io.SeekStart); err == nil {
-				n, err = io.Copy(w, &io.LimitedReader{R: r.file, N: size})
+			if _, err = f.Seek(off, io.SeekStart); err == nil {
+				n, err = io.Copy(w, &io.LimitedReader{R: f, N: size})
 				if err == nil && n < size {
 					err = io.ErrUnexpectedEOF
 				}
@@ -234,13 +249,8 @@ func (r *segmentReader) openSegment(seg Segment) (io.ReaderAt, int64, error) {
 	if err != nil {
 		return nil, 0, err
 	}
-	st, err := f.Stat()
-	if err != nil {
-		f.Close()
-		return nil, 0, err
-	}
 	r.file = f
-	return f, st.Size(), nil
+	return f, f.Size(), nil
 }
 
 func (r *segmentReader) closeFile() {

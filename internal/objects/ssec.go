@@ -159,13 +159,8 @@ func (l *Layer) ReplicationData(bucket, key string, v *Version) (io.ReadCloser, 
 			return nil, 0, err
 		}
 		closers = append(closers, f)
-		st, err := f.Stat()
-		if err != nil {
-			closeAll()
-			return nil, 0, err
-		}
 		readers = append(readers, f)
-		size += st.Size()
+		size += f.Size()
 	}
 	return &multiReadCloser{Reader: io.MultiReader(readers...), close: closeAll}, size, nil
 }

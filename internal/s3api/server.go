@@ -248,6 +248,12 @@ func (s *Server) writeError(req *request, err error) {
 	if ae == errRequestTimeout {
 		req.w.Header().Set("Connection", "close")
 	}
+	// A GET that failed after setting the object's headers (its data
+	// could not be opened) answers the error, not a body framed and
+	// described as the object.
+	for _, h := range objectBodyHeaders {
+		req.w.Header().Del(h)
+	}
 	body := errorResponse{Code: ae.Code, Message: ae.Message, Resource: req.r.URL.Path, RequestID: req.id, Key: req.key, Bucket: req.bucket}
 	if req.r.Method == http.MethodHead {
 		req.w.WriteHeader(ae.Status)
@@ -255,6 +261,11 @@ func (s *Server) writeError(req *request, err error) {
 	}
 	writeXML(req.w, ae.Status, body)
 }
+
+// objectBodyHeaders describe an object's body; an error answer drops
+// them.
+var objectBodyHeaders = []string{"Content-Length", "Content-Range", "Content-Encoding", "Content-Disposition",
+	"Content-Language", "Cache-Control", "Expires", "ETag", "Last-Modified"}
 
 // writeXML writes v as an XML document with status.
 func writeXML(w http.ResponseWriter, status int, v any) {

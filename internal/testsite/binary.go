@@ -70,7 +70,13 @@ type Process struct {
 // killed at test cleanup.
 func StartProcess(t testing.TB, bin, dir, addr string, env ...string) *Process {
 	t.Helper()
-	cmd := exec.Command(bin, "server", "--address", addr, "--dir", dir, "--log-level", "warn")
+	return StartProcessArgs(t, bin, dir, addr, nil, env...)
+}
+
+// StartProcessArgs is StartProcess with more server flags (--drives, say).
+func StartProcessArgs(t testing.TB, bin, dir, addr string, args []string, env ...string) *Process {
+	t.Helper()
+	cmd := exec.Command(bin, append([]string{"server", "--address", addr, "--dir", dir, "--log-level", "warn"}, args...)...)
 	cmd.Env = append(os.Environ(), env...)
 	p := &Process{cmd: cmd, log: &lockedBuffer{}, done: make(chan struct{})}
 	cmd.Stdout, cmd.Stderr = p.log, p.log

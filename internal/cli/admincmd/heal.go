@@ -12,7 +12,7 @@ import (
 )
 
 func newAdminHealCmd(opts *cmdutil.Options) *cobra.Command {
-	var scan, dryRun bool
+	var scan, dryRun, deep bool
 	var rate int
 	cmd := &cobra.Command{
 		Use:   "heal ALIAS --scan",
@@ -25,7 +25,14 @@ from a peer ('twinlake admin replicate resync start PEER ALIAS') brings it
 back. The site serves meanwhile: the scan takes no lock and reads at most
 --rate records a second. Crash recovery at startup does not need it (blob
 intents cover every interrupted write); run it after restoring a disk or
-when the metrics disagree with the data on disk.`,
+when the metrics disagree with the data on disk.
+
+On a site whose data is erasure-coded across several drives (server
+--drives), the scan also checks every referenced blob's shards and rebuilds
+those missing or of the wrong length (with --deep: also those failing their
+checksums) from the sound ones: run it after a drive comes back or is
+replaced. A blob with fewer sound shards than the layout needs is reported
+missing.`,
 		Example: `  twinlake admin heal site1 --scan --dry-run
   twinlake admin heal site1 --scan --rate 50000 --json`,
 		Args: cobra.ExactArgs(1),
@@ -40,7 +47,7 @@ when the metrics disagree with the data on disk.`,
 			if err != nil {
 				return err
 			}
-			rep, err := c.HealScan(cmd.Context(), dryRun, rate)
+			rep, err := c.HealScan(cmd.Context(), adminclient.HealOptions{DryRun: dryRun, Rate: rate, Deep: deep})
 			if err != nil {
 				return fmt.Errorf("admin heal %s: %w", args[0], err)
 			}
@@ -55,6 +62,7 @@ when the metrics disagree with the data on disk.`,
 	}
 	cmd.Flags().BoolVar(&scan, "scan", false, "scan the blob files against the metadata (the only kind of heal)")
 	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "report what would be repaired, change nothing")
+	cmd.Flags().BoolVar(&deep, "deep", false, "on a site whose data is erasure-coded across drives, read every shard through its checksums")
 	cmd.Flags().IntVar(&rate, "rate", adminclient.HealDefaultRate, "read at most this many records a second")
 	return cmd
 }
@@ -82,6 +90,14 @@ func healHuman(alias string, r adminclient.HealReport) string {
 		b.WriteString("\n")
 	}
 	fmt.Fprintf(&b, "  In flight:   %d (owned by writes in progress, left alone)\n", r.InFlight)
+	if r.Drives > 1 {
+		verb := "rebuilt"
+		if r.DryRun {
+			verb = "rebuilt (none on a dry run)"
+		}
+		fmt.Fprintf(&b, "  Drives:      %d, layout %s\n", r.Drives, r.Layout)
+		fmt.Fprintf(&b, "  Degraded:    %d blobs, %d shards %s\n", r.Degraded, r.ShardsRebuilt, verb)
+	}
 	fmt.Fprintf(&b, "  Missing:     %d", r.MissingCount)
 	for _, m := range r.Missing {
 		what := m.Bucket + "/" + m.Key + " version " + m.VersionID

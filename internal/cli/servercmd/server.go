@@ -73,6 +73,7 @@ one) the site refuses to start and changes nothing.`,
 	f := cmd.Flags()
 	f.StringVar(&cfg.Address, "address", "127.0.0.1:9000", "listen address")
 	f.StringVar(&cfg.Dir, "dir", "./data", "data directory")
+	f.StringSliceVar(&cfg.Drives, "drives", nil, "erasure-code object data across these 2 to 16 directories, one per drive (comma-separated; --dir keeps the metadata; fixed when the site first starts)")
 	f.StringVar(&cfg.SiteName, "site-name", "", "this site's name (default derived from its deployment ID)")
 	f.StringVar(&cfg.Domain, "domain", "", "domain for virtual-host style requests (BUCKET.DOMAIN)")
 	f.StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn, error")

@@ -1,0 +1,114 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strconv"
+
+	"github.com/twinlake/twinlake/internal/adminclient"
+	"github.com/twinlake/twinlake/internal/blob"
+	"github.com/twinlake/twinlake/internal/meta"
+	"github.com/twinlake/twinlake/internal/objects"
+)
+
+// driveCountKey records how many drives the site's object data is spread
+// over; it is written when the site first starts and never changes, since
+// the erasure layout, and so every blob's shards, follow from it.
+const driveCountKey = "sys/drive-count"
+
+// validDrives checks a --drives list: none, or 2 to 16 distinct
+// directories.
+func validDrives(drives []string) error {
+	if len(drives) == 0 {
+		return nil
+	}
+	if len(drives) < 2 || len(drives) > blob.MaxDrives {
+		return fmt.Errorf("--drives: %d drives: give 2 to %d (one drive is --dir alone)", len(drives), blob.MaxDrives)
+	}
+	seen := map[string]bool{}
+	for _, d := range drives {
+		if d == "" {
+			return errors.New("--drives: an empty drive path")
+		}
+		abs, err := filepath.Abs(d)
+		if err != nil {
+			return fmt.Errorf("--drives: %s: %w", d, err)
+		}
+		if seen[abs] {
+			return fmt.Errorf("--drives: %s is given twice", d)
+		}
+		seen[abs] = true
+	}
+	return nil
+}
+
+// openBlobs opens the object data store on the configured drives, after
+// checking that their number is the one the site was created with, and
+// claims them. replaced lists the drives found empty on a site that
+// already held data.
+func (s *Server) openBlobs(fresh bool) (st *blob.Store, replaced []int, err error) {
+	n := max(1, len(s.cfg.Drives))
+	recorded := 1 // sites from before drive sets kept their data in Dir
+	raw, err := s.meta.Get([]byte(driveCountKey))
+	switch {
+	case err == nil:
+		if recorded, err = strconv.Atoi(string(raw)); err != nil {
+			return nil, nil, fmt.Errorf("drive count record %q: %w", raw, err)
+		}
+	case errors.Is(err, meta.ErrNotFound):
+		if fresh {
+			recorded = n
+		}
+		b := s.meta.NewBatch()
+		b.Set([]byte(driveCountKey), []byte(strconv.Itoa(recorded)))
+		if err := b.Commit(true); err != nil {
+			return nil, nil, err
+		}
+	default:
+		return nil, nil, err
+	}
+	if n != recorded {
+		return nil, nil, fmt.Errorf("this site's object data is on %d drive(s) and cannot start on %d: the erasure layout follows from the number of drives; give the original drives", recorded, n)
+	}
+	if n == 1 {
+		st, err = blob.Open(s.cfg.Dir)
+		return st, nil, err
+	}
+	if st, err = blob.OpenDrives(s.cfg.Drives, 0); err != nil {
+		return nil, nil, err
+	}
+	marked, err := st.Claim(s.deploymentID)
+	if err != nil {
+		return nil, nil, err
+	}
+	if !fresh && len(marked) > 0 {
+		replaced = marked
+	}
+	s.log.Info("object data on drives", "drives", n, "layout", st.Layout().String(), "replaced", len(replaced))
+	return st, replaced, nil
+}
+
+// startDriveHeal rebuilds, in the background, the shards of drives that
+// were found empty at startup: a heal scan at the default pace, logged
+// when done. `twinlake admin heal ALIAS --scan` does the same on demand.
+func (s *Server) startDriveHeal() {
+	if len(s.replacedDrives) == 0 {
+		return
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	s.stopDriveHeal = func() { cancel(); <-done }
+	s.log.Warn("drives found empty: rebuilding their shards in the background", "drives", s.replacedDrives)
+	go func() {
+		defer close(done)
+		rep, err := s.objects.HealScan(ctx, objects.HealOptions{RecordsPerSecond: adminclient.HealDefaultRate})
+		if err != nil {
+			s.log.Warn("drive heal stopped", "err", err)
+			return
+		}
+		s.log.Info("drive heal done", "blobs", rep.BlobFiles, "degraded", rep.Degraded, "shardsRebuilt", rep.ShardsRebuilt,
+			"missing", rep.MissingCount, "elapsed", rep.Elapsed)
+	}()
+}

@@ -1,0 +1,237 @@
+package blob
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/twinlake/twinlake/internal/erasure"
+)
+
+func driveSet(t *testing.T, n int) (*Store, []string) {
+	t.Helper()
+	base := t.TempDir()
+	var drives []string
+	for i := range n {
+		drives = append(drives, filepath.Join(base, fmt.Sprint("d", i)))
+	}
+	s, err := OpenDrives(drives, erasure.MinBlockSize)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Claim("dep1"); err != nil {
+		t.Fatal(err)
+	}
+	return s, drives
+}
+
+func writeBlob(t *testing.T, s *Store, data []byte) string {
+	t.Helper()
+	w, err := s.Create()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.Copy(w, bytes.NewReader(data)); err != nil {
+		t.Fatal(err)
+	}
+	id, err := w.Commit()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return id
+}
+
+func readBlob(s *Store, id string) ([]byte, error) {
+	f, err := s.Open(id)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	got, err := io.ReadAll(f)
+	if err == nil && int64(len(got)) != f.Size() {
+		err = fmt.Errorf("read %d bytes of %d", len(got), f.Size())
+	}
+	return got, err
+}
+
+func shardPath(drives []string, i int, id string) string {
+	return filepath.Join(drives[i], "blobs", id[:2], id)
+}
+
+// TestDriveSetReadsAroundLostDrives: on 4 drives (2+2) a blob reads back
+// whole with any 2 shard files gone or one corrupt, and not with 3 gone.
+func TestDriveSetReadsAroundLostDrives(t *testing.T) {
+	s, drives := driveSet(t, 4)
+	rng := rand.New(rand.NewPCG(1, 1))
+	data := make([]byte, 5*erasure.MinBlockSize+123)
+	for i := range data {
+		data[i] = byte(rng.Uint32())
+	}
+	id := writeBlob(t, s, data)
+	if _, ok := OSFile(mustOpen(t, s, id)); ok {
+		t.Fatal("a shard-coded blob offered a plain file")
+	}
+	if got, err := readBlob(s, id); err != nil || !bytes.Equal(got, data) {
+		t.Fatalf("healthy read: %v", err)
+	}
+	p := shardPath(drives, 2, id)
+	raw, _ := os.ReadFile(p)
+	raw[100] ^= 1
+	os.WriteFile(p, raw, 0o600)
+	if got, err := readBlob(s, id); err != nil || !bytes.Equal(got, data) {
+		t.Fatalf("read with a corrupt shard: %v", err)
+	}
+	os.Remove(shardPath(drives, 0, id))
+	os.Remove(shardPath(drives, 3, id))
+	// Shard 2 corrupt and 0, 3 gone: only 1 sound, the read must fail.
+	if got, err := readBlob(s, id); !errors.Is(err, erasure.ErrReadQuorum) {
+		t.Fatalf("read with one sound shard: %d bytes, %v", len(got), err)
+	}
+	os.WriteFile(p, raw[:len(raw)-1], 0o600) // now cut short as well
+	if _, err := readBlob(s, id); err == nil {
+		t.Fatal("read with one sound shard succeeded")
+	}
+}
+
+func mustOpen(t *testing.T, s *Store, id string) File {
+	t.Helper()
+	f, err := s.Open(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	return f
+}
+
+// TestDriveSetHeal: a quick heal rebuilds missing and short shards, a
+// deep one also a corrupt one, each byte for byte; a dry run changes
+// nothing.
+func TestDriveSetHeal(t *testing.T) {
+	s, drives := driveSet(t, 5) // 3+2
+	data := bytes.Repeat([]byte("twinlake heal "), 3000)
+	id := writeBlob(t, s, data)
+	orig := make([][]byte, 5)
+	for i := range orig {
+		orig[i], _ = os.ReadFile(shardPath(drives, i, id))
+	}
+	os.Remove(shardPath(drives, 1, id))
+	os.WriteFile(shardPath(drives, 4, id), orig[4][:10], 0o600)
+
+	if res, err := s.Heal(id, false, true); err != nil || fmt.Sprint(res.Bad) != "[1 4]" || res.Rebuilt != 0 {
+		t.Fatalf("dry run: %+v %v", res, err)
+	}
+	if _, err := os.Stat(shardPath(drives, 1, id)); err == nil {
+		t.Fatal("a dry run wrote a shard")
+	}
+	if res, err := s.Heal(id, false, false); err != nil || fmt.Sprint(res.Bad) != "[1 4]" || res.Rebuilt != 2 {
+		t.Fatalf("quick heal: %+v %v", res, err)
+	}
+	corrupt := bytes.Clone(orig[2])
+	corrupt[len(corrupt)/2] ^= 0xff
+	os.WriteFile(shardPath(drives, 2, id), corrupt, 0o600)
+	if res, err := s.Heal(id, false, false); err != nil || len(res.Bad) != 0 {
+		t.Fatalf("a quick heal read a shard's contents: %+v %v", res, err)
+	}
+	if res, err := s.Heal(id, true, false); err != nil || fmt.Sprint(res.Bad) != "[2]" || res.Rebuilt != 1 {
+		t.Fatalf("deep heal: %+v %v", res, err)
+	}
+	for i := range orig {
+		got, _ := os.ReadFile(shardPath(drives, i, id))
+		if !bytes.Equal(got, orig[i]) {
+			t.Fatalf("shard %d differs after heal", i)
+		}
+	}
+	if res, err := s.Heal(id, true, false); err != nil || len(res.Bad) != 0 {
+		t.Fatalf("heal of a sound blob: %+v %v", res, err)
+	}
+}
+
+// TestDriveSetWriteQuorum: a write goes on without one failed drive of 4
+// and is refused without two; the refused write leaves no shard behind.
+func TestDriveSetWriteQuorum(t *testing.T) {
+	s, drives := driveSet(t, 4)
+	breakDrive := func(i int) {
+		root := filepath.Join(drives[i], "blobs")
+		os.RemoveAll(root)
+		os.WriteFile(root, []byte("not a directory"), 0o600)
+	}
+	breakDrive(1)
+	s, _ = storeOver(t, drives)
+	id := writeBlob(t, s, []byte("three of four"))
+	if got, err := readBlob(s, id); err != nil || string(got) != "three of four" {
+		t.Fatalf("read: %q %v", got, err)
+	}
+	breakDrive(3)
+	w, err := s.Create()
+	if err == nil {
+		w.Write([]byte("x"))
+		_, err = w.Commit()
+	}
+	if !errors.Is(err, erasure.ErrWriteQuorum) {
+		t.Fatalf("write on 2 of 4 drives: %v", err)
+	}
+	n := 0
+	s.Walk(func(string) bool { n++; return true })
+	if n != 1 {
+		t.Fatalf("%d blobs listed, want the one written", n)
+	}
+}
+
+// storeOver is a Store over drives as they are, some broken:
+// OpenDrives would refuse a drive whose tree it cannot create.
+func storeOver(t *testing.T, drives []string) (*Store, error) {
+	t.Helper()
+	l, _ := erasure.ForNodes(len(drives))
+	c, err := erasure.New(l, erasure.MinBlockSize)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &Store{dirSynced: map[string]bool{}, code: c}
+	for _, d := range drives {
+		s.roots = append(s.roots, filepath.Join(d, "blobs"))
+	}
+	return s, nil
+}
+
+func TestDriveSetWalkRemoveClaim(t *testing.T) {
+	s, drives := driveSet(t, 3)
+	a := writeBlob(t, s, []byte("a"))
+	b := writeBlob(t, s, []byte("b"))
+	os.Remove(shardPath(drives, 0, a))
+	var ids []string
+	s.Walk(func(id string) bool { ids = append(ids, id); return true })
+	if len(ids) != 2 || (ids[0] != a && ids[1] != a) {
+		t.Fatalf("walk %v, want %s and %s once each", ids, a, b)
+	}
+	if err := s.Remove(a); err != nil {
+		t.Fatal(err)
+	}
+	for i := range drives {
+		if _, err := os.Stat(shardPath(drives, i, a)); err == nil {
+			t.Fatalf("shard %d of a removed blob remains", i)
+		}
+	}
+	if _, err := s.Open(a); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("open removed: %v", err)
+	}
+	// The drives keep their places: swapped, or claimed for another
+	// deployment, they are refused; an empty drive is marked.
+	swapped, _ := OpenDrives([]string{drives[1], drives[0], drives[2]}, 0)
+	if _, err := swapped.Claim("dep1"); err == nil || !strings.Contains(err.Error(), "original order") {
+		t.Fatalf("swapped drives: %v", err)
+	}
+	if _, err := s.Claim("dep2"); err == nil {
+		t.Fatal("drives of dep1 claimed for dep2")
+	}
+	os.RemoveAll(drives[2])
+	s2, _ := OpenDrives(drives, 0)
+	if marked, err := s2.Claim("dep1"); err != nil || fmt.Sprint(marked) != "[2]" {
+		t.Fatalf("claim with a replaced drive: %v %v", marked, err)
+	}
+}
