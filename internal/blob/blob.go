@@ -10,39 +10,33 @@ package blob
 import (
 	"crypto/rand"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"slices"
-	"sync"
 
 	"github.com/twinlake/twinlake/internal/erasure"
 )
 
-// Store keeps blobs under dir/blobs/xx/ID, or their shards under
-// drive/blobs/xx/ID on each drive of a set.
+// Store keeps blobs under dir/blobs/xx/ID, or their shards on each drive
+// of a set (drives.go).
 type Store struct {
-	roots []string // every drive's blob tree, in shard order
-	code  *erasure.Code
-
-	dirMu     sync.Mutex
-	dirSynced map[string]bool
+	one  *LocalDrive   // one drive: its blob files are the blobs
+	set  []Drive       // a drive set, in shard order
+	code *erasure.Code // a drive set's code
 }
 
 // Open prepares the blob tree under dir.
-func Open(dir string) (*Store, error) { return OpenDrives([]string{dir}, 0) }
-
-// path is blob id's file on the first (or only) drive.
-func (s *Store) path(id string) (string, error) { return s.pathOn(0, id) }
-
-func (s *Store) pathOn(drive int, id string) (string, error) {
-	if !validID(id) {
-		return "", ErrInvalidID
+func Open(dir string) (*Store, error) {
+	d, err := NewLocalDrive(dir)
+	if err != nil {
+		return nil, err
 	}
-	return filepath.Join(s.roots[drive], id[:2], id), nil
+	return &Store{one: d}, nil
 }
+
+func (s *Store) path(id string) (string, error) { return s.one.path(id) }
 
 // File is a committed blob opened for reading.
 type File interface {
@@ -78,12 +72,17 @@ func NewID() string {
 	return hex.EncodeToString(b[:])
 }
 
-func validID(id string) bool {
-	if len(id) != 32 {
-		return false
+func validID(id string) bool { return len(id) == 32 && validHex(id) }
+
+// validHex reports whether s is lowercase hex digits only, as NewID
+// writes them.
+func validHex(s string) bool {
+	for i := range len(s) {
+		if c := s[i]; (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
 	}
-	_, err := hex.DecodeString(id)
-	return err == nil
+	return true
 }
 
 // Writer streams one new blob to disk. It is not safe for concurrent use.
@@ -114,7 +113,7 @@ func (s *Store) CreateAs(id string) (*Writer, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := s.ensureDir(filepath.Dir(p)); err != nil {
+	if err := s.one.ensureDir(filepath.Dir(p)); err != nil {
 		return nil, err
 	}
 	f, err := os.OpenFile(p, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
@@ -185,7 +184,7 @@ func (w *Writer) Abort() {
 	}
 	w.done = true
 	if w.sh != nil {
-		w.sh.close()
+		w.sh.abort()
 	} else {
 		w.f.Close()
 	}
@@ -198,23 +197,7 @@ func (s *Store) Open(id string) (File, error) {
 	if s.code != nil {
 		return s.openShards(id)
 	}
-	p, err := s.path(id)
-	if err != nil {
-		return nil, err
-	}
-	f, err := os.Open(p)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, fmt.Errorf("%w: %s", ErrNotFound, id)
-	}
-	if err != nil {
-		return nil, err
-	}
-	st, err := f.Stat()
-	if err != nil {
-		f.Close()
-		return nil, err
-	}
-	return plainFile{f, st.Size()}, nil
+	return s.one.open(id)
 }
 
 // Remove deletes a blob durably: once it returns, the file's directory
@@ -222,40 +205,10 @@ func (s *Store) Open(id string) (File, error) {
 // record saying the blob may be removed can be deleted after it. A missing
 // blob is not an error.
 func (s *Store) Remove(id string) error {
-	if !validID(id) {
-		return ErrInvalidID
+	if s.code != nil {
+		return s.removeShards(id)
 	}
-	var errs []error
-	for i := range s.roots {
-		p, _ := s.pathOn(i, id)
-		err := os.Remove(p)
-		if errors.Is(err, os.ErrNotExist) {
-			continue
-		}
-		if err == nil {
-			err = syncDir(filepath.Dir(p))
-		}
-		errs = append(errs, err)
-	}
-	return errors.Join(errs...)
-}
-
-// ensureDir creates a fan-out directory once and fsyncs its parent, so a
-// blob's directory entry survives a crash.
-func (s *Store) ensureDir(dir string) error {
-	s.dirMu.Lock()
-	defer s.dirMu.Unlock()
-	if s.dirSynced[dir] {
-		return nil
-	}
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return fmt.Errorf("blob: %w", err)
-	}
-	if err := syncDir(filepath.Dir(dir)); err != nil {
-		return err
-	}
-	s.dirSynced[dir] = true
-	return nil
+	return s.one.Remove(id)
 }
 
 func syncDir(dir string) error {
@@ -278,22 +231,20 @@ func (s *Store) Walk(fn func(id string) bool) error {
 	for fan := range 256 {
 		name := fmt.Sprintf("%02x", fan)
 		var ids []string
-		for _, root := range s.roots {
-			files, err := os.ReadDir(filepath.Join(root, name))
-			if errors.Is(err, os.ErrNotExist) {
-				continue
+		if s.code != nil {
+			for _, d := range s.set {
+				got, err := d.List(name)
+				if err != nil {
+					continue // a failed drive: its shards are healed, not listed
+				}
+				ids = append(ids, got...)
 			}
+		} else {
+			got, err := s.one.List(name)
 			if err != nil {
-				if len(s.roots) == 1 {
-					return fmt.Errorf("blob: walk: %w", err)
-				}
-				continue // a failed drive: its shards are healed, not listed
+				return fmt.Errorf("blob: walk: %w", err)
 			}
-			for _, f := range files {
-				if f.Type().IsRegular() && validID(f.Name()) && f.Name()[:2] == name {
-					ids = append(ids, f.Name())
-				}
-			}
+			ids = got
 		}
 		slices.Sort(ids)
 		for _, id := range slices.Compact(ids) {

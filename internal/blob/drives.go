@@ -1,13 +1,10 @@
 package blob
 
 import (
-	"bufio"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"sync"
 
 	"github.com/twinlake/twinlake/internal/erasure"
@@ -16,36 +13,43 @@ import (
 // MaxDrives bounds a drive set.
 const MaxDrives = erasure.MaxNodes
 
-// OpenDrives prepares the blob tree on each of drives. One drive keeps
-// each blob as a plain file, as Open does. Two or more erasure-code each
-// blob across them, one shard file per drive, in the layout
-// erasure.ForNodes gives for that many (blockSize 0 for the default): a
-// read survives as many lost or corrupt shards as the layout's parity, and
-// a write is acknowledged once its write quorum of shards is durable. The
-// order of drives is the shard order and must not change once blobs are
-// written: the caller keeps it (see app's drive-set record).
+// OpenDrives prepares the blob tree on each of drives and returns a drive
+// set over them (see NewDriveSet; blockSize 0 for the default). One drive
+// keeps each blob as a plain file, as Open does.
 func OpenDrives(drives []string, blockSize int) (*Store, error) {
-	if len(drives) < 1 || len(drives) > MaxDrives {
-		return nil, fmt.Errorf("blob: %d drives: want 1 to %d", len(drives), MaxDrives)
+	if len(drives) == 1 {
+		return Open(drives[0])
 	}
-	s := &Store{dirSynced: map[string]bool{}}
-	for _, d := range drives {
-		root := filepath.Join(d, "blobs")
-		if err := os.MkdirAll(root, 0o700); err != nil {
-			return nil, fmt.Errorf("blob: %w", err)
-		}
-		s.roots = append(s.roots, root)
-	}
-	if len(drives) > 1 {
-		l, err := erasure.ForNodes(len(drives))
+	set := make([]Drive, len(drives))
+	for i, d := range drives {
+		ld, err := NewLocalDrive(d)
 		if err != nil {
 			return nil, err
 		}
-		if s.code, err = erasure.New(l, blockSize); err != nil {
-			return nil, err
-		}
+		set[i] = ld
 	}
-	return s, nil
+	return NewDriveSet(set, blockSize)
+}
+
+// NewDriveSet returns a store that erasure-codes each blob across 2 to
+// MaxDrives drives, one shard per drive, in the layout erasure.ForNodes
+// gives for that many: a read survives as many lost or corrupt shards as
+// the layout's parity, and a write is acknowledged once its write quorum
+// of shards is durable. The order of drives is the shard order and must
+// not change once blobs are written: Claim checks it.
+func NewDriveSet(drives []Drive, blockSize int) (*Store, error) {
+	if len(drives) < 2 || len(drives) > MaxDrives {
+		return nil, fmt.Errorf("blob: %d drives: a drive set has 2 to %d", len(drives), MaxDrives)
+	}
+	l, err := erasure.ForNodes(len(drives))
+	if err != nil {
+		return nil, err
+	}
+	code, err := erasure.New(l, blockSize)
+	if err != nil {
+		return nil, err
+	}
+	return &Store{set: append([]Drive(nil), drives...), code: code}, nil
 }
 
 // Layout is the erasure layout of a drive set, or 1+0 for a single drive.
@@ -57,209 +61,195 @@ func (s *Store) Layout() erasure.Layout {
 }
 
 // Drives is the number of drives.
-func (s *Store) Drives() int { return len(s.roots) }
+func (s *Store) Drives() int { return max(1, len(s.set)) }
 
-// shardWriter writes one blob's shard files.
-type shardWriter struct {
-	s     *Store
-	id    string
-	files []*os.File // nil where the drive failed
-	bufs  []*bufio.Writer
-	ew    *erasure.Writer
+// each calls fn for every drive in parallel and returns its results in
+// drive order.
+func each[T any](drives []Drive, fn func(i int, d Drive) T) []T {
+	out := make([]T, len(drives))
+	var wg sync.WaitGroup
+	for i, d := range drives {
+		wg.Go(func() { out[i] = fn(i, d) })
+	}
+	wg.Wait()
+	return out
 }
 
-// createShards creates blob id's shard file on every drive it can; a
-// drive that fails is left out while the write quorum holds.
+// shardWriter writes one blob's shards.
+type shardWriter struct {
+	s    *Store
+	id   string
+	outs []ShardWriter // nil where the drive failed
+	ew   *erasure.Writer
+}
+
+// createShards creates blob id's shard on every drive it can; a drive
+// that fails is left out while the write quorum holds.
 func (s *Store) createShards(id string) (*shardWriter, error) {
 	if !validID(id) {
 		return nil, ErrInvalidID
 	}
-	n := len(s.roots)
-	w := &shardWriter{s: s, id: id, files: make([]*os.File, n), bufs: make([]*bufio.Writer, n)}
-	dst := make([]io.Writer, n)
-	for i := range n {
-		p, _ := s.pathOn(i, id)
-		if err := s.ensureDir(filepath.Dir(p)); err != nil {
-			continue
-		}
-		f, err := os.OpenFile(p, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
+	w := &shardWriter{s: s, id: id}
+	w.outs = each(s.set, func(_ int, d Drive) ShardWriter {
+		sw, err := d.Create(id)
 		if err != nil {
-			continue
+			return nil
 		}
-		w.files[i] = f
-		w.bufs[i] = bufio.NewWriterSize(f, 64<<10)
-		dst[i] = w.bufs[i]
+		return sw
+	})
+	dst := make([]io.Writer, len(w.outs))
+	for i, o := range w.outs {
+		if o != nil {
+			dst[i] = o
+		}
 	}
 	ew, err := s.code.NewWriter(dst)
 	if err != nil {
-		w.close()
-		s.Remove(id)
+		w.abort()
 		return nil, fmt.Errorf("blob: create: %w", err)
 	}
 	w.ew = ew
 	return w, nil
 }
 
-// commit ends the coding, then flushes and fsyncs every shard still
-// written, in parallel, with its directory entry; it fails unless the
-// write quorum of shards is durable.
+// commit ends the coding, then commits every shard still written, in
+// parallel; it fails unless the write quorum of shards is durable. A
+// shard that failed is aborted: it is one to heal, not to read.
 func (w *shardWriter) commit() error {
-	_, _, err := w.ew.Close()
-	if err != nil {
-		w.close()
+	if _, _, err := w.ew.Close(); err != nil {
+		w.abort()
 		return fmt.Errorf("blob: %w", err)
 	}
-	errs := w.ew.Errs()
-	var wg sync.WaitGroup
-	for i, f := range w.files {
-		if f == nil || errs[i] != nil {
-			continue
+	werrs := w.ew.Errs()
+	errs := each(w.s.set, func(i int, _ Drive) error {
+		o := w.outs[i]
+		switch {
+		case o == nil:
+			return ErrNotFound
+		case werrs[i] != nil:
+			o.Abort()
+			return werrs[i]
 		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			errs[i] = syncShard(w.bufs[i], f)
-		}()
-	}
-	wg.Wait()
+		return o.Commit()
+	})
+	w.outs = nil
 	durable := 0
-	for i, f := range w.files {
-		if f == nil {
-			continue
-		}
-		if errs[i] == nil {
+	for _, err := range errs {
+		if err == nil {
 			durable++
-		} else {
-			p, _ := w.s.pathOn(i, w.id)
-			os.Remove(p) // a shard not durable is one to heal, not to read
 		}
 	}
-	w.files = nil
 	if q := w.s.code.Layout().WriteQuorum(); durable < q {
 		return fmt.Errorf("blob: %w: %d of %d shards durable, %d needed", erasure.ErrWriteQuorum, durable, len(errs), q)
 	}
 	return nil
 }
 
-func syncShard(b *bufio.Writer, f *os.File) error {
-	err := b.Flush()
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = syncDir(filepath.Dir(f.Name()))
-	}
-	return err
-}
-
-// close releases the shard files without making them durable.
-func (w *shardWriter) close() {
-	for _, f := range w.files {
-		if f != nil {
-			f.Close()
+// abort discards the shards being written.
+func (w *shardWriter) abort() {
+	for _, o := range w.outs {
+		if o != nil {
+			o.Abort()
 		}
 	}
-	w.files = nil
+	w.outs = nil
+}
+
+// removeShards removes blob id's shard from every drive.
+func (s *Store) removeShards(id string) error {
+	if !validID(id) {
+		return ErrInvalidID
+	}
+	return errors.Join(each(s.set, func(_ int, d Drive) error { return d.Remove(id) })...)
 }
 
 // shardFile is a blob read back from its shards.
 type shardFile struct {
 	*erasure.Reader
-	files []*os.File
-	size  int64
+	shards []ShardReader
+	size   int64
 }
 
 func (f *shardFile) Size() int64 { return f.size }
 
 func (f *shardFile) Close() error {
-	for _, x := range f.files {
-		if x != nil {
-			x.Close()
-		}
-	}
+	closeAll(f.shards)
 	return nil
 }
 
-// openShards opens blob id's shard files: those missing, or whose length
-// is not the one the object's size gives, are read around.
+// openShards opens blob id's shards: those missing, or whose length is
+// not the one the object's size gives, are read around.
 func (s *Store) openShards(id string) (File, error) {
-	files, size, err := s.shardFiles(id)
+	shards, size, err := s.shardReaders(id)
 	if err != nil {
 		return nil, err
 	}
-	src := make([]io.ReaderAt, len(files))
+	src := make([]io.ReaderAt, len(shards))
 	sound := 0
-	for i, f := range files {
-		if f != nil {
-			src[i] = f
+	for i, r := range shards {
+		if r != nil {
+			src[i] = r
 			sound++
 		}
 	}
 	if need := s.code.Layout().ReadQuorum(); sound < need {
-		closeAll(files)
-		return nil, fmt.Errorf("blob: %s: %w: %d of %d shards present, %d needed", id, erasure.ErrReadQuorum, sound, len(files), need)
+		closeAll(shards)
+		return nil, fmt.Errorf("blob: %s: %w: %d of %d shards present, %d needed", id, erasure.ErrReadQuorum, sound, len(shards), need)
 	}
 	r, err := s.code.NewReader(src, size)
 	if err != nil {
-		closeAll(files)
+		closeAll(shards)
 		return nil, err
 	}
-	return &shardFile{Reader: r, files: files, size: size}, nil
+	return &shardFile{Reader: r, shards: shards, size: size}, nil
 }
 
-// shardFiles opens every shard file of blob id and learns the object's
-// size from the first sound footer; shards that are missing or of another
-// length are nil.
-func (s *Store) shardFiles(id string) ([]*os.File, int64, error) {
+// shardReaders opens every shard of blob id, in parallel, and learns the
+// object's size from the first sound footer; shards that are missing or
+// of another length are nil.
+func (s *Store) shardReaders(id string) ([]ShardReader, int64, error) {
 	if !validID(id) {
 		return nil, 0, ErrInvalidID
 	}
-	files := make([]*os.File, len(s.roots))
-	lens := make([]int64, len(s.roots))
+	shards := each(s.set, func(_ int, d Drive) ShardReader {
+		r, err := d.Open(id)
+		if err != nil {
+			return nil
+		}
+		return r
+	})
 	size := int64(-1)
 	found := false
-	for i := range s.roots {
-		p, _ := s.pathOn(i, id)
-		f, err := os.Open(p)
-		if err != nil {
+	for _, r := range shards {
+		if r == nil {
 			continue
 		}
 		found = true
-		st, err := f.Stat()
-		if err != nil {
-			f.Close()
-			continue
-		}
-		files[i], lens[i] = f, st.Size()
-		if size < 0 {
-			if n, err := s.code.StreamSize(f, st.Size()); err == nil {
-				size = n
-			}
+		if n, err := s.code.StreamSize(r, r.Size()); err == nil {
+			size = n
+			break
 		}
 	}
 	if !found {
 		return nil, 0, fmt.Errorf("%w: %s", ErrNotFound, id)
 	}
 	if size < 0 {
-		closeAll(files)
+		closeAll(shards)
 		return nil, 0, fmt.Errorf("blob: %s: %w: no shard holds a sound footer", id, erasure.ErrReadQuorum)
 	}
-	for i, f := range files {
-		if f != nil && lens[i] != s.code.ShardSize(size) {
-			f.Close()
-			files[i] = nil
+	for i, r := range shards {
+		if r != nil && r.Size() != s.code.ShardSize(size) {
+			r.Close()
+			shards[i] = nil
 		}
 	}
-	return files, size, nil
+	return shards, size, nil
 }
 
-func closeAll(files []*os.File) {
-	for _, f := range files {
-		if f != nil {
-			f.Close()
+func closeAll(shards []ShardReader) {
+	for _, r := range shards {
+		if r != nil {
+			r.Close()
 		}
 	}
 }
@@ -274,27 +264,27 @@ type HealResult struct {
 }
 
 // Heal checks blob id's shards and rebuilds the bad ones from the sound
-// ones: each is written to a temporary file on its drive, fsynced and
-// renamed into place, so a crash leaves either the old state or a whole
-// shard. A quick heal checks that every shard file exists with the right
-// length; deep also reads every shard through its checksums. dryRun
-// reports without writing. On a single drive there is nothing to heal.
+// ones, each through its drive's Rewrite, so a crash leaves either the old
+// state or a whole shard. A quick heal checks that every shard exists with
+// the right length; deep also reads every shard through its checksums.
+// dryRun reports without writing. On a single drive there is nothing to
+// heal.
 func (s *Store) Heal(id string, deep, dryRun bool) (HealResult, error) {
 	if s.code == nil {
 		return HealResult{}, nil
 	}
-	files, size, err := s.shardFiles(id)
+	shards, size, err := s.shardReaders(id)
 	if err != nil {
 		return HealResult{}, err
 	}
-	defer closeAll(files)
-	bad := make([]bool, len(files))
-	for i, f := range files {
-		bad[i] = f == nil
+	defer closeAll(shards)
+	bad := make([]bool, len(shards))
+	for i, r := range shards {
+		bad[i] = r == nil
 	}
 	if deep {
-		for i, f := range files {
-			if f != nil && !bad[i] && s.code.CheckShard(f, i, size) != nil {
+		for i, r := range shards {
+			if r != nil && s.code.CheckShard(r, i, size) != nil {
 				bad[i] = true
 			}
 		}
@@ -308,78 +298,50 @@ func (s *Store) Heal(id string, deep, dryRun bool) (HealResult, error) {
 	if len(res.Bad) == 0 || dryRun {
 		return res, nil
 	}
-	src := make([]io.ReaderAt, len(files))
-	for i, f := range files {
-		if f != nil && !bad[i] {
-			src[i] = f
+	src := make([]io.ReaderAt, len(shards))
+	for i, r := range shards {
+		if r != nil && !bad[i] {
+			src[i] = r
 		}
 	}
-	tmps := map[int]*os.File{}
+	outs := map[int]ShardWriter{}
 	dst := map[int]io.Writer{}
-	bufs := map[int]*bufio.Writer{}
-	defer func() {
-		for _, t := range tmps {
-			t.Close()
-			os.Remove(t.Name())
-		}
-	}()
 	for _, i := range res.Bad {
-		p, _ := s.pathOn(i, id)
-		// Not ensureDir's cache: a drive put in place while serving has
-		// lost the directories the cache remembers.
-		if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
-			return res, fmt.Errorf("blob: heal %s shard %d: %w", id, i, err)
-		}
-		if err := syncDir(filepath.Dir(filepath.Dir(p))); err != nil {
-			return res, err
-		}
-		t, err := os.OpenFile(p+".heal", os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o600)
+		w, err := s.set[i].Rewrite(id)
 		if err != nil {
+			for _, o := range outs {
+				o.Abort()
+			}
 			return res, fmt.Errorf("blob: heal %s shard %d: %w", id, i, err)
 		}
-		tmps[i] = t
-		bufs[i] = bufio.NewWriterSize(t, 64<<10)
-		dst[i] = bufs[i]
+		outs[i], dst[i] = w, w
 	}
 	if err := s.code.Rebuild(src, size, dst); err != nil {
+		for _, o := range outs {
+			o.Abort()
+		}
 		return res, fmt.Errorf("blob: heal %s: %w", id, err)
 	}
 	var errs []error
 	for _, i := range res.Bad {
-		t := tmps[i]
-		p, _ := s.pathOn(i, id)
-		err := bufs[i].Flush()
-		if err == nil {
-			err = t.Sync()
-		}
-		if err == nil {
-			err = os.Rename(t.Name(), p)
-		}
-		if err == nil {
-			err = syncDir(filepath.Dir(p))
-		}
-		if err != nil {
+		if err := outs[i].Commit(); err != nil {
 			errs = append(errs, fmt.Errorf("blob: heal %s shard %d: %w", id, i, err))
 			continue
 		}
-		t.Close()
-		delete(tmps, i)
 		res.Rebuilt++
 	}
 	return res, errors.Join(errs...)
 }
 
-// driveMark is the record each drive of a set keeps at blobs/.drive: which
-// site's set it belongs to and its place in it, so that a drive mounted in
-// the wrong place, or a drive of another site, is refused rather than read
-// as the wrong shards.
+// driveMark is the record each drive of a set keeps: which site's set it
+// belongs to and its place in it, so that a drive mounted in the wrong
+// place, or a drive of another site, is refused rather than read as the
+// wrong shards.
 type driveMark struct {
 	Deployment string `json:"deployment"`
 	Index      int    `json:"index"`
 	Drives     int    `json:"drives"`
 }
-
-const driveMarkFile = ".drive"
 
 // Claim checks every drive of a set against its mark, and marks drives
 // that have none (a new set, or an empty drive put in place of a failed
@@ -390,54 +352,28 @@ func (s *Store) Claim(deployment string) (marked []int, err error) {
 	if s.code == nil {
 		return nil, nil
 	}
-	want := func(i int) driveMark { return driveMark{Deployment: deployment, Index: i, Drives: len(s.roots)} }
-	for i, root := range s.roots {
-		p := filepath.Join(root, driveMarkFile)
-		raw, err := os.ReadFile(p)
-		if errors.Is(err, os.ErrNotExist) {
-			if err := writeMark(p, want(i)); err != nil {
+	for i, d := range s.set {
+		want := driveMark{Deployment: deployment, Index: i, Drives: len(s.set)}
+		raw, err := d.ReadMark()
+		if errors.Is(err, ErrNotFound) {
+			mark, _ := json.Marshal(want)
+			if err := d.WriteMark(mark); err != nil {
 				return marked, err
 			}
 			marked = append(marked, i)
 			continue
 		}
 		if err != nil {
-			return marked, fmt.Errorf("blob: drive %d (%s): %w", i+1, root, err)
+			return marked, fmt.Errorf("blob: drive %d (%s): %w", i+1, d, err)
 		}
 		var m driveMark
 		if err := json.Unmarshal(raw, &m); err != nil {
-			return marked, fmt.Errorf("blob: drive %d (%s): unreadable mark: %w", i+1, root, err)
+			return marked, fmt.Errorf("blob: drive %d (%s): unreadable mark: %w", i+1, d, err)
 		}
-		if m != want(i) {
+		if m != want {
 			return marked, fmt.Errorf("blob: drive %d (%s) is drive %d of %d of deployment %s, not drive %d of %d of %s: give the drives in their original order",
-				i+1, filepath.Dir(root), m.Index+1, m.Drives, m.Deployment, i+1, len(s.roots), deployment)
+				i+1, d, m.Index+1, m.Drives, m.Deployment, i+1, len(s.set), deployment)
 		}
 	}
 	return marked, nil
-}
-
-func writeMark(p string, m driveMark) error {
-	raw, _ := json.Marshal(m)
-	tmp := p + ".tmp"
-	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o600)
-	if err != nil {
-		return fmt.Errorf("blob: mark drive: %w", err)
-	}
-	_, err = f.Write(raw)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, p)
-	}
-	if err == nil {
-		err = syncDir(filepath.Dir(p))
-	}
-	if err != nil {
-		return fmt.Errorf("blob: mark drive: %w", err)
-	}
-	return nil
 }

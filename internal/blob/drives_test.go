@@ -183,20 +183,15 @@ func TestDriveSetWriteQuorum(t *testing.T) {
 	}
 }
 
-// storeOver is a Store over drives as they are, some broken:
-// OpenDrives would refuse a drive whose tree it cannot create.
+// storeOver is a drive set over drives as they are, some broken:
+// NewLocalDrive would refuse a drive whose tree it cannot create.
 func storeOver(t *testing.T, drives []string) (*Store, error) {
 	t.Helper()
-	l, _ := erasure.ForNodes(len(drives))
-	c, err := erasure.New(l, erasure.MinBlockSize)
-	if err != nil {
-		t.Fatal(err)
+	set := make([]Drive, len(drives))
+	for i, d := range drives {
+		set[i] = &LocalDrive{root: filepath.Join(d, "blobs"), dirSynced: map[string]bool{}}
 	}
-	s := &Store{dirSynced: map[string]bool{}, code: c}
-	for _, d := range drives {
-		s.roots = append(s.roots, filepath.Join(d, "blobs"))
-	}
-	return s, nil
+	return NewDriveSet(set, erasure.MinBlockSize)
 }
 
 func TestDriveSetWalkRemoveClaim(t *testing.T) {
