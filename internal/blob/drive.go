@@ -109,7 +109,8 @@ func (d *LocalDrive) Rewrite(id string) (ShardWriter, error) {
 	if err := syncDir(d.root); err != nil {
 		return nil, err
 	}
-	f, err := os.OpenFile(p+".heal", os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o600)
+	// A name of its own: two rewrites of one shard never share a file.
+	f, err := os.OpenFile(p+".heal-"+NewID()[:8], os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("blob: rewrite shard on %s: %w", d, err)
 	}

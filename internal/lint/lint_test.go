@@ -13,7 +13,7 @@ const module = "github.com/twinlake/twinlake/"
 
 // surfaces are the HTTP edges: they translate the wire to the domain.
 var surfaces = []string{"internal/s3api", "internal/admin", "internal/catalog/rest", "internal/replication/peerhttp",
-	"internal/app", "internal/cli", "internal/adminclient"}
+	"internal/app", "internal/cli", "internal/adminclient", "internal/nodeapi"}
 
 // families are the CLI's command families, one package each.
 var families = []string{"internal/cli/objcmd", "internal/cli/admincmd", "internal/cli/tablecmd",

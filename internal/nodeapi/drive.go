@@ -1,0 +1,212 @@
+package nodeapi
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/twinlake/twinlake/internal/blob"
+)
+
+// Drive is another node's drive reached over the node API: a blob.Drive
+// whose shards live on that node.
+type Drive struct {
+	base   string // http(s)://host:port
+	secret []byte
+	client *http.Client
+	// timeout bounds every call but a shard upload, which is bounded
+	// by the client's transport.
+	timeout time.Duration
+}
+
+var _ blob.Drive = (*Drive)(nil)
+
+// DefaultTimeout bounds a call to another node's drive.
+const DefaultTimeout = 30 * time.Second
+
+// NewDrive returns the drive served by the node at base (its URL, no
+// path), signing calls with secret; client nil means a default one.
+func NewDrive(base string, secret []byte, client *http.Client) (*Drive, error) {
+	if len(secret) < MinSecretLen {
+		return nil, fmt.Errorf("nodeapi: the node secret must be at least %d bytes", MinSecretLen)
+	}
+	if !strings.HasPrefix(base, "http://") && !strings.HasPrefix(base, "https://") {
+		return nil, fmt.Errorf("nodeapi: node URL %q: want http:// or https://", base)
+	}
+	if client == nil {
+		client = &http.Client{}
+	}
+	return &Drive{base: strings.TrimSuffix(base, "/"), secret: secret, client: client, timeout: DefaultTimeout}, nil
+}
+
+func (d *Drive) String() string { return d.base }
+
+// do sends a signed request and returns the response of a 2xx answer;
+// others become errors (404 wraps blob.ErrNotFound).
+func (d *Drive) do(ctx context.Context, method, path string, body io.Reader, hdr http.Header) (*http.Response, error) {
+	req, err := http.NewRequestWithContext(ctx, method, d.base+path, body)
+	if err != nil {
+		return nil, err
+	}
+	for k, v := range hdr {
+		req.Header[k] = v
+	}
+	sign(d.secret, req, time.Now())
+	resp, err := d.client.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("node %s: %w", d.base, err)
+	}
+	if resp.StatusCode/100 == 2 {
+		return resp, nil
+	}
+	defer resp.Body.Close()
+	var e apiError
+	json.NewDecoder(io.LimitReader(resp.Body, 4<<10)).Decode(&e)
+	err = fmt.Errorf("node %s: %s %s: %d %s", d.base, method, path, resp.StatusCode, e.Error)
+	if resp.StatusCode == http.StatusNotFound {
+		err = fmt.Errorf("%w: %v", blob.ErrNotFound, err)
+	}
+	return nil, err
+}
+
+// call is do with the drive's timeout, for calls whose answer is read at
+// once; fn reads the body.
+func (d *Drive) call(method, path string, body io.Reader, hdr http.Header, fn func(*http.Response) error) error {
+	ctx, cancel := context.WithTimeout(context.Background(), d.timeout)
+	defer cancel()
+	resp, err := d.do(ctx, method, path, body, hdr)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if fn != nil {
+		return fn(resp)
+	}
+	return nil
+}
+
+// Create implements blob.Drive: the shard streams to the node as it is
+// written; Commit returns once the node has made it durable.
+func (d *Drive) Create(id string) (blob.ShardWriter, error) { return d.upload(id, "create") }
+
+// Rewrite implements blob.Drive.
+func (d *Drive) Rewrite(id string) (blob.ShardWriter, error) { return d.upload(id, "rewrite") }
+
+func (d *Drive) upload(id, mode string) (blob.ShardWriter, error) {
+	pr, pw := io.Pipe()
+	u := &upload{pw: pw, done: make(chan error, 1)}
+	go func() {
+		resp, err := d.do(context.Background(), http.MethodPut, pathShards+id+"?mode="+mode, pr, nil)
+		if err == nil {
+			resp.Body.Close()
+		}
+		pr.CloseWithError(err) // unblocks a writer the node stopped reading
+		u.done <- err
+	}()
+	return u, nil
+}
+
+// upload is a shard on its way to another node.
+type upload struct {
+	pw   *io.PipeWriter
+	done chan error
+}
+
+func (u *upload) Write(p []byte) (int, error) { return u.pw.Write(p) }
+
+func (u *upload) Commit() error {
+	u.pw.Close()
+	return <-u.done
+}
+
+var errAborted = errors.New("shard upload aborted")
+
+func (u *upload) Abort() {
+	u.pw.CloseWithError(errAborted)
+	<-u.done
+}
+
+// Open implements blob.Drive: the size comes from a HEAD, each ReadAt is
+// one ranged GET.
+func (d *Drive) Open(id string) (blob.ShardReader, error) {
+	var size int64
+	err := d.call(http.MethodHead, pathShards+id, nil, nil, func(resp *http.Response) error {
+		n, err := strconv.ParseInt(resp.Header.Get(headerShardSize), 10, 64)
+		if err != nil || n < 0 {
+			return fmt.Errorf("node %s: shard %s: no size", d.base, id)
+		}
+		size = n
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &remoteShard{d: d, id: id, size: size}, nil
+}
+
+type remoteShard struct {
+	d    *Drive
+	id   string
+	size int64
+}
+
+func (r *remoteShard) Size() int64  { return r.size }
+func (r *remoteShard) Close() error { return nil }
+
+func (r *remoteShard) ReadAt(p []byte, off int64) (int, error) {
+	if off >= r.size {
+		return 0, io.EOF
+	}
+	want := min(int64(len(p)), r.size-off)
+	hdr := http.Header{"Range": {fmt.Sprintf("bytes=%d-%d", off, off+want-1)}}
+	n := 0
+	err := r.d.call(http.MethodGet, pathShards+r.id, nil, hdr, func(resp *http.Response) error {
+		var err error
+		n, err = io.ReadFull(resp.Body, p[:want])
+		return err
+	})
+	if err == nil && int64(n) < int64(len(p)) {
+		err = io.EOF
+	}
+	return n, err
+}
+
+// Remove implements blob.Drive.
+func (d *Drive) Remove(id string) error {
+	return d.call(http.MethodDelete, pathShards+id, nil, nil, nil)
+}
+
+// maxList bounds a fan-out directory listing's answer.
+const maxList = 64 << 20
+
+// List implements blob.Drive.
+func (d *Drive) List(fan string) ([]string, error) {
+	var ids []string
+	err := d.call(http.MethodGet, pathList+fan, nil, nil, func(resp *http.Response) error {
+		return json.NewDecoder(io.LimitReader(resp.Body, maxList)).Decode(&ids)
+	})
+	return ids, err
+}
+
+// ReadMark implements blob.Drive.
+func (d *Drive) ReadMark() ([]byte, error) {
+	var m []byte
+	err := d.call(http.MethodGet, pathMark, nil, nil, func(resp *http.Response) error {
+		var err error
+		m, err = io.ReadAll(io.LimitReader(resp.Body, maxMark))
+		return err
+	})
+	return m, err
+}
+
+// WriteMark implements blob.Drive.
+func (d *Drive) WriteMark(mark []byte) error {
+	return d.call(http.MethodPut, pathMark, bytes.NewReader(mark), nil, nil)
+}

@@ -1,0 +1,298 @@
+package nodeapi
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/twinlake/twinlake/internal/blob"
+	"github.com/twinlake/twinlake/internal/erasure"
+)
+
+var secret = []byte("node-secret-for-tests")
+
+// node is a drive served over the node API on a fixed loopback address,
+// so that it can stop and come back where the others reach it.
+type node struct {
+	t    *testing.T
+	dir  string
+	addr string
+	srv  *http.Server
+}
+
+func startNode(t *testing.T, dir, addr string) *node {
+	t.Helper()
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ld, err := blob.NewLocalDrive(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := NewServer(ld, secret, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := &node{t: t, dir: dir, addr: ln.Addr().String(), srv: &http.Server{Handler: h}}
+	go n.srv.Serve(ln)
+	t.Cleanup(n.stop)
+	return n
+}
+
+func (n *node) stop() { n.srv.Close() }
+
+func (n *node) drive(t *testing.T) *Drive {
+	t.Helper()
+	d, err := NewDrive("http://"+n.addr, secret, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.timeout = 5 * time.Second
+	return d
+}
+
+// TestDriveConformance: a drive on another node behaves as a local one.
+func TestDriveConformance(t *testing.T) {
+	local, err := blob.NewLocalDrive(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	remote := startNode(t, t.TempDir(), "127.0.0.1:0").drive(t)
+	for name, d := range map[string]blob.Drive{"local": local, "remote": remote} {
+		t.Run(name, func(t *testing.T) { driveContract(t, d) })
+	}
+}
+
+func driveContract(t *testing.T, d blob.Drive) {
+	id := blob.NewID()
+	data := bytes.Repeat([]byte("shard bytes "), 50000)
+	w, err := d.Create(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Write(data[:1000])
+	w.Write(data[1000:])
+	if err := w.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if w, err := d.Create(id); err == nil {
+		if err := w.Commit(); err == nil {
+			t.Fatal("a second Create of the same shard succeeded")
+		}
+	}
+	r, err := d.Open(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Size() != int64(len(data)) {
+		t.Fatalf("size %d, want %d", r.Size(), len(data))
+	}
+	p := make([]byte, 100)
+	if n, err := r.ReadAt(p, 12345); n != 100 || err != nil || !bytes.Equal(p, data[12345:12445]) {
+		t.Fatalf("ReadAt: %d %v", n, err)
+	}
+	if n, err := r.ReadAt(p, int64(len(data)-40)); n != 40 || !errors.Is(err, io.EOF) {
+		t.Fatalf("ReadAt at the end: %d %v", n, err)
+	}
+	r.Close()
+
+	rw, err := d.Rewrite(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rw.Write([]byte("new"))
+	rw.Abort()
+	if r, err := d.Open(id); err != nil || r.Size() != int64(len(data)) {
+		t.Fatalf("an aborted rewrite changed the shard: %v", err)
+	}
+	rw, _ = d.Rewrite(id)
+	rw.Write([]byte("new"))
+	if err := rw.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if r, err := d.Open(id); err != nil || r.Size() != 3 {
+		t.Fatalf("rewrite: %v (size %d)", err, r.Size())
+	}
+	aborted := blob.NewID()
+	aw, _ := d.Create(aborted)
+	aw.Write([]byte("half"))
+	aw.Abort()
+	// The node drops an aborted upload when it sees the cut stream,
+	// which may come just after Abort returns here.
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		_, err := d.Open(aborted)
+		if errors.Is(err, blob.ErrNotFound) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("aborted shard: %v", err)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if ids, err := d.List(id[:2]); err != nil || len(ids) != 1 || ids[0] != id {
+		t.Fatalf("list: %v %v", ids, err)
+	}
+	if _, err := d.List("zz"); err == nil {
+		t.Fatal("list of a bad fan-out accepted")
+	}
+	if _, err := d.ReadMark(); !errors.Is(err, blob.ErrNotFound) {
+		t.Fatalf("mark of a new drive: %v", err)
+	}
+	if err := d.WriteMark([]byte(`{"x":1}`)); err != nil {
+		t.Fatal(err)
+	}
+	if m, err := d.ReadMark(); err != nil || string(m) != `{"x":1}` {
+		t.Fatalf("mark %q %v", m, err)
+	}
+	if err := d.Remove(id); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Remove(id); err != nil {
+		t.Fatalf("removing a missing shard: %v", err)
+	}
+	if _, err := d.Open(id); !errors.Is(err, blob.ErrNotFound) {
+		t.Fatalf("open removed: %v", err)
+	}
+	if _, err := d.Open("../../etc/passwd"); err == nil {
+		t.Fatal("a path outside the drive was opened")
+	}
+}
+
+// TestDriveSetAcrossNodes: a blob coded across this node's drive and
+// three other nodes' reads and writes with one node down, and the node's
+// shards are rebuilt when it is back.
+func TestDriveSetAcrossNodes(t *testing.T) {
+	local, _ := blob.NewLocalDrive(t.TempDir())
+	nodes := []*node{startNode(t, t.TempDir(), "127.0.0.1:0"), startNode(t, t.TempDir(), "127.0.0.1:0"), startNode(t, t.TempDir(), "127.0.0.1:0")}
+	drives := []blob.Drive{local, nodes[0].drive(t), nodes[1].drive(t), nodes[2].drive(t)}
+	set, err := blob.NewDriveSet(drives, erasure.MinBlockSize)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := set.Claim("dep"); err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(4, 4))
+	data := make([]byte, 9*erasure.MinBlockSize+77)
+	for i := range data {
+		data[i] = byte(rng.Uint32())
+	}
+	write := func(b []byte) string {
+		w, err := set.Create()
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.Write(b)
+		id, err := w.Commit()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return id
+	}
+	read := func(id string) []byte {
+		f, err := set.Open(id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		got, err := io.ReadAll(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return got
+	}
+	a := write(data)
+	if !bytes.Equal(read(a), data) {
+		t.Fatal("read back differs")
+	}
+
+	nodes[1].stop()
+	if !bytes.Equal(read(a), data) {
+		t.Fatal("read with a node down differs")
+	}
+	b := write(data[:5000]) // 3 of 4 shards: the write quorum
+	if !bytes.Equal(read(b), data[:5000]) {
+		t.Fatal("write with a node down reads back wrong")
+	}
+
+	nodes[1] = startNode(t, nodes[1].dir, nodes[1].addr)
+	for _, id := range []string{a, b} {
+		res, err := set.Heal(id, false, false)
+		if id == a && (err != nil || len(res.Bad) != 0) {
+			t.Fatalf("heal of a blob written before the node went: %+v %v", res, err)
+		}
+		if id == b && (err != nil || fmt.Sprint(res.Bad) != "[2]" || res.Rebuilt != 1) {
+			t.Fatalf("heal of a blob written while it was down: %+v %v", res, err)
+		}
+	}
+	nodes[0].stop()
+	nodes[2].stop()
+	if !bytes.Equal(read(b), data[:5000]) {
+		t.Fatal("the rebuilt shard does not read back")
+	}
+	// A shard to another node fails as it streams, not at Create: the
+	// write is refused by the time it would be acknowledged.
+	w, err := set.Create()
+	if err == nil {
+		w.Write(data)
+		_, err = w.Commit()
+	}
+	if !errors.Is(err, erasure.ErrWriteQuorum) {
+		t.Fatalf("write with 2 of 4 nodes: %v", err)
+	}
+}
+
+// TestAuth: unsigned, wrongly signed, stale and replayed calls are
+// refused.
+func TestAuth(t *testing.T) {
+	n := startNode(t, t.TempDir(), "127.0.0.1:0")
+	url := "http://" + n.addr + pathList + "ab"
+	try := func(mut func(r *http.Request)) int {
+		r, _ := http.NewRequest(http.MethodGet, url, nil)
+		sign(secret, r, time.Now())
+		mut(r)
+		resp, err := http.DefaultClient.Do(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	if got := try(func(*http.Request) {}); got != http.StatusOK {
+		t.Fatalf("signed call: %d", got)
+	}
+	for name, mut := range map[string]func(r *http.Request){
+		"unsigned":     func(r *http.Request) { r.Header.Del("Authorization") },
+		"other secret": func(r *http.Request) { sign([]byte("another-secret-of-16+"), r, time.Now()) },
+		"stale":        func(r *http.Request) { sign(secret, r, time.Now().Add(-10*time.Minute)) },
+		"replayed elsewhere": func(r *http.Request) {
+			r.URL.Path = pathList + "cd"
+		},
+	} {
+		if got := try(mut); got != http.StatusForbidden {
+			t.Errorf("%s: %d, want 403", name, got)
+		}
+	}
+	if _, err := NewServer(nil, []byte("short"), nil); err == nil {
+		t.Fatal("a short secret accepted")
+	}
+}
+
+func FuzzParseRange(f *testing.F) {
+	f.Add("bytes=0-10", int64(100))
+	f.Add("bytes=5-", int64(10))
+	f.Fuzz(func(t *testing.T, h string, size int64) {
+		off, n, err := parseRange(h, size)
+		if err == nil && (off < 0 || n < 1 || off+n > size) {
+			t.Fatalf("%q of %d: %d+%d", h, size, off, n)
+		}
+	})
+}

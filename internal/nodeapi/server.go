@@ -1,0 +1,232 @@
+// Package nodeapi is the API the nodes of one site speak to each other
+// (/twinlake/node/v1/): today, a node's drive served to the others, so
+// that a drive set can hold one shard of each blob on every node. The
+// server side hands a local blob.Drive to HTTP; the client side (Drive) is
+// a blob.Drive over HTTP. Every request is authenticated with the site's
+// node secret (auth.go); nothing of it is reachable without it.
+package nodeapi
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/twinlake/twinlake/internal/blob"
+)
+
+// Prefix is where the node API is served.
+const Prefix = "/twinlake/node/v1/"
+
+const (
+	pathShards = Prefix + "shards/"
+	pathList   = Prefix + "list/"
+	pathMark   = Prefix + "mark"
+)
+
+// Server serves one local drive to the site's other nodes.
+type Server struct {
+	drive  blob.Drive
+	secret []byte
+	log    *slog.Logger
+}
+
+// NewServer serves drive to requests signed with secret (at least
+// MinSecretLen bytes).
+func NewServer(drive blob.Drive, secret []byte, log *slog.Logger) (*Server, error) {
+	if len(secret) < MinSecretLen {
+		return nil, fmt.Errorf("nodeapi: the node secret must be at least %d bytes", MinSecretLen)
+	}
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Server{drive: drive, secret: secret, log: log}, nil
+}
+
+// ServeHTTP implements http.Handler.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if err := verify(s.secret, r); err != nil {
+		writeError(w, http.StatusForbidden, err)
+		return
+	}
+	p := r.URL.Path
+	var err error
+	switch {
+	case strings.HasPrefix(p, pathShards):
+		err = s.shard(w, r, strings.TrimPrefix(p, pathShards))
+	case strings.HasPrefix(p, pathList) && r.Method == http.MethodGet:
+		err = s.list(w, strings.TrimPrefix(p, pathList))
+	case p == pathMark:
+		err = s.mark(w, r)
+	default:
+		err = errNoRoute
+	}
+	if err != nil {
+		status := statusOf(err)
+		if status == http.StatusInternalServerError {
+			s.log.Warn("node api", "method", r.Method, "path", p, "err", err)
+		}
+		writeError(w, status, err)
+	}
+}
+
+var errNoRoute = errors.New("no such node API call")
+
+func statusOf(err error) int {
+	switch {
+	case errors.Is(err, errNoRoute):
+		return http.StatusNotFound
+	case errors.Is(err, blob.ErrNotFound):
+		return http.StatusNotFound
+	case errors.Is(err, blob.ErrInvalidID), errors.Is(err, errBadRequest):
+		return http.StatusBadRequest
+	}
+	return http.StatusInternalServerError
+}
+
+var errBadRequest = errors.New("bad request")
+
+func (s *Server) shard(w http.ResponseWriter, r *http.Request, id string) error {
+	switch r.Method {
+	case http.MethodPut:
+		return s.putShard(w, r, id)
+	case http.MethodGet, http.MethodHead:
+		return s.getShard(w, r, id)
+	case http.MethodDelete:
+		if err := s.drive.Remove(id); err != nil {
+			return err
+		}
+		w.WriteHeader(http.StatusNoContent)
+		return nil
+	}
+	return errNoRoute
+}
+
+// putShard streams the body into a new shard (?mode=rewrite: a
+// replacement) and answers once it is durable.
+func (s *Server) putShard(w http.ResponseWriter, r *http.Request, id string) error {
+	var sw blob.ShardWriter
+	var err error
+	switch r.URL.Query().Get("mode") {
+	case "", "create":
+		sw, err = s.drive.Create(id)
+	case "rewrite":
+		sw, err = s.drive.Rewrite(id)
+	default:
+		return fmt.Errorf("%w: mode %q", errBadRequest, r.URL.Query().Get("mode"))
+	}
+	if err != nil {
+		return err
+	}
+	n, err := io.Copy(sw, r.Body)
+	if err == nil && r.ContentLength >= 0 && n != r.ContentLength {
+		err = fmt.Errorf("%w: body of %d bytes, %d declared", errBadRequest, n, r.ContentLength)
+	}
+	if err != nil {
+		sw.Abort()
+		return fmt.Errorf("%w: shard %s: %v", errBadRequest, id, err)
+	}
+	if err := sw.Commit(); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusOK)
+	return nil
+}
+
+// getShard answers a shard's size (HEAD) or a byte range of it (GET with
+// Range: bytes=A-B).
+func (s *Server) getShard(w http.ResponseWriter, r *http.Request, id string) error {
+	sr, err := s.drive.Open(id)
+	if err != nil {
+		return err
+	}
+	defer sr.Close()
+	size := sr.Size()
+	w.Header().Set(headerShardSize, strconv.FormatInt(size, 10))
+	if r.Method == http.MethodHead {
+		w.WriteHeader(http.StatusOK)
+		return nil
+	}
+	off, n, err := parseRange(r.Header.Get("Range"), size)
+	if err != nil {
+		return err
+	}
+	w.Header().Set("Content-Length", strconv.FormatInt(n, 10))
+	w.WriteHeader(http.StatusPartialContent)
+	_, err = io.Copy(w, io.NewSectionReader(sr, off, n))
+	if err != nil {
+		s.log.Debug("node api: shard read cut", "id", id, "err", err)
+	}
+	return nil
+}
+
+// headerShardSize carries a shard's whole size on HEAD and GET.
+const headerShardSize = "X-Twinlake-Shard-Size"
+
+// parseRange reads "bytes=A-B" (inclusive) within size.
+func parseRange(h string, size int64) (off, n int64, err error) {
+	spec, ok := strings.CutPrefix(h, "bytes=")
+	a, b, ok2 := strings.Cut(spec, "-")
+	if !ok || !ok2 {
+		return 0, 0, fmt.Errorf("%w: range %q", errBadRequest, h)
+	}
+	off, err1 := strconv.ParseInt(a, 10, 64)
+	end, err2 := strconv.ParseInt(b, 10, 64)
+	if err1 != nil || err2 != nil || off < 0 || end < off || end >= size {
+		return 0, 0, fmt.Errorf("%w: range %q of %d bytes", errBadRequest, h, size)
+	}
+	return off, end - off + 1, nil
+}
+
+func (s *Server) list(w http.ResponseWriter, fan string) error {
+	ids, err := s.drive.List(fan)
+	if err != nil {
+		return err
+	}
+	if ids == nil {
+		ids = []string{}
+	}
+	w.Header().Set("Content-Type", "application/json")
+	return json.NewEncoder(w).Encode(ids)
+}
+
+// maxMark bounds a drive mark's size.
+const maxMark = 4 << 10
+
+func (s *Server) mark(w http.ResponseWriter, r *http.Request) error {
+	switch r.Method {
+	case http.MethodGet:
+		m, err := s.drive.ReadMark()
+		if err != nil {
+			return err
+		}
+		w.Write(m)
+		return nil
+	case http.MethodPut:
+		m, err := io.ReadAll(io.LimitReader(r.Body, maxMark+1))
+		if err != nil || len(m) > maxMark {
+			return fmt.Errorf("%w: a mark of at most %d bytes", errBadRequest, maxMark)
+		}
+		if err := s.drive.WriteMark(m); err != nil {
+			return err
+		}
+		w.WriteHeader(http.StatusNoContent)
+		return nil
+	}
+	return errNoRoute
+}
+
+// apiError is the JSON body of every error answer.
+type apiError struct {
+	Error string `json:"error"`
+}
+
+func writeError(w http.ResponseWriter, status int, err error) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	json.NewEncoder(w).Encode(apiError{Error: err.Error()})
+}
