@@ -1,0 +1,125 @@
+package cluster
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+	"unicode"
+)
+
+// Bounds and defaults of Config.
+const (
+	DefaultLeaseTTL       = 10 * time.Second
+	MinLeaseTTL           = 2 * time.Second
+	MaxLeaseTTL           = time.Minute
+	DefaultRequestTimeout = 5 * time.Second
+	MinRequestTimeout     = 100 * time.Millisecond
+	MaxRequestTimeout     = time.Minute
+	maxNameLen            = 256
+)
+
+// NodeInfo is what a node publishes about itself in the site's membership.
+// It is public to every client of the site's etcd: never put a secret in it.
+type NodeInfo struct {
+	// Address is where the node serves S3 and its peer API, host:port.
+	Address string `json:"address"`
+	// Version is the twinlake version the node runs.
+	Version string `json:"version"`
+	// Started is when the node's process started.
+	Started time.Time `json:"started"`
+}
+
+// Member is one registered node of the site.
+type Member struct {
+	ID   string
+	Info NodeInfo
+}
+
+// Config configures a Coordinator.
+type Config struct {
+	// Endpoints are the client URLs (http://host:port) of the site's etcd
+	// voters. Required.
+	Endpoints []string
+	// Site names the site; its records live under /twinlake/<Site>/.
+	// Required: no '/', blanks or control characters.
+	Site string
+	// NodeID names this node, unique in the site (its --cluster name,
+	// host:port). Required, spelled as Site. A second coordinator opened
+	// with the same NodeID takes the membership record over.
+	NodeID string
+	// Info is published under members/<NodeID> for as long as the node's
+	// session lives.
+	Info NodeInfo
+	// LeaseTTL is how long the node's membership and leadership outlive its
+	// last keep-alive: a dead node's leadership passes on after at most this
+	// long. Whole seconds, MinLeaseTTL..MaxLeaseTTL; 0 means
+	// DefaultLeaseTTL.
+	LeaseTTL time.Duration
+	// RequestTimeout bounds connecting and each request the coordinator
+	// makes on its own behalf (granting a lease, registering the node),
+	// MinRequestTimeout..MaxRequestTimeout; 0 means DefaultRequestTimeout.
+	RequestTimeout time.Duration
+	// Logger receives the coordinator's log (leadership changes, failures
+	// to reach etcd) and the etcd client's errors; nil discards it.
+	Logger *slog.Logger
+}
+
+// withDefaults returns c with every zero setting given its default.
+func (c Config) withDefaults() Config {
+	if c.LeaseTTL == 0 {
+		c.LeaseTTL = DefaultLeaseTTL
+	}
+	if c.RequestTimeout == 0 {
+		c.RequestTimeout = DefaultRequestTimeout
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	return c
+}
+
+// Validate reports every problem of c at once, each wrapping
+// ErrInvalidConfig. Zero settings that have defaults are valid.
+func (c Config) Validate() error {
+	c = c.withDefaults()
+	var errs []error
+	bad := func(format string, args ...any) {
+		errs = append(errs, fmt.Errorf("%w: "+format, append([]any{ErrInvalidConfig}, args...)...))
+	}
+	if len(c.Endpoints) == 0 {
+		bad("Endpoints is required")
+	}
+	for _, ep := range c.Endpoints {
+		if err := checkHTTPURL(ep); err != nil {
+			bad("Endpoints: %v", err)
+		}
+	}
+	if err := checkName(c.Site); err != nil {
+		bad("Site: %v", err)
+	}
+	if err := checkName(c.NodeID); err != nil {
+		bad("NodeID: %v", err)
+	}
+	if c.LeaseTTL < MinLeaseTTL || c.LeaseTTL > MaxLeaseTTL || c.LeaseTTL%time.Second != 0 {
+		bad("LeaseTTL %v is not whole seconds in %v..%v", c.LeaseTTL, MinLeaseTTL, MaxLeaseTTL)
+	}
+	if c.RequestTimeout < MinRequestTimeout || c.RequestTimeout > MaxRequestTimeout {
+		bad("RequestTimeout %v is outside %v..%v", c.RequestTimeout, MinRequestTimeout, MaxRequestTimeout)
+	}
+	return errors.Join(errs...)
+}
+
+// checkName reports whether s can be one segment of an etcd key path.
+func checkName(s string) error {
+	switch {
+	case s == "":
+		return errors.New("is required")
+	case len(s) > maxNameLen:
+		return fmt.Errorf("is longer than %d bytes", maxNameLen)
+	case strings.ContainsFunc(s, func(r rune) bool { return r == '/' || unicode.IsSpace(r) || unicode.IsControl(r) }):
+		return fmt.Errorf("%q holds '/', a blank or a control character", s)
+	}
+	return nil
+}

@@ -1,0 +1,245 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+)
+
+func TestCoordinatorSingleNode(t *testing.T) {
+	m := startMembers(t, 1)[0]
+	a := openCoordinator(t, "a", m.ClientURL())
+
+	if id, err := leaderOf(a); !errors.Is(err, ErrNoLeader) {
+		t.Fatalf("Leader before any campaign = %q, %v; want ErrNoLeader", id, err)
+	}
+	if err := a.Campaign(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "a to lead", func() (bool, string) {
+		id, err := leaderOf(a)
+		return a.IsLeader() && id == "a", fmt.Sprintf("IsLeader=%v Leader=%q %v", a.IsLeader(), id, err)
+	})
+	members, err := a.Members(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Member{ID: "a", Info: NodeInfo{Address: "a.example:9000", Version: "test", Started: time.Unix(1700000000, 0).UTC()}}
+	if len(members) != 1 || members[0].ID != want.ID || members[0].Info.Address != want.Info.Address ||
+		members[0].Info.Version != want.Info.Version || !members[0].Info.Started.Equal(want.Info.Started) {
+		t.Fatalf("Members = %+v, want [%+v]", members, want)
+	}
+
+	// A second node is a candidate behind the first, and leads once the
+	// first closes (resigning, not waiting for its lease to expire).
+	b := openCoordinator(t, "b", m.ClientURL())
+	if err := b.Campaign(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "b registered", func() (bool, string) {
+		ids, err := memberIDs(b)
+		return slices.Equal(ids, []string{"a", "b"}), fmt.Sprint(ids, err)
+	})
+	if id, err := leaderOf(b); id != "a" || b.IsLeader() {
+		t.Fatalf("b sees leader %q (%v), IsLeader %v; want a, false", id, err, b.IsLeader())
+	}
+	watch := b.Watch(t.Context())
+	waitForWatch(t, watch, "a")
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := a.Close(ctx); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	if err := a.Close(ctx); err != nil {
+		t.Fatalf("second Close: %v", err)
+	}
+	if a.IsLeader() {
+		t.Fatal("a still reports leadership after Close")
+	}
+	select {
+	case id := <-watch:
+		if id != "b" {
+			t.Fatalf("Watch delivered %q after a closed, want b", id)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Watch delivered no new leader within 5s of a resigning")
+	}
+	waitFor(t, "b to lead, a gone", func() (bool, string) {
+		ids, err := memberIDs(b)
+		return b.IsLeader() && slices.Equal(ids, []string{"b"}), fmt.Sprint(b.IsLeader(), ids, err)
+	})
+	if _, err := a.Members(ctx); !errors.Is(err, ErrClosed) {
+		t.Fatalf("Members after Close: %v, want ErrClosed", err)
+	}
+	if err := a.Campaign(ctx); !errors.Is(err, ErrClosed) {
+		t.Fatalf("Campaign after Close: %v, want ErrClosed", err)
+	}
+
+	// Another site on the same etcd sees none of this one.
+	other := openSiteCoordinator(t, "other", "a", m.ClientURL())
+	if id, err := leaderOf(other); !errors.Is(err, ErrNoLeader) {
+		t.Fatalf("other site's leader = %q, %v; want ErrNoLeader", id, err)
+	}
+	if ids, err := memberIDs(other); err != nil || !slices.Equal(ids, []string{"a"}) {
+		t.Fatalf("other site's members = %v, %v; want [a]", ids, err)
+	}
+}
+
+// TestCoordinatorThreeNodes runs a site of three nodes, each with its own
+// etcd member and a coordinator talking to it alone, and kills nodes.
+func TestCoordinatorThreeNodes(t *testing.T) {
+	members := startMembers(t, 3)
+	ids := []string{"n1", "n2", "n3"}
+	coords := map[string]*Coordinator{}
+	for i, id := range ids {
+		coords[id] = openCoordinator(t, id, members[i].ClientURL())
+		if err := coords[id].Campaign(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	leader := waitForOneLeader(t, coords)
+	for _, c := range coords {
+		got, err := memberIDs(c)
+		if err != nil || !slices.Equal(got, ids) {
+			t.Fatalf("Members = %v, %v; want %v", got, err, ids)
+		}
+	}
+
+	// The leader's node dies: its etcd member first, so that its
+	// coordinator can neither resign nor revoke its lease, which must
+	// expire instead.
+	dead := coords[leader]
+	members[slices.Index(ids, leader)].Close()
+	delete(coords, leader)
+	var watcher *Coordinator
+	for _, c := range coords {
+		watcher = c
+	}
+	watch := watcher.Watch(t.Context())
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	start := time.Now()
+	_ = dead.Close(ctx) // fails: its etcd is gone
+	cancel()
+	if took := time.Since(start); took > 3*time.Second {
+		t.Fatalf("Close without etcd took %v, want it bounded by its context", took)
+	}
+	survivors := slices.DeleteFunc(slices.Clone(ids), func(id string) bool { return id == leader })
+	waitFor(t, "the dead node's membership to expire", func() (bool, string) {
+		got, err := memberIDs(watcher)
+		return slices.Equal(got, survivors), fmt.Sprint(got, err)
+	})
+	next := waitForOneLeader(t, coords)
+	if next == leader {
+		t.Fatalf("the dead node %s still leads", leader)
+	}
+	waitForWatch(t, watch, next)
+
+	// The new leader's session is revoked from outside (as when it was cut
+	// off from etcd for longer than its lease): it loses the leadership,
+	// the other survivor takes it, and it registers and campaigns again.
+	other := survivors[0]
+	if other == next {
+		other = survivors[1]
+	}
+	revokeSession(t, members[slices.Index(ids, other)].ClientURL(), next)
+	waitFor(t, other+" to take over from "+next, func() (bool, string) {
+		return coords[other].IsLeader() && !coords[next].IsLeader(),
+			fmt.Sprintf("%s IsLeader=%v, %s IsLeader=%v", other, coords[other].IsLeader(), next, coords[next].IsLeader())
+	})
+	if got := waitForOneLeader(t, coords); got != other {
+		t.Fatalf("leader is %s, want %s", got, other)
+	}
+	waitFor(t, next+" to register again", func() (bool, string) {
+		got, err := memberIDs(coords[other])
+		return slices.Equal(got, survivors), fmt.Sprint(got, err)
+	})
+	// Its campaign shows when the leader steps down: it leads again.
+	ctx, cancel = context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := coords[other].Close(ctx); err != nil {
+		t.Fatalf("Close %s: %v", other, err)
+	}
+	waitFor(t, next+" to lead again", func() (bool, string) {
+		id, err := leaderOf(coords[next])
+		return coords[next].IsLeader() && id == next, fmt.Sprintf("IsLeader=%v Leader=%q %v", coords[next].IsLeader(), id, err)
+	})
+}
+
+// waitForOneLeader waits until exactly one of coords reports leadership and
+// all of them name it, and returns it.
+func waitForOneLeader(t *testing.T, coords map[string]*Coordinator) string {
+	t.Helper()
+	var leader string
+	waitFor(t, "one leader all agree on", func() (bool, string) {
+		var leaders, seen []string
+		for id, c := range coords {
+			if c.IsLeader() {
+				leaders = append(leaders, id)
+			}
+			l, err := leaderOf(c)
+			if err != nil {
+				l = err.Error()
+			}
+			seen = append(seen, id+"->"+l)
+		}
+		slices.Sort(seen)
+		if len(leaders) != 1 {
+			return false, fmt.Sprintf("IsLeader on %v; %v", leaders, seen)
+		}
+		leader = leaders[0]
+		for _, s := range seen {
+			if !strings.HasSuffix(s, "->"+leader) {
+				return false, fmt.Sprintf("IsLeader on %v; %v", leaders, seen)
+			}
+		}
+		return true, ""
+	})
+	return leader
+}
+
+// waitForWatch reads watch until it delivers want.
+func waitForWatch(t *testing.T, watch <-chan string, want string) {
+	t.Helper()
+	timeout := time.After(20 * time.Second)
+	var got []string
+	for {
+		select {
+		case id, ok := <-watch:
+			if !ok {
+				t.Fatalf("Watch closed after %v, before delivering %s", got, want)
+			}
+			if got = append(got, id); id == want {
+				return
+			}
+		case <-timeout:
+			t.Fatalf("Watch delivered %v, never %s", got, want)
+		}
+	}
+}
+
+// revokeSession revokes node id's session lease through its membership
+// record, with a client of its own.
+func revokeSession(t *testing.T, endpoint, id string) {
+	t.Helper()
+	cli, err := clientv3.New(clientv3.Config{Endpoints: []string{endpoint}, DialTimeout: 2 * time.Second,
+		Logger: newZapLogger(testLogger(t), nil)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cli.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	resp, err := cli.Get(ctx, keyRoot+"test/"+membersDir+id)
+	if err != nil || len(resp.Kvs) != 1 || resp.Kvs[0].Lease == 0 {
+		t.Fatalf("membership record of %s: %v, %v", id, resp, err)
+	}
+	if _, err := cli.Revoke(ctx, clientv3.LeaseID(resp.Kvs[0].Lease)); err != nil {
+		t.Fatalf("revoke %s's lease: %v", id, err)
+	}
+}

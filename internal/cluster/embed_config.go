@@ -1,0 +1,158 @@
+package cluster
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"maps"
+	"net"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Bounds and defaults of EmbedConfig.
+const (
+	DefaultTickMs       = 100
+	MinTickMs           = 10
+	MaxTickMs           = 1000
+	DefaultElectionMs   = 1000
+	MaxElectionMs       = 50000 // etcd's own ceiling
+	DefaultReadyTimeout = time.Minute
+	MinReadyTimeout     = time.Second
+	MaxReadyTimeout     = 10 * time.Minute
+	// MaxVoters is the most members an embedded cluster may start with
+	// (VoterCount never asks for more).
+	MaxVoters = 5
+)
+
+// EmbedConfig configures one etcd voting member run in process.
+type EmbedConfig struct {
+	// Name is the member's name, unique in its cluster; it must be a key of
+	// InitialCluster. Required.
+	Name string
+	// Dir is the member's own data directory, created mode 0700. Required.
+	Dir string
+	// PeerURL is where the member listens for and is reached by its peers,
+	// http://host:port. Required.
+	PeerURL string
+	// ClientURL is where the member serves clients, http://host:port.
+	// Required.
+	ClientURL string
+	// InitialCluster maps every voter's Name to its PeerURL, this member's
+	// included, 1..MaxVoters entries. Read only when Dir holds no member
+	// yet: a restarted member rejoins the cluster its data names.
+	InitialCluster map[string]string
+	// ClusterToken tells this cluster's members from another's at bootstrap
+	// (the site's deployment ID is a good one). Required.
+	ClusterToken string
+	// TickMs is the raft heartbeat interval, MinTickMs..MaxTickMs; 0 means
+	// DefaultTickMs.
+	TickMs uint
+	// ElectionMs is the raft election timeout, at least 5×TickMs and at most
+	// MaxElectionMs; 0 means DefaultElectionMs.
+	ElectionMs uint
+	// ReadyTimeout bounds how long StartEmbedded waits for the member to join
+	// its cluster, MinReadyTimeout..MaxReadyTimeout; 0 means
+	// DefaultReadyTimeout.
+	ReadyTimeout time.Duration
+	// Logger receives etcd's errors (nothing below error level); nil
+	// discards them.
+	Logger *slog.Logger
+}
+
+// withDefaults returns c with every zero setting given its default.
+func (c EmbedConfig) withDefaults() EmbedConfig {
+	if c.TickMs == 0 {
+		c.TickMs = DefaultTickMs
+	}
+	if c.ElectionMs == 0 {
+		c.ElectionMs = DefaultElectionMs
+	}
+	if c.ReadyTimeout == 0 {
+		c.ReadyTimeout = DefaultReadyTimeout
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	return c
+}
+
+// Validate reports every problem of c at once, each wrapping
+// ErrInvalidConfig. Zero settings that have defaults are valid.
+func (c EmbedConfig) Validate() error {
+	c = c.withDefaults()
+	var errs []error
+	bad := func(format string, args ...any) {
+		errs = append(errs, fmt.Errorf("%w: "+format, append([]any{ErrInvalidConfig}, args...)...))
+	}
+	if c.Name == "" {
+		bad("Name is required")
+	}
+	if c.Dir == "" {
+		bad("Dir is required")
+	}
+	if c.ClusterToken == "" {
+		bad("ClusterToken is required")
+	}
+	if err := checkHTTPURL(c.PeerURL); err != nil {
+		bad("PeerURL: %v", err)
+	}
+	if err := checkHTTPURL(c.ClientURL); err != nil {
+		bad("ClientURL: %v", err)
+	}
+	switch n := len(c.InitialCluster); {
+	case n == 0:
+		bad("InitialCluster is required")
+	case n > MaxVoters:
+		bad("InitialCluster has %d members, at most %d", n, MaxVoters)
+	}
+	for _, name := range slices.Sorted(maps.Keys(c.InitialCluster)) {
+		if name == "" || strings.ContainsAny(name, "=,") {
+			bad("InitialCluster member name %q is empty or holds '=' or ','", name)
+		}
+		if err := checkHTTPURL(c.InitialCluster[name]); err != nil {
+			bad("InitialCluster[%q]: %v", name, err)
+		}
+	}
+	if peer, ok := c.InitialCluster[c.Name]; c.Name != "" && len(c.InitialCluster) > 0 && (!ok || peer != c.PeerURL) {
+		bad("InitialCluster must map Name %q to PeerURL %q", c.Name, c.PeerURL)
+	}
+	if c.TickMs < MinTickMs || c.TickMs > MaxTickMs {
+		bad("TickMs %d is outside %d..%d", c.TickMs, MinTickMs, MaxTickMs)
+	}
+	if c.ElectionMs < 5*c.TickMs || c.ElectionMs > MaxElectionMs {
+		bad("ElectionMs %d is outside 5×TickMs (%d)..%d", c.ElectionMs, 5*c.TickMs, MaxElectionMs)
+	}
+	if c.ReadyTimeout < MinReadyTimeout || c.ReadyTimeout > MaxReadyTimeout {
+		bad("ReadyTimeout %v is outside %v..%v", c.ReadyTimeout, MinReadyTimeout, MaxReadyTimeout)
+	}
+	return errors.Join(errs...)
+}
+
+// initialCluster renders InitialCluster as etcd reads it: name=url,...
+// sorted by name.
+func (c EmbedConfig) initialCluster() string {
+	parts := make([]string, 0, len(c.InitialCluster))
+	for _, name := range slices.Sorted(maps.Keys(c.InitialCluster)) {
+		parts = append(parts, name+"="+c.InitialCluster[name])
+	}
+	return strings.Join(parts, ",")
+}
+
+// checkHTTPURL reports whether s is http://host:port and nothing more (TLS
+// between members is not supported yet).
+func checkHTTPURL(s string) error {
+	u, err := url.Parse(s)
+	if err != nil {
+		return fmt.Errorf("%q does not parse", s)
+	}
+	if u.Scheme != "http" || u.User != nil || u.Path != "" || u.RawQuery != "" || u.Fragment != "" {
+		return fmt.Errorf("%q is not http://host:port", s)
+	}
+	if _, port, err := net.SplitHostPort(u.Host); err != nil || port == "" || u.Hostname() == "" {
+		return fmt.Errorf("%q has no host:port", s)
+	}
+	return nil
+}

@@ -1,0 +1,59 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+func TestEmbeddedSingleMember(t *testing.T) {
+	m := startMembers(t, 1)[0]
+	fi, err := os.Stat(m.etcd.Config().Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if perm := fi.Mode().Perm(); perm != 0o700 {
+		t.Fatalf("data dir mode %v, want 0700", perm)
+	}
+	if m.ClientURL() == "" {
+		t.Fatal("no client URL")
+	}
+	m.Close()
+	m.Close() // idempotent
+}
+
+func TestEmbeddedNotReadyWithoutQuorum(t *testing.T) {
+	ports := freePorts(t, 2)
+	peer := fmt.Sprintf("http://127.0.0.1:%d", ports[0])
+	cfg := EmbedConfig{
+		Name: "n1", Dir: filepath.Join(t.TempDir(), "n1"), ClusterToken: "alone",
+		PeerURL: peer, ClientURL: fmt.Sprintf("http://127.0.0.1:%d", ports[1]),
+		// Two voters that never start: no quorum, never ready.
+		InitialCluster: map[string]string{"n1": peer, "n2": "http://127.0.0.1:1", "n3": "http://127.0.0.1:2"},
+		TickMs:         testTickMs, ElectionMs: testElectionMs,
+		ReadyTimeout: MinReadyTimeout,
+		Logger:       testLogger(t),
+	}
+	start := time.Now()
+	m, err := StartEmbedded(context.Background(), cfg)
+	if !errors.Is(err, ErrNotReady) {
+		if m != nil {
+			m.Close()
+		}
+		t.Fatalf("StartEmbedded without quorum: %v, want ErrNotReady", err)
+	}
+	if took := time.Since(start); took > 10*time.Second {
+		t.Fatalf("gave up after %v, want about %v", took, MinReadyTimeout)
+	}
+}
+
+func TestStartEmbeddedRefusesBadConfig(t *testing.T) {
+	_, err := StartEmbedded(context.Background(), EmbedConfig{Name: "n1"})
+	if !errors.Is(err, ErrInvalidConfig) {
+		t.Fatalf("StartEmbedded with a bad config: %v, want ErrInvalidConfig", err)
+	}
+}
