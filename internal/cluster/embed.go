@@ -96,6 +96,11 @@ func etcdConfig(cfg EmbedConfig, closing *atomic.Bool) (*embed.Config, error) {
 	ec.EnableGRPCGateway = false
 	// Membership and leader records are rewritten rarely, but each rewrite
 	// keeps an old revision until compacted.
+	// The site's metadata store (meta.EtcdStore) commits a batch as one
+	// transaction: allow batches of the size the object layer writes
+	// (a multi-object delete, a bucket's settings with its records).
+	ec.MaxTxnOps = MaxTxnOps
+	ec.MaxRequestBytes = MaxRequestBytes
 	ec.AutoCompactionMode = "periodic"
 	ec.AutoCompactionRetention = "1h"
 	ec.Logger = "zap"

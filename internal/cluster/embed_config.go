@@ -27,6 +27,13 @@ const (
 	MaxVoters = 5
 )
 
+// Transaction bounds of an embedded member: the most operations and bytes
+// one request may carry (etcd's defaults are 128 and 1.5 MiB).
+const (
+	MaxTxnOps       = 4096
+	MaxRequestBytes = 8 << 20
+)
+
 // EmbedConfig configures one etcd voting member run in process.
 type EmbedConfig struct {
 	// Name is the member's name, unique in its cluster; it must be a key of

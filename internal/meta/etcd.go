@@ -1,0 +1,246 @@
+package meta
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+)
+
+// EtcdStore is a Store kept in etcd under a key prefix, for a site of
+// several nodes: every node reads the same metadata, reads are
+// linearizable, and a batch is one etcd transaction, durable on a quorum
+// of etcd members before Commit returns (sync or not). A fence, when set,
+// is a condition every transaction carries (the writer still holds the
+// site's leadership), so a node that lost it cannot write after the new
+// leader started: its commits fail with ErrFenced.
+//
+// etcd bounds what it holds (its backend quota, 2 GiB by default and 8 GiB
+// at most as etcd recommends) and each transaction (operations and request
+// bytes, both server settings): the limits of a site's metadata, and so of
+// its object count, are etcd's. See the architecture page.
+type EtcdStore struct {
+	c       *clientv3.Client
+	prefix  string
+	fence   func() []clientv3.Cmp
+	timeout time.Duration
+}
+
+var _ Store = (*EtcdStore)(nil)
+
+// ErrFenced is returned by Commit when the store's fence no longer holds.
+var ErrFenced = errors.New("meta: write fenced off: this node no longer holds the site's leadership")
+
+// EtcdOptions configure an EtcdStore.
+type EtcdOptions struct {
+	// Prefix is prepended to every key (a site's namespace); required.
+	Prefix string
+	// Fence, when set, returns the conditions every commit carries.
+	Fence func() []clientv3.Cmp
+	// Timeout bounds each call to etcd (default 10s).
+	Timeout time.Duration
+}
+
+// NewEtcd returns a Store over c. Closing it does not close c.
+func NewEtcd(c *clientv3.Client, o EtcdOptions) (*EtcdStore, error) {
+	if o.Prefix == "" {
+		return nil, errors.New("meta: an etcd store needs a key prefix")
+	}
+	if o.Timeout == 0 {
+		o.Timeout = 10 * time.Second
+	}
+	if o.Timeout < 100*time.Millisecond || o.Timeout > 5*time.Minute {
+		return nil, fmt.Errorf("meta: etcd timeout %s outside [100ms, 5m]", o.Timeout)
+	}
+	return &EtcdStore{c: c, prefix: o.Prefix, fence: o.Fence, timeout: o.Timeout}, nil
+}
+
+func (s *EtcdStore) ctx() (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.Background(), s.timeout)
+}
+
+func (s *EtcdStore) key(k []byte) string { return s.prefix + string(k) }
+
+// end is the etcd range end for an upper bound (nil: the prefix's end).
+func (s *EtcdStore) end(upper []byte) string {
+	if upper != nil {
+		return s.key(upper)
+	}
+	return string(PrefixEnd([]byte(s.prefix)))
+}
+
+// Get implements Store.
+func (s *EtcdStore) Get(key []byte) ([]byte, error) {
+	var out []byte
+	err := s.View(key, func(v []byte) error {
+		out = append([]byte(nil), v...)
+		return nil
+	})
+	return out, err
+}
+
+// View implements Store.
+func (s *EtcdStore) View(key []byte, fn func([]byte) error) error {
+	ctx, cancel := s.ctx()
+	defer cancel()
+	resp, err := s.c.Get(ctx, s.key(key))
+	if err != nil {
+		return fmt.Errorf("meta: etcd get: %w", err)
+	}
+	if len(resp.Kvs) == 0 {
+		return ErrNotFound
+	}
+	return fn(resp.Kvs[0].Value)
+}
+
+// NewBatch implements Store.
+func (s *EtcdStore) NewBatch() Batch { return &etcdBatch{s: s} }
+
+// Close implements Store; the client stays open.
+func (s *EtcdStore) Close() error { return nil }
+
+type etcdBatch struct {
+	s     *EtcdStore
+	ops   []batchOp
+	after []func()
+}
+
+func (b *etcdBatch) Set(key, value []byte) {
+	b.ops = append(b.ops, batchOp{kind: opSet, key: clone(key), value: clone(value)})
+}
+
+func (b *etcdBatch) Delete(key []byte) {
+	b.ops = append(b.ops, batchOp{kind: opDelete, key: clone(key)})
+}
+
+func (b *etcdBatch) DeleteRange(lower, upper []byte) {
+	b.ops = append(b.ops, batchOp{kind: opDeleteRange, key: clone(lower), end: clone(upper)})
+}
+
+func (b *etcdBatch) Len() int              { return len(b.ops) }
+func (b *etcdBatch) AfterCommit(fn func()) { b.after = append(b.after, fn) }
+
+func clone(b []byte) []byte {
+	if b == nil {
+		return nil
+	}
+	return append([]byte{}, b...)
+}
+
+// Commit implements Batch: one etcd transaction, durable when it returns.
+func (b *etcdBatch) Commit(bool) error {
+	defer func() {
+		for _, fn := range b.after {
+			fn()
+		}
+	}()
+	s := b.s
+	points, ranges := collapse(b.ops)
+	txn := make([]clientv3.Op, 0, len(points)+len(ranges))
+	for _, r := range ranges {
+		txn = append(txn, clientv3.OpDelete(s.key(r.lo), clientv3.WithRange(s.end(r.hi))))
+	}
+	for _, w := range points {
+		if w.delete {
+			txn = append(txn, clientv3.OpDelete(s.key(w.key)))
+		} else {
+			txn = append(txn, clientv3.OpPut(s.key(w.key), string(w.value)))
+		}
+	}
+	if len(txn) == 0 {
+		return nil
+	}
+	var cmps []clientv3.Cmp
+	if s.fence != nil {
+		cmps = s.fence()
+	}
+	ctx, cancel := s.ctx()
+	defer cancel()
+	resp, err := s.c.Txn(ctx).If(cmps...).Then(txn...).Commit()
+	if err != nil {
+		return fmt.Errorf("meta: etcd commit of %d writes: %w", len(txn), err)
+	}
+	if !resp.Succeeded {
+		return ErrFenced
+	}
+	return nil
+}
+
+// etcdPage is how many keys an iterator reads per request.
+const etcdPage = 512
+
+// Iter implements Store: the iterator reads pages of keys at the store's
+// revision when it was created, so it sees one point in time however long
+// it runs (unless etcd compacts that revision meanwhile).
+func (s *EtcdStore) Iter(lower, upper []byte) (Iterator, error) {
+	it := &etcdIter{s: s, lower: clone(lower), upper: clone(upper)}
+	ctx, cancel := s.ctx()
+	defer cancel()
+	// A read that finds nothing still fixes the revision.
+	resp, err := s.c.Get(ctx, s.key([]byte{}), clientv3.WithCountOnly())
+	if err != nil {
+		return nil, fmt.Errorf("meta: etcd iterate: %w", err)
+	}
+	it.rev = resp.Header.Revision
+	return it, nil
+}
+
+type etcdIter struct {
+	s            *EtcdStore
+	lower, upper []byte
+	rev          int64
+	page         [][2][]byte
+	pos          int
+	more         bool // keys after the page
+	err          error
+}
+
+func (i *etcdIter) First() bool { return i.seek(i.lower, true) }
+
+func (i *etcdIter) SeekGE(k []byte) bool {
+	if i.lower != nil && string(k) < string(i.lower) {
+		k = i.lower
+	}
+	return i.seek(k, true)
+}
+
+// seek loads the page starting at k (inclusive or not).
+func (i *etcdIter) seek(k []byte, inclusive bool) bool {
+	from := i.s.key(k)
+	if !inclusive {
+		from += "\x00"
+	}
+	ctx, cancel := i.s.ctx()
+	defer cancel()
+	resp, err := i.s.c.Get(ctx, from, clientv3.WithRange(i.s.end(i.upper)), clientv3.WithRev(i.rev),
+		clientv3.WithLimit(etcdPage), clientv3.WithSort(clientv3.SortByKey, clientv3.SortAscend))
+	if err != nil {
+		i.err = fmt.Errorf("meta: etcd iterate: %w", err)
+		i.page = nil
+		return false
+	}
+	i.page = i.page[:0]
+	for _, kv := range resp.Kvs {
+		i.page = append(i.page, [2][]byte{kv.Key[len(i.s.prefix):], kv.Value})
+	}
+	i.pos, i.more = 0, resp.More
+	return len(i.page) > 0
+}
+
+func (i *etcdIter) Next() bool {
+	if i.pos+1 < len(i.page) {
+		i.pos++
+		return true
+	}
+	if !i.more || len(i.page) == 0 {
+		i.page = nil
+		return false
+	}
+	return i.seek(i.page[len(i.page)-1][0], false)
+}
+
+func (i *etcdIter) Key() []byte   { return i.page[i.pos][0] }
+func (i *etcdIter) Value() []byte { return i.page[i.pos][1] }
+func (i *etcdIter) Close() error  { return i.err }

@@ -1,0 +1,121 @@
+package meta
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"path/filepath"
+	"testing"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/twinlake/twinlake/internal/cluster"
+)
+
+// startEtcd runs one embedded etcd member on loopback for the test.
+func startEtcd(t *testing.T) *clientv3.Client {
+	t.Helper()
+	var ports [2]string
+	for i := range ports {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		ports[i] = l.Addr().String()
+		l.Close()
+	}
+	peer, client := "http://"+ports[0], "http://"+ports[1]
+	e, err := cluster.StartEmbedded(context.Background(), cluster.EmbedConfig{
+		Name: "m1", Dir: filepath.Join(t.TempDir(), "etcd"), PeerURL: peer, ClientURL: client,
+		InitialCluster: map[string]string{"m1": peer}, ClusterToken: "meta-test",
+		TickMs: 50, ElectionMs: 500,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(e.Close)
+	c, err := clientv3.New(clientv3.Config{Endpoints: []string{e.ClientURL()}, DialTimeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// TestEtcdStore runs the conformance suite on etcd, each case in a
+// namespace of its own.
+func TestEtcdStore(t *testing.T) {
+	c := startEtcd(t)
+	n := 0
+	testStore(t, func(t *testing.T) Store {
+		n++
+		s, err := NewEtcd(c, EtcdOptions{Prefix: fmt.Sprintf("/conf%d/", n)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	})
+	t.Run("PagesAndSnapshot", func(t *testing.T) {
+		s, _ := NewEtcd(c, EtcdOptions{Prefix: "/pages/"})
+		b := s.NewBatch()
+		for i := range 1300 {
+			b.Set([]byte(fmt.Sprintf("k%05d", i)), []byte("v"))
+		}
+		if err := b.Commit(true); err != nil {
+			t.Fatal(err)
+		}
+		it, err := s.Iter([]byte("k00100"), []byte("k01250"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		late := s.NewBatch()
+		late.Set([]byte("k00999x"), []byte("after the iterator"))
+		late.Delete([]byte("k01000"))
+		if err := late.Commit(true); err != nil {
+			t.Fatal(err)
+		}
+		want := 100
+		for ok := it.First(); ok; ok = it.Next() {
+			if got := string(it.Key()); got != fmt.Sprintf("k%05d", want) {
+				t.Fatalf("key %q, want k%05d", got, want)
+			}
+			want++
+		}
+		if err := it.Close(); err != nil || want != 1250 {
+			t.Fatalf("iterated to %d, %v", want, err)
+		}
+		if err := s.NewBatch().Commit(true); err != nil {
+			t.Fatalf("empty batch: %v", err)
+		}
+	})
+	t.Run("Fence", func(t *testing.T) {
+		owner := "node-a"
+		s, _ := NewEtcd(c, EtcdOptions{Prefix: "/fenced/", Fence: func() []clientv3.Cmp {
+			return []clientv3.Cmp{clientv3.Compare(clientv3.Value("/leader"), "=", owner)}
+		}})
+		if _, err := c.Put(context.Background(), "/leader", "node-a"); err != nil {
+			t.Fatal(err)
+		}
+		b := s.NewBatch()
+		b.Set([]byte("x"), []byte("1"))
+		if err := b.Commit(true); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.Put(context.Background(), "/leader", "node-b"); err != nil {
+			t.Fatal(err)
+		}
+		b = s.NewBatch()
+		b.Set([]byte("x"), []byte("2"))
+		if err := b.Commit(true); !errors.Is(err, ErrFenced) {
+			t.Fatalf("commit after losing the lead: %v", err)
+		}
+		if v, _ := s.Get([]byte("x")); string(v) != "1" {
+			t.Fatalf("a fenced commit wrote: %q", v)
+		}
+	})
+	if _, err := NewEtcd(c, EtcdOptions{}); err == nil {
+		t.Fatal("a store without a prefix accepted")
+	}
+}
