@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -147,7 +148,7 @@ func TestMalformedRequests(t *testing.T) {
 func TestServerInfo(t *testing.T) {
 	site := admintest.Start(t, nil)
 	got, err := site.Client(t, admintest.RootAccessKey, admintest.RootSecretKey).ServerInfo(context.Background())
-	if err != nil || got != admintest.Info() {
+	if err != nil || !reflect.DeepEqual(got, admintest.Info()) {
 		t.Fatalf("ServerInfo = %+v, %v", got, err)
 	}
 }

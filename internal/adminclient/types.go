@@ -56,6 +56,18 @@ type ServerInfo struct {
 	TotalBytes    int64  `json:"totalBytes"`
 	DiskTotal     uint64 `json:"diskTotal"`
 	DiskFree      uint64 `json:"diskFree"`
+	// Nodes lists a multi-node site's nodes; empty on a single server.
+	Nodes []NodeInfo `json:"nodes,omitempty"`
+}
+
+// NodeInfo is one node of a multi-node site as its leader sees it.
+type NodeInfo struct {
+	Address string `json:"address"`
+	// State is "leader", "online" (registered in the site's etcd) or
+	// "offline".
+	State string `json:"state"`
+	// Drive is "ok" when the leader reaches the node's drive, else why not.
+	Drive string `json:"drive"`
 }
 
 // ConfigKV is one setting of a subsystem: its effective value and where that

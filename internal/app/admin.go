@@ -92,6 +92,11 @@ func (s *Server) Info(ctx context.Context) (adminclient.ServerInfo, error) {
 	}
 	if s.ln != nil {
 		info.Address = s.ln.Addr().String()
+	} else {
+		info.Address = s.cfg.Address
+	}
+	if s.cfg.Nodes != nil {
+		info.Nodes = s.cfg.Nodes(ctx)
 	}
 	var st syscall.Statfs_t
 	if err := syscall.Statfs(s.cfg.Dir, &st); err == nil {

@@ -22,6 +22,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/twinlake/twinlake/internal/admin"
+	"github.com/twinlake/twinlake/internal/adminclient"
+	"github.com/twinlake/twinlake/internal/blob"
 	"github.com/twinlake/twinlake/internal/blob/sse"
 	"github.com/twinlake/twinlake/internal/catalog"
 	"github.com/twinlake/twinlake/internal/catalog/rest"
@@ -48,7 +50,15 @@ type Config struct {
 	// hold the object data erasure-coded across them, one shard per drive
 	// (drives.go); Dir keeps the metadata. Empty: object data lives in
 	// Dir. The number of drives is fixed when the site first starts.
-	Drives   []string
+	Drives []string
+	// Meta and Blobs, when set, are the site's metadata and object data
+	// stores, opened by the caller (a node of a multi-node site: the
+	// metadata in etcd, the data on a drive set across the nodes); Dir
+	// then keeps only the node's own files. Close does not close them.
+	Meta  meta.Store
+	Blobs *blob.Store
+	// Nodes, when set, reports a multi-node site's nodes for admin info.
+	Nodes    func(ctx context.Context) []adminclient.NodeInfo
 	SiteName string
 	// RootUser and RootPassword come from TWINLAKE_ROOT_USER/PASSWORD; when
 	// both are empty a generated credential is stored in Dir.
@@ -111,7 +121,8 @@ func (c *Config) Validate() error {
 type Server struct {
 	cfg        Config
 	log        *slog.Logger
-	meta       *meta.PebbleStore
+	meta       meta.Store
+	ownMeta    bool // opened here, so closed here
 	objects    *objects.Layer
 	iam        *iam.Store
 	trace      *trace.Bus
@@ -131,6 +142,8 @@ type Server struct {
 	// replacedDrives are drives found empty at startup on a site that
 	// already held data: Start heals them in the background.
 	replacedDrives []int
+	downDrives     []int // drives unreachable at startup
+	blobs          *blob.Store
 	stopDriveHeal  func()
 
 	ln   net.Listener
@@ -170,8 +183,13 @@ func (s *Server) build() error {
 		fmt.Fprintf(cfg.Out, "Generated root credentials (shown once; stored in %s, mode 0600):\n  access key: %s\n  secret key: %s\n",
 			filepath.Join(cfg.Dir, iam.RootFile), root.AccessKey, root.SecretKey)
 	}
-	if s.meta, err = meta.OpenPebble(filepath.Join(cfg.Dir, "meta"), s.log.With("component", "pebble")); err != nil {
-		return err
+	if cfg.Meta != nil {
+		s.meta = cfg.Meta
+	} else {
+		if s.meta, err = meta.OpenPebble(filepath.Join(cfg.Dir, "meta"), s.log.With("component", "pebble")); err != nil {
+			return err
+		}
+		s.ownMeta = true
 	}
 	_, err = s.meta.Get([]byte("sys/deployment-id"))
 	fresh := errors.Is(err, meta.ErrNotFound)
@@ -214,7 +232,7 @@ func (s *Server) build() error {
 	if err != nil {
 		return err
 	}
-	s.replacedDrives = replaced
+	s.replacedDrives, s.blobs = replaced, blobs
 	dial := cfg.PeerDial
 	if dial == nil {
 		dial = peerhttp.Dialer(cfg.PeerHTTPClient)
@@ -275,6 +293,35 @@ func loadOrCreateID(m meta.Store, key string) (string, error) {
 	return id, batch.Commit(true)
 }
 
+// StartHandler starts the site's background work and returns its HTTP
+// handler without listening: for a node of a multi-node site, whose own
+// server routes the site's requests to it while it leads.
+func (s *Server) StartHandler() (http.Handler, error) {
+	handler, err := s.handler()
+	if err != nil {
+		return nil, err
+	}
+	if err := s.startWork(); err != nil {
+		return nil, err
+	}
+	s.log.Info("serving as the site's leader", "site", s.cfg.SiteName, "deployment", s.deploymentID)
+	return handler, nil
+}
+
+// startWork starts replication, the scanner and the periodic jobs.
+func (s *Server) startWork() error {
+	if err := s.repl.Start(); err != nil {
+		return err
+	}
+	s.scanner.Start()
+	s.startExpiry()
+	if err := s.startLifecycle(); err != nil {
+		return err
+	}
+	s.startDriveHeal()
+	return nil
+}
+
 // Start listens and serves in the background.
 func (s *Server) Start() error {
 	handler, err := s.handler()
@@ -296,17 +343,10 @@ func (s *Server) Start() error {
 			ln = tls.NewListener(ln, s.cfg.TLS)
 		}
 	}
-	if err := s.repl.Start(); err != nil {
+	if err := s.startWork(); err != nil {
 		ln.Close()
 		return err
 	}
-	s.scanner.Start()
-	s.startExpiry()
-	if err := s.startLifecycle(); err != nil {
-		ln.Close()
-		return err
-	}
-	s.startDriveHeal()
 	s.ln = ln
 	s.http = &http.Server{Handler: handler, ReadHeaderTimeout: s.settings.Duration(config.SubsysAPI, config.APIReadHeaderTimeout),
 		IdleTimeout: 2 * time.Minute, ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelDebug)}
@@ -471,7 +511,7 @@ func (s *Server) Close(ctx context.Context) error {
 }
 
 func (s *Server) closeStores() error {
-	if s.meta != nil {
+	if s.meta != nil && s.ownMeta {
 		return s.meta.Close()
 	}
 	return nil

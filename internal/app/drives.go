@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strconv"
+	"time"
 
 	"github.com/twinlake/twinlake/internal/adminclient"
 	"github.com/twinlake/twinlake/internal/blob"
@@ -50,6 +52,9 @@ func validDrives(drives []string) error {
 // already held data.
 func (s *Server) openBlobs(fresh bool) (st *blob.Store, replaced []int, err error) {
 	n := max(1, len(s.cfg.Drives))
+	if s.cfg.Blobs != nil {
+		n = s.cfg.Blobs.Drives()
+	}
 	recorded := 1 // sites from before drive sets kept their data in Dir
 	raw, err := s.meta.Get([]byte(driveCountKey))
 	switch {
@@ -72,17 +77,25 @@ func (s *Server) openBlobs(fresh bool) (st *blob.Store, replaced []int, err erro
 	if n != recorded {
 		return nil, nil, fmt.Errorf("this site's object data is on %d drive(s) and cannot start on %d: the erasure layout follows from the number of drives; give the original drives", recorded, n)
 	}
-	if n == 1 {
+	switch {
+	case s.cfg.Blobs != nil:
+		st = s.cfg.Blobs
+	case n == 1:
 		st, err = blob.Open(s.cfg.Dir)
 		return st, nil, err
+	default:
+		if st, err = blob.OpenDrives(s.cfg.Drives, 0); err != nil {
+			return nil, nil, err
+		}
 	}
-	if st, err = blob.OpenDrives(s.cfg.Drives, 0); err != nil {
-		return nil, nil, err
-	}
-	marked, err := st.Claim(s.deploymentID)
+	marked, unreachable, err := st.Claim(s.deploymentID)
 	if err != nil {
 		return nil, nil, err
 	}
+	if len(unreachable) > 0 {
+		s.log.Warn("drives unreachable at startup: serving without them", "drives", unreachable)
+	}
+	s.downDrives = unreachable
 	if !fresh && len(marked) > 0 {
 		replaced = marked
 	}
@@ -90,25 +103,64 @@ func (s *Server) openBlobs(fresh bool) (st *blob.Store, replaced []int, err erro
 	return st, replaced, nil
 }
 
-// startDriveHeal rebuilds, in the background, the shards of drives that
-// were found empty at startup: a heal scan at the default pace, logged
-// when done. `twinlake admin heal ALIAS --scan` does the same on demand.
+// driveWatchInterval is how often a drive set's drives are checked for
+// one that came back, or was put in place empty.
+const driveWatchInterval = 10 * time.Second
+
+// startDriveHeal watches a drive set: when drives were found empty at
+// startup, when one that could not be reached answers again, or when an
+// empty one is put in place of another (a node of a multi-node site back
+// after being down, or replaced), it rebuilds their shards in the
+// background with a heal scan at the default pace, logged as it starts
+// and ends. `twinlake admin heal ALIAS --scan` does the same on demand.
 func (s *Server) startDriveHeal() {
-	if len(s.replacedDrives) == 0 {
+	if s.blobs.Drives() == 1 {
 		return
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	s.stopDriveHeal = func() { cancel(); <-done }
-	s.log.Warn("drives found empty: rebuilding their shards in the background", "drives", s.replacedDrives)
 	go func() {
 		defer close(done)
-		rep, err := s.objects.HealScan(ctx, objects.HealOptions{RecordsPerSecond: adminclient.HealDefaultRate})
-		if err != nil {
-			s.log.Warn("drive heal stopped", "err", err)
-			return
+		heal, down := len(s.replacedDrives) > 0, s.downDrives
+		why := "drives found empty at startup"
+		tick := time.NewTicker(driveWatchInterval)
+		defer tick.Stop()
+		for {
+			if heal {
+				s.healDrives(ctx, why)
+				heal = false
+			}
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+			}
+			marked, unreachable, err := s.blobs.Claim(s.deploymentID)
+			if err != nil {
+				s.log.Warn("checking the drives", "err", err)
+				continue
+			}
+			back := slices.ContainsFunc(down, func(i int) bool { return !slices.Contains(unreachable, i) })
+			switch {
+			case len(marked) > 0:
+				heal, why = true, fmt.Sprintf("drives %v put in place empty", marked)
+			case back:
+				heal, why = true, "unreachable drives answer again"
+			}
+			down = unreachable
 		}
-		s.log.Info("drive heal done", "blobs", rep.BlobFiles, "degraded", rep.Degraded, "shardsRebuilt", rep.ShardsRebuilt,
-			"missing", rep.MissingCount, "elapsed", rep.Elapsed)
 	}()
+}
+
+// healDrives runs one heal scan for the drive watcher.
+func (s *Server) healDrives(ctx context.Context, why string) {
+	s.log.Warn(why+": rebuilding their shards in the background", "drives", s.blobs.Drives())
+	rep, err := s.objects.HealScan(ctx, objects.HealOptions{RecordsPerSecond: adminclient.HealDefaultRate})
+	if err != nil {
+		s.log.Warn("drive heal stopped", "err", err)
+		return
+	}
+	s.log.Info("drive heal done", "blobs", rep.BlobFiles, "degraded", rep.Degraded, "shardsRebuilt", rep.ShardsRebuilt,
+		"missing", rep.MissingCount, "elapsed", rep.Elapsed)
 }

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
+	"strconv"
 	"sync"
 
 	"github.com/twinlake/twinlake/internal/erasure"
@@ -49,7 +51,13 @@ func NewDriveSet(drives []Drive, blockSize int) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Store{set: append([]Drive(nil), drives...), code: code}, nil
+	s := &Store{set: append([]Drive(nil), drives...), code: code, index: map[string]int{}}
+	for i := range drives {
+		name := strconv.Itoa(i)
+		s.names = append(s.names, name)
+		s.index[name] = i
+	}
+	return s, nil
 }
 
 // Layout is the erasure layout of a drive set, or 1+0 for a single drive.
@@ -90,7 +98,7 @@ func (s *Store) createShards(id string) (*shardWriter, error) {
 		return nil, ErrInvalidID
 	}
 	w := &shardWriter{s: s, id: id}
-	w.outs = each(s.set, func(_ int, d Drive) ShardWriter {
+	w.outs = each(s.placed(id), func(_ int, d Drive) ShardWriter {
 		sw, err := d.Create(id)
 		if err != nil {
 			return nil
@@ -155,12 +163,25 @@ func (w *shardWriter) abort() {
 	w.outs = nil
 }
 
-// removeShards removes blob id's shard from every drive.
+// removeShards removes blob id's shard from every drive it reaches. It
+// succeeds once the write quorum of drives has removed theirs: no read can
+// then find enough shards, and a shard left on a drive that was down is an
+// orphan the heal scan removes.
 func (s *Store) removeShards(id string) error {
 	if !validID(id) {
 		return ErrInvalidID
 	}
-	return errors.Join(each(s.set, func(_ int, d Drive) error { return d.Remove(id) })...)
+	errs := each(s.set, func(_ int, d Drive) error { return d.Remove(id) })
+	removed := 0
+	for _, err := range errs {
+		if err == nil {
+			removed++
+		}
+	}
+	if removed < s.code.Layout().WriteQuorum() {
+		return fmt.Errorf("blob: remove %s: %d of %d drives: %w", id, removed, len(errs), errors.Join(errs...))
+	}
+	return nil
 }
 
 // shardFile is a blob read back from its shards.
@@ -211,7 +232,7 @@ func (s *Store) shardReaders(id string) ([]ShardReader, int64, error) {
 	if !validID(id) {
 		return nil, 0, ErrInvalidID
 	}
-	shards := each(s.set, func(_ int, d Drive) ShardReader {
+	shards := each(s.placed(id), func(_ int, d Drive) ShardReader {
 		r, err := d.Open(id)
 		if err != nil {
 			return nil
@@ -254,10 +275,36 @@ func closeAll(shards []ShardReader) {
 	}
 }
 
+// placed is the drives of blob id's shards, in shard order: the set's
+// drives in the rendezvous-hash order of the blob's ID (erasure.Place),
+// so that the data shards, which reads go to first, and the parity shards
+// are spread evenly over the drives rather than always on the same ones.
+// The ID is recorded with the version, so the placement is found again
+// from it alone.
+func (s *Store) placed(id string) []Drive {
+	order := erasure.Place("", id, s.names)
+	out := make([]Drive, len(order))
+	for i, name := range order {
+		out[i] = s.set[s.index[name]]
+	}
+	return out
+}
+
+// driveOf maps blob id's shard indexes to drive indexes.
+func (s *Store) driveOf(id string) []int {
+	order := erasure.Place("", id, s.names)
+	out := make([]int, len(order))
+	for i, name := range order {
+		out[i] = s.index[name]
+	}
+	return out
+}
+
 // HealResult is what Heal found for one blob.
 type HealResult struct {
-	// Bad lists the shards that were missing, of the wrong length, or
-	// failed their checksums (a deep heal reads every shard).
+	// Bad lists the drives (indexes into the set) whose shard was
+	// missing, of the wrong length, or failed its checksums (a deep heal
+	// reads every shard), in order.
 	Bad []int
 	// Rebuilt is how many of them were written again.
 	Rebuilt int
@@ -290,11 +337,16 @@ func (s *Store) Heal(id string, deep, dryRun bool) (HealResult, error) {
 		}
 	}
 	var res HealResult
+	var badShards []int
+	drives := s.placed(id)
+	driveOf := s.driveOf(id)
 	for i, b := range bad {
 		if b {
-			res.Bad = append(res.Bad, i)
+			badShards = append(badShards, i)
+			res.Bad = append(res.Bad, driveOf[i])
 		}
 	}
+	slices.Sort(res.Bad)
 	if len(res.Bad) == 0 || dryRun {
 		return res, nil
 	}
@@ -306,8 +358,8 @@ func (s *Store) Heal(id string, deep, dryRun bool) (HealResult, error) {
 	}
 	outs := map[int]ShardWriter{}
 	dst := map[int]io.Writer{}
-	for _, i := range res.Bad {
-		w, err := s.set[i].Rewrite(id)
+	for _, i := range badShards {
+		w, err := drives[i].Rewrite(id)
 		if err != nil {
 			for _, o := range outs {
 				o.Abort()
@@ -323,7 +375,7 @@ func (s *Store) Heal(id string, deep, dryRun bool) (HealResult, error) {
 		return res, fmt.Errorf("blob: heal %s: %w", id, err)
 	}
 	var errs []error
-	for _, i := range res.Bad {
+	for _, i := range badShards {
 		if err := outs[i].Commit(); err != nil {
 			errs = append(errs, fmt.Errorf("blob: heal %s shard %d: %w", id, i, err))
 			continue
@@ -346,11 +398,12 @@ type driveMark struct {
 // Claim checks every drive of a set against its mark, and marks drives
 // that have none (a new set, or an empty drive put in place of a failed
 // one) as this deployment's; it returns the indexes of the drives it
-// marked. A drive marked for another deployment, place or set size is an
-// error. On a single drive it does nothing.
-func (s *Store) Claim(deployment string) (marked []int, err error) {
+// marked, and of those it could not reach (a node down: the set works
+// without it, within its quorums). A drive marked for another deployment,
+// place or set size is an error. On a single drive it does nothing.
+func (s *Store) Claim(deployment string) (marked, unreachable []int, err error) {
 	if s.code == nil {
-		return nil, nil
+		return nil, nil, nil
 	}
 	for i, d := range s.set {
 		want := driveMark{Deployment: deployment, Index: i, Drives: len(s.set)}
@@ -358,22 +411,27 @@ func (s *Store) Claim(deployment string) (marked []int, err error) {
 		if errors.Is(err, ErrNotFound) {
 			mark, _ := json.Marshal(want)
 			if err := d.WriteMark(mark); err != nil {
-				return marked, err
+				unreachable = append(unreachable, i)
+				continue
 			}
 			marked = append(marked, i)
 			continue
 		}
 		if err != nil {
-			return marked, fmt.Errorf("blob: drive %d (%s): %w", i+1, d, err)
+			unreachable = append(unreachable, i)
+			continue
 		}
 		var m driveMark
 		if err := json.Unmarshal(raw, &m); err != nil {
-			return marked, fmt.Errorf("blob: drive %d (%s): unreadable mark: %w", i+1, d, err)
+			return marked, unreachable, fmt.Errorf("blob: drive %d (%s): unreadable mark: %w", i+1, d, err)
 		}
 		if m != want {
-			return marked, fmt.Errorf("blob: drive %d (%s) is drive %d of %d of deployment %s, not drive %d of %d of %s: give the drives in their original order",
+			return marked, unreachable, fmt.Errorf("blob: drive %d (%s) is drive %d of %d of deployment %s, not drive %d of %d of %s: give the drives in their original order",
 				i+1, d, m.Index+1, m.Drives, m.Deployment, i+1, len(s.set), deployment)
 		}
 	}
-	return marked, nil
+	if len(s.set)-len(unreachable) < s.code.Layout().WriteQuorum() {
+		return marked, unreachable, fmt.Errorf("blob: %w: %d of %d drives reachable", erasure.ErrWriteQuorum, len(s.set)-len(unreachable), len(s.set))
+	}
+	return marked, unreachable, nil
 }

@@ -25,7 +25,7 @@ func driveSet(t *testing.T, n int) (*Store, []string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Claim("dep1"); err != nil {
+	if _, _, err := s.Claim("dep1"); err != nil {
 		t.Fatal(err)
 	}
 	return s, drives
@@ -218,15 +218,15 @@ func TestDriveSetWalkRemoveClaim(t *testing.T) {
 	// The drives keep their places: swapped, or claimed for another
 	// deployment, they are refused; an empty drive is marked.
 	swapped, _ := OpenDrives([]string{drives[1], drives[0], drives[2]}, 0)
-	if _, err := swapped.Claim("dep1"); err == nil || !strings.Contains(err.Error(), "original order") {
+	if _, _, err := swapped.Claim("dep1"); err == nil || !strings.Contains(err.Error(), "original order") {
 		t.Fatalf("swapped drives: %v", err)
 	}
-	if _, err := s.Claim("dep2"); err == nil {
+	if _, _, err := s.Claim("dep2"); err == nil {
 		t.Fatal("drives of dep1 claimed for dep2")
 	}
 	os.RemoveAll(drives[2])
 	s2, _ := OpenDrives(drives, 0)
-	if marked, err := s2.Claim("dep1"); err != nil || fmt.Sprint(marked) != "[2]" {
+	if marked, _, err := s2.Claim("dep1"); err != nil || fmt.Sprint(marked) != "[2]" {
 		t.Fatalf("claim with a replaced drive: %v %v", marked, err)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -95,7 +96,7 @@ func TestAdminInfo(t *testing.T) {
 	})
 	out := e.must("admin", "info", "s1", "--json")
 	var got adminclient.ServerInfo
-	if err := json.Unmarshal([]byte(out), &got); err != nil || got != admintest.Info() {
+	if err := json.Unmarshal([]byte(out), &got); err != nil || !reflect.DeepEqual(got, admintest.Info()) {
 		t.Fatalf("--json = %q (%v)", out, err)
 	}
 }

@@ -42,6 +42,7 @@ type Coordinator struct {
 	closing  *atomic.Bool  // set by Close: the client's errors while it disconnects are expected
 	done     chan struct{} // closed when the loop has ended
 	isLeader atomic.Bool
+	fence    atomic.Pointer[fence] // the won election's key, while leading
 
 	mu   sync.Mutex
 	sess *concurrency.Session // the current session; written by the loop, guarded by mu
@@ -188,6 +189,26 @@ func (c *Coordinator) Campaign(ctx context.Context) error {
 // be up to a third of LeaseTTL after etcd dropped the lease; work that must
 // not run on two nodes at once needs fencing by etcd revision besides.
 func (c *Coordinator) IsLeader() bool { return c.isLeader.Load() }
+
+// fence is what a leader's writes are conditioned on: its candidate key.
+type fence struct{ key string }
+
+// Fence returns the condition that holds exactly while this node's
+// candidate key still exists, and so while no other node can have been
+// elected: a write carrying it fails once the node has lost the lead,
+// however late the node learns it. ok is false when the node does not
+// lead.
+func (c *Coordinator) Fence() (cmp clientv3.Cmp, ok bool) {
+	f := c.fence.Load()
+	if f == nil {
+		return clientv3.Cmp{}, false
+	}
+	return clientv3.Compare(clientv3.CreateRevision(f.key), ">", 0), true
+}
+
+// Client is the coordinator's etcd client, for the site's other records
+// (the metadata store); it closes with the coordinator.
+func (c *Coordinator) Client() *clientv3.Client { return c.client }
 
 // Leader returns the NodeID of the site's leader, or ErrNoLeader while there
 // is none.

@@ -26,6 +26,9 @@ func (c *Coordinator) run() {
 		}
 		if next != stateLeader {
 			c.won = nil
+			c.fence.Store(nil)
+		} else if c.won != nil {
+			c.fence.Store(&fence{key: c.won.Key()})
 		}
 		c.isLeader.Store(next == stateLeader)
 		if next != st {

@@ -177,7 +177,7 @@ func TestDriveSetAcrossNodes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := set.Claim("dep"); err != nil {
+	if _, _, err := set.Claim("dep"); err != nil {
 		t.Fatal(err)
 	}
 	rng := rand.New(rand.NewPCG(4, 4))

@@ -39,6 +39,12 @@ func newAdminInfoCmd(opts *cmdutil.Options) *cobra.Command {
 			} {
 				fmt.Fprintf(&b, "%-11s %s\n", row.name+":", row.value)
 			}
+			if len(info.Nodes) > 0 {
+				fmt.Fprintf(&b, "Nodes:      %d\n", len(info.Nodes))
+				for _, n := range info.Nodes {
+					fmt.Fprintf(&b, "  %-22s %-8s drive %s\n", n.Address, n.State, n.Drive)
+				}
+			}
 			return cmdutil.PrintResult(cmd.OutOrStdout(), opts, info, strings.TrimSuffix(b.String(), "\n"))
 		},
 	}

@@ -20,6 +20,8 @@ import (
 func AddServerCommands(root *cobra.Command, opts *cmdutil.Options) {
 	var cfg app.Config
 	var logLevel, logFormat, accessLog, certsDir string
+	var nodes []string
+	var leaseTTL time.Duration
 	cmd := &cobra.Command{
 		Use:   "server",
 		Short: "Run a twinlake site",
@@ -67,12 +69,24 @@ one) the site refuses to start and changes nothing.`,
 				}
 				cfg.TLS, cfg.PeerHTTPClient = tlsCfg, peer
 			}
+			if len(nodes) > 0 {
+				if certsDir != "" || len(cfg.Drives) > 0 {
+					return fmt.Errorf("--cluster: a node of a multi-node site takes neither --certs-dir nor --drives yet")
+				}
+				secret := []byte(os.Getenv("TWINLAKE_NODE_SECRET"))
+				if len(secret) == 0 {
+					secret = app.DeriveNodeSecret(cfg.RootPassword)
+				}
+				return runNode(cmd.Context(), app.NodeConfig{Config: cfg, Nodes: nodes, NodeSecret: secret, LeaseTTL: leaseTTL})
+			}
 			return runServer(cmd.Context(), cfg)
 		},
 	}
 	f := cmd.Flags()
 	f.StringVar(&cfg.Address, "address", "127.0.0.1:9000", "listen address")
 	f.StringVar(&cfg.Dir, "dir", "./data", "data directory")
+	f.StringSliceVar(&nodes, "cluster", nil, "run as one node of a multi-node site of these 2 to 16 nodes (host:port, comma-separated, the same list on every node, --address among them; each node also uses the next two ports for etcd)")
+	f.DurationVar(&leaseTTL, "cluster-lease", 0, "with --cluster: how long a dead leader holds the lead before another node takes over (2s to 60s; default 10s)")
 	f.StringSliceVar(&cfg.Drives, "drives", nil, "erasure-code object data across these 2 to 16 directories, one per drive (comma-separated; --dir keeps the metadata; fixed when the site first starts)")
 	f.StringVar(&cfg.SiteName, "site-name", "", "this site's name (default derived from its deployment ID)")
 	f.StringVar(&cfg.Domain, "domain", "", "domain for virtual-host style requests (BUCKET.DOMAIN)")
@@ -112,6 +126,19 @@ func loadCerts(dir string) (*tls.Config, *http.Client, error) {
 
 // runServer runs a site until ctx is cancelled (SIGINT/SIGTERM), then shuts
 // down gracefully.
+// runNode runs one node of a multi-node site until ctx ends.
+func runNode(ctx context.Context, nc app.NodeConfig) error {
+	n, err := app.StartNode(nc)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(nc.Out, "twinlake node %s of a site of %d nodes (its data in %s)\n", n.Addr(), len(nc.Nodes), nc.Dir)
+	<-ctx.Done()
+	shutdown, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	return n.Close(shutdown)
+}
+
 func runServer(ctx context.Context, cfg app.Config) error {
 	// Bind first: probes are answered (live 200, ready 503 with the
 	// reason) while the stores open, however long a first start after an

@@ -1,0 +1,352 @@
+package app
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httputil"
+	"net/url"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/twinlake/twinlake/internal/adminclient"
+	"github.com/twinlake/twinlake/internal/blob"
+	"github.com/twinlake/twinlake/internal/cluster"
+	"github.com/twinlake/twinlake/internal/meta"
+	"github.com/twinlake/twinlake/internal/nodeapi"
+)
+
+// NodeConfig starts one node of a multi-node site.
+type NodeConfig struct {
+	// Config is the site's configuration as every node gives it: Address
+	// is this node's, one of Nodes; Dir is this node's own directory
+	// (its drive, its etcd member's data). Root credentials and the KMS
+	// key must come from the environment, the same on every node.
+	Config
+	// Nodes are every node of the site, host:port, 2 to 16, the same
+	// list on every node.
+	Nodes []string
+	// NodeSecret signs the calls between the site's nodes.
+	NodeSecret []byte
+	// LeaseTTL is how long a dead leader holds the lead (0: default).
+	LeaseTTL time.Duration
+}
+
+// Node is one running node of a multi-node site: it serves its drive to
+// the other nodes, takes part in the leader election on the site's etcd
+// (running an etcd member itself if it is a voter), runs the site's
+// server while it leads, and passes every other request to the leader.
+type Node struct {
+	cfg    NodeConfig
+	nodes  []string
+	etcd   *cluster.Embedded
+	coord  *cluster.Coordinator
+	ln     net.Listener
+	http   *http.Server
+	local  *blob.LocalDrive
+	drives []blob.Drive
+
+	active atomic.Pointer[http.Handler] // the site's handler while leading
+	leader atomic.Pointer[string]       // the leader's address, as last read
+
+	mu   sync.Mutex
+	site *Server // while leading
+
+	stop chan struct{}
+	done chan struct{}
+}
+
+// etcdURLs are a node's etcd client and peer URLs: the ports after its
+// own (port+1 for clients, port+2 for peers).
+func etcdURLs(node string) (client, peer string, err error) {
+	host, port, err := net.SplitHostPort(node)
+	if err != nil {
+		return "", "", err
+	}
+	p, err := strconv.Atoi(port)
+	if err != nil || p < 1 || p > 65533 {
+		return "", "", fmt.Errorf("node %s: a port below 65534 is needed (etcd takes the next two)", node)
+	}
+	return "http://" + net.JoinHostPort(host, strconv.Itoa(p+1)), "http://" + net.JoinHostPort(host, strconv.Itoa(p+2)), nil
+}
+
+// DeriveNodeSecret is the node secret a site uses when none is given: an
+// HMAC of the root password, which every node already shares.
+func DeriveNodeSecret(rootPassword string) []byte {
+	m := hmac.New(sha256.New, []byte(rootPassword))
+	m.Write([]byte("twinlake node api"))
+	return m.Sum(nil)
+}
+
+// StartNode starts a node: it listens at once (answering not ready until
+// the site has a leader), then starts its etcd member if it is a voter,
+// joins the election and follows or leads.
+func StartNode(nc NodeConfig) (*Node, error) {
+	if nc.RootUser == "" || nc.RootPassword == "" || nc.KMSSecretKey == "" {
+		return nil, errors.New("a node of a multi-node site needs TWINLAKE_ROOT_USER, TWINLAKE_ROOT_PASSWORD and TWINLAKE_KMS_SECRET_KEY, the same on every node")
+	}
+	if nc.Logger == nil {
+		return nil, errors.New("a node needs a logger")
+	}
+	nodes, err := cluster.SortNodes(nc.Nodes)
+	if err != nil {
+		return nil, err
+	}
+	if len(nodes) < 2 {
+		return nil, errors.New("--cluster: a multi-node site has 2 to 16 nodes; one node is a server without --cluster")
+	}
+	if !slices.Contains(nodes, nc.Address) {
+		return nil, fmt.Errorf("--address %s is not one of --cluster %v", nc.Address, nodes)
+	}
+	n := &Node{cfg: nc, nodes: nodes, stop: make(chan struct{}), done: make(chan struct{})}
+	if n.local, err = blob.NewLocalDrive(nc.Dir); err != nil {
+		return nil, err
+	}
+	for _, node := range nodes {
+		if node == nc.Address {
+			n.drives = append(n.drives, n.local)
+			continue
+		}
+		d, err := nodeapi.NewDrive("http://"+node, nc.NodeSecret, nil)
+		if err != nil {
+			return nil, err
+		}
+		n.drives = append(n.drives, d)
+	}
+	api, err := nodeapi.NewServer(n.local, nc.NodeSecret, nc.Logger)
+	if err != nil {
+		return nil, err
+	}
+	if n.ln, err = net.Listen("tcp", nc.Address); err != nil {
+		return nil, err
+	}
+	mux := http.NewServeMux()
+	mux.Handle(nodeapi.Prefix, api)
+	mux.HandleFunc("/twinlake/health/live", func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) })
+	mux.HandleFunc("/", n.route)
+	n.http = &http.Server{Handler: mux, ReadHeaderTimeout: 30 * time.Second}
+	go n.http.Serve(n.ln)
+	go n.run()
+	return n, nil
+}
+
+// route hands a request to the site's server while this node leads, to
+// the leader otherwise.
+func (n *Node) route(w http.ResponseWriter, r *http.Request) {
+	if h := n.active.Load(); h != nil {
+		(*h).ServeHTTP(w, r)
+		return
+	}
+	leader := n.leader.Load()
+	if leader == nil || *leader == n.cfg.Address {
+		w.Header().Set("Retry-After", "1")
+		http.Error(w, "this site has no leader yet", http.StatusServiceUnavailable)
+		return
+	}
+	target := &url.URL{Scheme: "http", Host: *leader}
+	// The request keeps its Host header: its signature covers it.
+	(&httputil.ReverseProxy{Rewrite: func(pr *httputil.ProxyRequest) {
+		pr.SetURL(target)
+		pr.Out.Host = pr.In.Host
+		pr.SetXForwarded()
+	}}).ServeHTTP(w, r)
+}
+
+// run starts the etcd member and the coordinator, then follows the
+// leadership until Close.
+func (n *Node) run() {
+	defer close(n.done)
+	if err := n.join(); err != nil {
+		n.cfg.Logger.Error("node: cannot join the site", "err", err)
+		return
+	}
+	tick := time.NewTicker(200 * time.Millisecond)
+	defer tick.Stop()
+	var retryAt time.Time
+	for {
+		select {
+		case <-n.stop:
+			n.stepDown()
+			return
+		case <-tick.C:
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		if id, err := n.coord.Leader(ctx); err == nil {
+			n.leader.Store(&id)
+		} else {
+			n.leader.Store(nil)
+		}
+		cancel()
+		switch lead := n.coord.IsLeader(); {
+		case lead && n.active.Load() == nil && time.Now().After(retryAt):
+			if err := n.lead(); err != nil {
+				n.cfg.Logger.Error("node: starting the site as leader failed; retrying in 2s", "err", err)
+				n.stepDown()
+				retryAt = time.Now().Add(2 * time.Second)
+			}
+		case !lead && n.active.Load() != nil:
+			n.cfg.Logger.Warn("node: lost the lead; stopping the site here")
+			n.stepDown()
+		}
+	}
+}
+
+// join starts this node's etcd member if it votes, then its coordinator,
+// and campaigns.
+func (n *Node) join() error {
+	voters, err := cluster.Voters(n.nodes)
+	if err != nil {
+		return err
+	}
+	initial := map[string]string{}
+	var endpoints []string
+	for _, v := range voters {
+		client, peer, err := etcdURLs(v)
+		if err != nil {
+			return err
+		}
+		initial[v], endpoints = peer, append(endpoints, client)
+	}
+	if slices.Contains(voters, n.cfg.Address) {
+		client, peer, _ := etcdURLs(n.cfg.Address)
+		n.etcd, err = cluster.StartEmbedded(context.Background(), cluster.EmbedConfig{
+			Name: n.cfg.Address, Dir: filepath.Join(n.cfg.Dir, "etcd"), PeerURL: peer, ClientURL: client,
+			InitialCluster: initial, ClusterToken: "twinlake-" + fmt.Sprint(n.nodes),
+			ReadyTimeout: 5 * time.Minute, Logger: n.cfg.Logger,
+		})
+		if err != nil {
+			return err
+		}
+	}
+	n.coord, err = cluster.Open(context.Background(), cluster.Config{
+		Endpoints: endpoints, Site: "site", NodeID: n.cfg.Address, LeaseTTL: n.cfg.LeaseTTL,
+		Info:   cluster.NodeInfo{Address: n.cfg.Address, Started: time.Now()},
+		Logger: n.cfg.Logger,
+	})
+	if err != nil {
+		return err
+	}
+	return n.coord.Campaign(context.Background())
+}
+
+// lead starts the site's server over the metadata in etcd, fenced by this
+// node's leadership, and the drive set of every node's drive.
+func (n *Node) lead() error {
+	store, err := meta.NewEtcd(n.coord.Client(), meta.EtcdOptions{
+		Prefix: "/twinlake/site/meta/",
+		Fence: func() []clientv3.Cmp {
+			if cmp, ok := n.coord.Fence(); ok {
+				return []clientv3.Cmp{cmp}
+			}
+			// Not leading: a condition that never holds.
+			return []clientv3.Cmp{clientv3.Compare(clientv3.CreateRevision("/twinlake/site/never"), ">", 0)}
+		},
+	})
+	if err != nil {
+		return err
+	}
+	blobs, err := blob.NewDriveSet(n.drives, 0)
+	if err != nil {
+		return err
+	}
+	cfg := n.cfg.Config
+	cfg.Meta, cfg.Blobs, cfg.Nodes = store, blobs, n.nodeInfo
+	site, err := New(cfg)
+	if err != nil {
+		return err
+	}
+	h, err := site.StartHandler()
+	if err != nil {
+		site.Close(context.Background())
+		return err
+	}
+	n.mu.Lock()
+	n.site = site
+	n.mu.Unlock()
+	n.active.Store(&h)
+	n.cfg.Logger.Info("node: leading the site", "node", n.cfg.Address, "nodes", len(n.nodes))
+	return nil
+}
+
+// nodeInfo reports every node: leader, online (registered in etcd) or
+// offline, and whether this node reaches its drive.
+func (n *Node) nodeInfo(ctx context.Context) []adminclient.NodeInfo {
+	online := map[string]bool{}
+	if ms, err := n.coord.Members(ctx); err == nil {
+		for _, m := range ms {
+			online[m.ID] = true
+		}
+	}
+	drive := each(n.drives, func(d blob.Drive) string {
+		if _, err := d.ReadMark(); err != nil {
+			return err.Error()
+		}
+		return "ok"
+	})
+	out := make([]adminclient.NodeInfo, len(n.nodes))
+	for i, node := range n.nodes {
+		state := "offline"
+		switch {
+		case node == n.cfg.Address:
+			state = "leader"
+		case online[node]:
+			state = "online"
+		}
+		out[i] = adminclient.NodeInfo{Address: node, State: state, Drive: drive[i]}
+	}
+	return out
+}
+
+// each calls fn for every drive at once and returns the results in order.
+func each[T any](drives []blob.Drive, fn func(blob.Drive) T) []T {
+	out := make([]T, len(drives))
+	var wg sync.WaitGroup
+	for i, d := range drives {
+		wg.Go(func() { out[i] = fn(d) })
+	}
+	wg.Wait()
+	return out
+}
+
+// stepDown stops serving the site here.
+func (n *Node) stepDown() {
+	n.active.Store(nil)
+	n.mu.Lock()
+	site := n.site
+	n.site = nil
+	n.mu.Unlock()
+	if site != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		site.Close(ctx)
+	}
+}
+
+// Addr is the node's listening address.
+func (n *Node) Addr() string { return n.ln.Addr().String() }
+
+// Close stops the node: the site's server if it leads, its coordinator
+// (resigning the lead), its etcd member and its listener.
+func (n *Node) Close(ctx context.Context) error {
+	close(n.stop)
+	<-n.done
+	var errs []error
+	if n.coord != nil {
+		errs = append(errs, n.coord.Close(ctx))
+	}
+	if n.etcd != nil {
+		n.etcd.Close()
+	}
+	errs = append(errs, n.http.Shutdown(ctx))
+	return errors.Join(errs...)
+}
