@@ -6,12 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
-	"net"
-	"net/http"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -22,82 +16,6 @@ import (
 	"github.com/twinlake/twinlake/internal/cli/cmdutil"
 	"github.com/twinlake/twinlake/internal/testsite"
 )
-
-// clusterNode is one node process of a multi-node site.
-type clusterNode struct {
-	addr string
-	dir  string
-	cmd  *exec.Cmd
-	log  *bytes.Buffer
-	done chan struct{}
-}
-
-// freeTriple returns a loopback address whose port and the next two are
-// free: a node and its etcd member's client and peer ports.
-func freeTriple(t *testing.T, taken map[int]bool) string {
-	t.Helper()
-	for range 200 {
-		addr := testsite.FreeAddr(t)
-		_, ps, _ := net.SplitHostPort(addr)
-		p, _ := strconv.Atoi(ps)
-		ok := p < 65000
-		for i := range 3 {
-			if taken[p+i] {
-				ok = false
-			}
-			if !ok {
-				break
-			}
-			l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", p+i))
-			if err != nil {
-				ok = false
-				break
-			}
-			l.Close()
-		}
-		if ok {
-			for i := range 3 {
-				taken[p+i] = true
-			}
-			return addr
-		}
-	}
-	t.Fatal("no three free ports in a row")
-	return ""
-}
-
-func (n *clusterNode) start(t *testing.T, bin string, nodes []string, env []string) {
-	t.Helper()
-	n.cmd = exec.Command(bin, "server", "--address", n.addr, "--dir", n.dir, "--cluster", strings.Join(nodes, ","),
-		"--cluster-lease", "2s", "--log-level", "warn")
-	n.cmd.Env = append(os.Environ(), env...)
-	n.log = &bytes.Buffer{}
-	n.cmd.Stdout, n.cmd.Stderr = n.log, n.log
-	if err := n.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	n.done = make(chan struct{})
-	go func() { n.cmd.Wait(); close(n.done) }()
-}
-
-func (n *clusterNode) kill() {
-	if n.cmd != nil && n.cmd.Process != nil {
-		n.cmd.Process.Kill()
-		<-n.done
-	}
-}
-
-func ready(addr string) error {
-	resp, err := http.Get("http://" + addr + "/twinlake/health/ready")
-	if err != nil {
-		return err
-	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("%s: ready %d", addr, resp.StatusCode)
-	}
-	return nil
-}
 
 // TestClusterSurvivesNodeLoss: a site of 4 node processes (embedded etcd
 // on 3 of them, object data 2+2 across all 4) serves S3 and the catalog
@@ -110,43 +28,16 @@ func TestClusterSurvivesNodeLoss(t *testing.T) {
 		t.Skip("runs four server processes")
 	}
 	bin := testsite.BuildBinary(t)
-	base := t.TempDir()
-	taken := map[int]bool{}
-	nodes := make([]*clusterNode, 4)
-	var addrs []string
-	for i := range nodes {
-		nodes[i] = &clusterNode{addr: freeTriple(t, taken), dir: filepath.Join(base, fmt.Sprint("node", i))}
-		addrs = append(addrs, nodes[i].addr)
-	}
 	env := []string{"TWINLAKE_ROOT_USER=clusteradmin", "TWINLAKE_ROOT_PASSWORD=cluster-secret-123",
 		"TWINLAKE_KMS_SECRET_KEY=" + "MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY="}
-	for _, n := range nodes {
-		n.start(t, bin, addrs, env)
-	}
-	t.Cleanup(func() {
-		for _, n := range nodes {
-			n.kill()
-		}
-		if t.Failed() {
-			for _, n := range nodes {
-				t.Logf("node %s log:\n%s", n.addr, n.log)
-			}
-		}
-	})
-	testsite.Eventually(t, 90*time.Second, func() error {
-		for _, n := range nodes {
-			if err := ready(n.addr); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
+	cl := testsite.StartCluster(t, bin, t.TempDir(), 4, env...)
+	nodes := cl.Addrs
 
 	e := newCLIEnv(t)
 	clients := make([]*minio.Client, len(nodes))
 	for i, n := range nodes {
-		e.must("alias", "set", fmt.Sprint("n", i), "http://"+n.addr, "clusteradmin", "cluster-secret-123")
-		c, err := cmdutil.NewS3Client(cmdutil.Alias{URL: "http://" + n.addr, AccessKey: "clusteradmin", SecretKey: "cluster-secret-123"}, cmdutil.S3ClientConfig{})
+		e.must("alias", "set", fmt.Sprint("n", i), "http://"+n, "clusteradmin", "cluster-secret-123")
+		c, err := cmdutil.NewS3Client(cmdutil.Alias{URL: "http://" + n, AccessKey: "clusteradmin", SecretKey: "cluster-secret-123"}, cmdutil.S3ClientConfig{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -155,7 +46,7 @@ func TestClusterSurvivesNodeLoss(t *testing.T) {
 	info := clusterInfo(t, e, "n0")
 	leader := -1
 	for i, n := range nodes {
-		if info[n.addr] == "leader" {
+		if info[n] == "leader" {
 			leader = i
 		}
 	}
@@ -204,7 +95,7 @@ func TestClusterSurvivesNodeLoss(t *testing.T) {
 		})
 	}
 	time.Sleep(2 * time.Second) // load before the kill, not an assertion
-	nodes[leader].kill()
+	cl.KillNode(leader)
 	time.Sleep(6 * time.Second) // load through the failover
 	cancel()
 	wg.Wait()
@@ -218,16 +109,16 @@ func TestClusterSurvivesNodeLoss(t *testing.T) {
 		info = clusterInfo(t, e, fmt.Sprintf("n%d", (leader+1)%4))
 		next = -1
 		for i, n := range nodes {
-			if info[n.addr] == "leader" {
+			if info[n] == "leader" {
 				next = i
 			}
 		}
-		if next < 0 || next == leader || info[nodes[leader].addr] != "offline" {
+		if next < 0 || next == leader || info[nodes[leader]] != "offline" {
 			return fmt.Errorf("nodes %v", info)
 		}
 		return nil
 	})
-	t.Logf("%d writes acknowledged; leader %s killed, %s leads", len(acked), nodes[leader].addr, nodes[next].addr)
+	t.Logf("%d writes acknowledged; leader %s killed, %s leads", len(acked), nodes[leader], nodes[next])
 	var lost []string
 	i := 0
 	for key, want := range acked {
@@ -249,8 +140,7 @@ func TestClusterSurvivesNodeLoss(t *testing.T) {
 	}
 
 	// The dead node comes back; admin heal rebuilds its shards.
-	nodes[leader].start(t, bin, addrs, env)
-	testsite.Eventually(t, 60*time.Second, func() error { return ready(nodes[leader].addr) })
+	cl.Start()
 	// The leader's drive watcher rebuilds its shards on its own; a heal
 	// scan does the same on demand: either way, no blob stays degraded.
 	testsite.Eventually(t, 60*time.Second, func() error {
@@ -260,10 +150,10 @@ func TestClusterSurvivesNodeLoss(t *testing.T) {
 		}
 		return nil
 	})
-	if got, want := len(shardIDs(t, nodes[leader].dir)), len(shardIDs(t, nodes[next].dir)); got != want || want == 0 {
+	if got, want := len(shardIDs(t, cl.Dir(leader))), len(shardIDs(t, cl.Dir(next))); got != want || want == 0 {
 		t.Fatalf("the returned node holds %d shards, the leader %d", got, want)
 	}
-	if info := clusterInfo(t, e, fmt.Sprintf("n%d", leader)); info[nodes[leader].addr] != "online" {
+	if info := clusterInfo(t, e, fmt.Sprintf("n%d", leader)); info[nodes[leader]] != "online" {
 		t.Fatalf("nodes after the return: %v", info)
 	}
 }

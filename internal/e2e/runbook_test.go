@@ -84,6 +84,46 @@ func version(tbl *table.Table) int64 {
 	return v
 }
 
+// runbookSite is a site the runbook starts, kills and starts again: one
+// server process, or the node processes of a multi-node site.
+type runbookSite interface {
+	addr() string
+	kill()
+	start()
+}
+
+// singleSite is a site of one server process.
+type singleSite struct {
+	t        *testing.T
+	bin, dir string
+	address  string
+	env      []string
+	p        *testsite.Process
+}
+
+func newSingleSite(t *testing.T, bin, dir string, env []string) *singleSite {
+	s := &singleSite{t: t, bin: bin, dir: dir, address: testsite.FreeAddr(t), env: env}
+	s.start()
+	return s
+}
+
+func (s *singleSite) addr() string { return s.address }
+func (s *singleSite) kill()        { s.p.Kill(s.t) }
+func (s *singleSite) start()       { s.p = testsite.StartProcess(s.t, s.bin, s.dir, s.address, s.env...) }
+
+// clusterSite is a site of node processes; the operator reaches it
+// through its first node.
+type clusterSite struct{ c *testsite.Cluster }
+
+func (s clusterSite) addr() string { return s.c.Addrs[0] }
+func (s clusterSite) kill()        { s.c.Kill() }
+func (s clusterSite) start()       { s.c.Start() }
+
+// runbookEnv are the settings every runbook site starts with.
+var runbookEnv = []string{"TWINLAKE_ROOT_USER=" + rootUser, "TWINLAKE_ROOT_PASSWORD=" + rootSecret,
+	"TWINLAKE_TABLES_REPLICA_CATALOG_SCAN_INTERVAL=200ms", "TWINLAKE_REPLICATION_RETRY_BASE_DELAY=50ms",
+	"TWINLAKE_REPLICATION_RETRY_MAX_DELAY=500ms", "TWINLAKE_REPLICATION_MAX_RETRIES=3"}
+
 // TestRunbookThroughTheBinary follows spec 000 end to end: make the DR
 // site the replica, join the sites naming the primary first, confirm the
 // roles, write tables, watch status, fail over after the primary dies,
@@ -95,13 +135,25 @@ func TestRunbookThroughTheBinary(t *testing.T) {
 	}
 	bin := testsite.BuildBinary(t)
 	dir := t.TempDir()
-	env := []string{"TWINLAKE_ROOT_USER=" + rootUser, "TWINLAKE_ROOT_PASSWORD=" + rootSecret,
-		"TWINLAKE_TABLES_REPLICA_CATALOG_SCAN_INTERVAL=200ms", "TWINLAKE_REPLICATION_RETRY_BASE_DELAY=50ms",
-		"TWINLAKE_REPLICATION_RETRY_MAX_DELAY=500ms", "TWINLAKE_REPLICATION_MAX_RETRIES=3"}
-	pAddr, dAddr := testsite.FreeAddr(t), testsite.FreeAddr(t)
-	pDir, dDir := filepath.Join(dir, "primary"), filepath.Join(dir, "dr")
-	primary := testsite.StartProcess(t, bin, pDir, pAddr, env...)
-	testsite.StartProcess(t, bin, dDir, dAddr, env...)
+	runbook(t, bin, dir, newSingleSite(t, bin, filepath.Join(dir, "primary"), runbookEnv),
+		newSingleSite(t, bin, filepath.Join(dir, "dr"), runbookEnv))
+}
+
+// TestRunbookFourNodeSites is the same runbook with a primary and a DR
+// site of 4 nodes each (eight processes, two embedded etcd clusters).
+func TestRunbookFourNodeSites(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs eight server processes")
+	}
+	bin := testsite.BuildBinary(t)
+	dir := t.TempDir()
+	env := append(slices.Clone(runbookEnv), "TWINLAKE_KMS_SECRET_KEY=MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY=")
+	runbook(t, bin, dir, clusterSite{testsite.StartCluster(t, bin, filepath.Join(dir, "primary"), 4, env...)},
+		clusterSite{testsite.StartCluster(t, bin, filepath.Join(dir, "dr"), 4, env...)})
+}
+
+func runbook(t *testing.T, bin, dir string, primary, dr runbookSite) {
+	pAddr, dAddr := primary.addr(), dr.addr()
 	op := &operator{t: t, bin: bin, cfg: filepath.Join(dir, "client")}
 	op.must("alias", "set", "myprimary", "http://"+pAddr, rootUser, rootSecret)
 	op.must("alias", "set", "myreplica", "http://"+dAddr, rootUser, rootSecret)
@@ -158,7 +210,7 @@ func TestRunbookThroughTheBinary(t *testing.T) {
 	}
 
 	// The primary dies. Fail over.
-	primary.Kill(t)
+	primary.kill()
 	start := time.Now()
 	op.must("table", "replicate", "failover", "myreplica")
 	testsite.Eventually(t, 10*time.Second, func() error {
@@ -182,7 +234,7 @@ func TestRunbookThroughTheBinary(t *testing.T) {
 
 	// The old primary returns and is demoted: resync open, object resync
 	// from the new primary, then the catalog rebuild.
-	testsite.StartProcess(t, bin, pDir, pAddr, env...)
+	primary.start()
 	op.must("table", "replicate", "resync", "open", "myprimary")
 	op.must("admin", "replicate", "resync", "start", "myreplica", "myprimary")
 	testsite.Eventually(t, 60*time.Second, func() error {

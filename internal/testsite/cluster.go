@@ -1,0 +1,171 @@
+package testsite
+
+import (
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// Cluster is a multi-node site of node processes from the built binary,
+// each on a loopback address whose next two ports its etcd member takes.
+type Cluster struct {
+	t     testing.TB
+	bin   string
+	env   []string
+	Addrs []string
+	dirs  []string
+	nodes []*clusterProc
+}
+
+type clusterProc struct {
+	cmd  *exec.Cmd
+	log  *lockedBuffer
+	done chan struct{}
+}
+
+var (
+	portsMu sync.Mutex
+	taken   = map[int]bool{}
+)
+
+// freeTriple returns a loopback address whose port and the next two are
+// free and not handed out before by this process.
+func freeTriple(t testing.TB) string {
+	t.Helper()
+	portsMu.Lock()
+	defer portsMu.Unlock()
+	for range 500 {
+		addr := FreeAddr(t)
+		_, ps, _ := net.SplitHostPort(addr)
+		p, _ := strconv.Atoi(ps)
+		ok := p < 65000
+		for i := 0; ok && i < 3; i++ {
+			if taken[p+i] {
+				ok = false
+				break
+			}
+			l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", p+i))
+			if err != nil {
+				ok = false
+				break
+			}
+			l.Close()
+		}
+		if ok {
+			for i := range 3 {
+				taken[p+i] = true
+			}
+			return addr
+		}
+	}
+	t.Fatal("no three free ports in a row")
+	return ""
+}
+
+// StartCluster starts a site of n nodes under dir with env (which must
+// give the root credentials and the KMS key) and waits until every node
+// is ready. The nodes are killed at test cleanup; their logs are printed
+// if the test failed.
+func StartCluster(t testing.TB, bin, dir string, n int, env ...string) *Cluster {
+	t.Helper()
+	c := &Cluster{t: t, bin: bin, env: env, nodes: make([]*clusterProc, n)}
+	for i := range n {
+		c.Addrs = append(c.Addrs, freeTriple(t))
+		c.dirs = append(c.dirs, filepath.Join(dir, fmt.Sprint("node", i)))
+	}
+	t.Cleanup(func() {
+		c.Kill()
+		if t.Failed() {
+			for i, p := range c.nodes {
+				if p != nil {
+					t.Logf("node %s log:\n%s", c.Addrs[i], p.log)
+				}
+			}
+		}
+	})
+	c.Start()
+	return c
+}
+
+// Start starts every node that is not running and waits until all are
+// ready.
+func (c *Cluster) Start() {
+	c.t.Helper()
+	for i := range c.nodes {
+		if c.nodes[i] == nil || c.nodes[i].exited() {
+			c.StartNode(i)
+		}
+	}
+	Eventually(c.t, 120*time.Second, func() error {
+		for i := range c.nodes {
+			if err := c.Ready(i); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// StartNode starts node i without waiting for it.
+func (c *Cluster) StartNode(i int) {
+	c.t.Helper()
+	cmd := exec.Command(c.bin, "server", "--address", c.Addrs[i], "--dir", c.dirs[i], "--cluster", strings.Join(c.Addrs, ","),
+		"--cluster-lease", "2s", "--log-level", "warn")
+	cmd.Env = append(os.Environ(), c.env...)
+	p := &clusterProc{cmd: cmd, log: &lockedBuffer{}, done: make(chan struct{})}
+	cmd.Stdout, cmd.Stderr = p.log, p.log
+	if err := cmd.Start(); err != nil {
+		c.t.Fatal(err)
+	}
+	go func() { cmd.Wait(); close(p.done) }()
+	c.nodes[i] = p
+}
+
+// Ready reports whether node i answers ready.
+func (c *Cluster) Ready(i int) error {
+	resp, err := http.Get("http://" + c.Addrs[i] + "/twinlake/health/ready")
+	if err != nil {
+		return err
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("node %s: ready %d", c.Addrs[i], resp.StatusCode)
+	}
+	return nil
+}
+
+// KillNode sends node i SIGKILL and waits for it to be gone.
+func (c *Cluster) KillNode(i int) {
+	if p := c.nodes[i]; p != nil && !p.exited() {
+		p.cmd.Process.Kill()
+		<-p.done
+	}
+}
+
+// Kill kills every node.
+func (c *Cluster) Kill() {
+	for i := range c.nodes {
+		c.KillNode(i)
+	}
+}
+
+// Dir is node i's directory.
+func (c *Cluster) Dir(i int) string { return c.dirs[i] }
+
+func (p *clusterProc) exited() bool {
+	select {
+	case <-p.done:
+		return true
+	default:
+		return false
+	}
+}
+
