@@ -10,6 +10,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -92,9 +93,30 @@ func prepare(endpoint string, creds Credentials, cfg Config) (*url.URL, aws.Cred
 	return u, aws.Credentials{AccessKeyID: creds.AccessKey, SecretAccessKey: creds.SecretKey, SessionToken: creds.SessionToken}, cfg, nil
 }
 
+// unavailableRetries bounds how often a request answered 503 with
+// Retry-After is sent again, one second apart at most: a site starting, or
+// a multi-node site changing its leader, answers so for a few seconds and
+// has not run the request.
+const unavailableRetries = 15
+
 // do signs and sends one request. A 2xx response is returned for the caller
 // to read and close; any other status is returned as an *Error.
 func (c *Client) do(ctx context.Context, method, path string, query url.Values, body []byte) (*http.Response, error) {
+	for try := 0; ; try++ {
+		resp, err := c.send(ctx, method, path, query, body)
+		var e *Error
+		if try == unavailableRetries || !errors.As(err, &e) || e.StatusCode != http.StatusServiceUnavailable || !e.retryAfter {
+			return resp, err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, err
+		case <-time.After(time.Second):
+		}
+	}
+}
+
+func (c *Client) send(ctx context.Context, method, path string, query url.Values, body []byte) (*http.Response, error) {
 	u := c.base.JoinPath(path)
 	u.RawQuery = query.Encode()
 	req, err := http.NewRequestWithContext(ctx, method, u.String(), bytes.NewReader(body))

@@ -33,6 +33,8 @@ type Error struct {
 	StatusCode int
 	// RequestID is the server's ID of the failed request, when it gave one.
 	RequestID string
+	// retryAfter: the answer asked to be retried (Retry-After).
+	retryAfter bool
 }
 
 func (e *Error) Error() string {
@@ -49,8 +51,9 @@ func decodeError(resp *http.Response) error {
 	data, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
 	var body ErrorBody
 	reqID := resp.Header.Get("x-amz-request-id")
+	retry := resp.Header.Get("Retry-After") != ""
 	if json.Unmarshal(data, &body) == nil && body.Code != "" {
-		return &Error{Code: body.Code, Message: body.Message, StatusCode: resp.StatusCode, RequestID: cmp.Or(body.RequestID, reqID)}
+		return &Error{Code: body.Code, Message: body.Message, StatusCode: resp.StatusCode, RequestID: cmp.Or(body.RequestID, reqID), retryAfter: retry}
 	}
 	msg, _, _ := strings.Cut(strings.TrimSpace(string(data)), "\n")
 	if msg == "" {
@@ -60,7 +63,7 @@ func decodeError(resp *http.Response) error {
 	if code == "" {
 		code = "HTTPError"
 	}
-	return &Error{Code: code, Message: msg, StatusCode: resp.StatusCode, RequestID: reqID}
+	return &Error{Code: code, Message: msg, StatusCode: resp.StatusCode, RequestID: reqID, retryAfter: retry}
 }
 
 // UnreachableError is a call that got no HTTP answer: the site is down, the

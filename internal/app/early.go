@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"crypto/tls"
+	"encoding/json"
 	"encoding/xml"
 	"errors"
 	"fmt"
@@ -12,6 +13,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/twinlake/twinlake/internal/adminclient"
 )
 
 // Early holds a site's listener from before its stores open until Start
@@ -73,13 +76,25 @@ func (e *Early) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusServiceUnavailable)
 		fmt.Fprintln(w, reason)
 	default:
-		w.Header().Set("Retry-After", "1")
-		w.Header().Set("Content-Type", "application/xml")
-		w.WriteHeader(http.StatusServiceUnavailable)
-		fmt.Fprintf(w, `<?xml version="1.0" encoding="UTF-8"?>`+"\n"+
-			`<Error><Code>ServiceUnavailable</Code><Message>The site is starting (%s); retry shortly.</Message><Resource>%s</Resource></Error>`,
-			xmlText(reason), xmlText(r.URL.Path))
+		unavailable(w, r, fmt.Sprintf("The site is starting (%s); retry shortly.", reason))
 	}
+}
+
+// unavailable answers 503 with Retry-After, which clients retry: an admin
+// API error in JSON on the admin API, an S3 error in XML elsewhere.
+func unavailable(w http.ResponseWriter, r *http.Request, msg string) {
+	w.Header().Set("Retry-After", "1")
+	if strings.HasPrefix(r.URL.Path, "/twinlake/admin/") {
+		w.Header().Set("Content-Type", adminclient.ContentTypeJSON)
+		w.WriteHeader(http.StatusServiceUnavailable)
+		json.NewEncoder(w).Encode(adminclient.ErrorBody{Code: "ServiceUnavailable", Message: msg})
+		return
+	}
+	w.Header().Set("Content-Type", "application/xml")
+	w.WriteHeader(http.StatusServiceUnavailable)
+	fmt.Fprintf(w, `<?xml version="1.0" encoding="UTF-8"?>`+"\n"+
+		`<Error><Code>ServiceUnavailable</Code><Message>%s</Message><Resource>%s</Resource></Error>`,
+		xmlText(msg), xmlText(r.URL.Path))
 }
 
 // handOver stops answering and returns the listener, open, for the site's

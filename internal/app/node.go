@@ -149,17 +149,24 @@ func (n *Node) route(w http.ResponseWriter, r *http.Request) {
 	}
 	leader := n.leader.Load()
 	if leader == nil || *leader == n.cfg.Address {
-		w.Header().Set("Retry-After", "1")
-		http.Error(w, "this site has no leader yet", http.StatusServiceUnavailable)
+		unavailable(w, r, "The site has no leader yet; retry shortly.")
 		return
 	}
 	target := &url.URL{Scheme: "http", Host: *leader}
 	// The request keeps its Host header: its signature covers it.
-	(&httputil.ReverseProxy{Rewrite: func(pr *httputil.ProxyRequest) {
-		pr.SetURL(target)
-		pr.Out.Host = pr.In.Host
-		pr.SetXForwarded()
-	}}).ServeHTTP(w, r)
+	(&httputil.ReverseProxy{
+		Rewrite: func(pr *httputil.ProxyRequest) {
+			pr.SetURL(target)
+			pr.Out.Host = pr.In.Host
+			pr.SetXForwarded()
+		},
+		// The leader went away (a change of leader under way): the
+		// client retries, by then on the new one.
+		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
+			n.cfg.Logger.Debug("node: forwarding to the leader failed", "leader", *leader, "err", err)
+			unavailable(w, r, "The site's leader is changing; retry shortly.")
+		},
+	}).ServeHTTP(w, r)
 }
 
 // run starts the etcd member and the coordinator, then follows the

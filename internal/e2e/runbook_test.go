@@ -152,6 +152,29 @@ func TestRunbookFourNodeSites(t *testing.T) {
 		clusterSite{testsite.StartCluster(t, bin, filepath.Join(dir, "dr"), 4, env...)})
 }
 
+// loseLeader kills the site's leader node, points alias at another node
+// while it is down, runs check, then restarts the node.
+func (s clusterSite) loseLeader(t *testing.T, op *operator, alias string, check func()) {
+	t.Helper()
+	var info adminclient.ServerInfo
+	if err := json.Unmarshal([]byte(op.must("admin", "info", alias, "--json")), &info); err != nil {
+		t.Fatal(err)
+	}
+	leader := slices.IndexFunc(info.Nodes, func(n adminclient.NodeInfo) bool { return n.State == "leader" })
+	if leader < 0 {
+		t.Fatalf("no leader among %+v", info.Nodes)
+	}
+	i := slices.Index(s.c.Addrs, info.Nodes[leader].Address)
+	other := s.c.Addrs[(i+1)%len(s.c.Addrs)]
+	op.must("alias", "set", alias, "http://"+other, rootUser, rootSecret)
+	s.c.KillNode(i)
+	start := time.Now()
+	check()
+	t.Logf("leader %s killed; the scanner on the new leader serves the tables again after %v", s.c.Addrs[i], time.Since(start))
+	s.c.Start()
+	op.must("alias", "set", alias, "http://"+s.addr(), rootUser, rootSecret)
+}
+
 func runbook(t *testing.T, bin, dir string, primary, dr runbookSite) {
 	pAddr, dAddr := primary.addr(), dr.addr()
 	op := &operator{t: t, bin: bin, cfg: filepath.Join(dir, "client")}
@@ -207,6 +230,11 @@ func runbook(t *testing.T, bin, dir string, primary, dr runbookSite) {
 	os.WriteFile(src, []byte("x"), 0o600)
 	if out, err := op.run("cp", src, "myreplica/lake/x.txt"); err == nil {
 		t.Fatalf("client write on the replica accepted:\n%s", out)
+	}
+	// A multi-node replica loses its leader: the scanner moves to the
+	// new leader, starts over and serves every table again.
+	if c, ok := dr.(clusterSite); ok {
+		c.loseLeader(t, op, "myreplica", func() { op.waitTable("myreplica", "sales", "orders", version(tbl)) })
 	}
 
 	// The primary dies. Fail over.
