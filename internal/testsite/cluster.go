@@ -168,4 +168,3 @@ func (p *clusterProc) exited() bool {
 		return false
 	}
 }
-
