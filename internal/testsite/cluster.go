@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -147,6 +148,19 @@ func (c *Cluster) KillNode(i int) {
 	if p := c.nodes[i]; p != nil && !p.exited() {
 		p.cmd.Process.Kill()
 		<-p.done
+	}
+}
+
+// PauseNode stops node i with SIGSTOP: it holds its sockets and answers
+// nothing, its lease runs out; ResumeNode continues it.
+func (c *Cluster) PauseNode(i int) { c.signal(i, syscall.SIGSTOP) }
+
+// ResumeNode continues a paused node with SIGCONT.
+func (c *Cluster) ResumeNode(i int) { c.signal(i, syscall.SIGCONT) }
+
+func (c *Cluster) signal(i int, sig syscall.Signal) {
+	if p := c.nodes[i]; p != nil && !p.exited() {
+		p.cmd.Process.Signal(sig)
 	}
 }
 
