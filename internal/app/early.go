@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/twinlake/twinlake/internal/adminclient"
+	"github.com/twinlake/twinlake/internal/catalogwire"
 )
 
 // Early holds a site's listener from before its stores open until Start
@@ -80,10 +81,18 @@ func (e *Early) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// unavailable answers 503 with Retry-After, which clients retry: an admin
+// unavailable answers 503 with Retry-After, which clients retry, in each
+// surface's error format: the Iceberg error model on the catalog, an admin
 // API error in JSON on the admin API, an S3 error in XML elsewhere.
 func unavailable(w http.ResponseWriter, r *http.Request, msg string) {
 	w.Header().Set("Retry-After", "1")
+	if strings.HasPrefix(r.URL.Path, "/_iceberg/") {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusServiceUnavailable)
+		json.NewEncoder(w).Encode(catalogwire.ErrorResponse{Error: catalogwire.ErrorModel{
+			Message: msg, Type: "ServiceUnavailableException", Code: http.StatusServiceUnavailable}})
+		return
+	}
 	if strings.HasPrefix(r.URL.Path, "/twinlake/admin/") {
 		w.Header().Set("Content-Type", adminclient.ContentTypeJSON)
 		w.WriteHeader(http.StatusServiceUnavailable)

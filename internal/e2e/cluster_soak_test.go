@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	icerest "github.com/apache/iceberg-go/catalog/rest"
 	"github.com/apache/iceberg-go/table"
 	"github.com/minio/minio-go/v7"
 	"github.com/minio/minio-go/v7/pkg/credentials"
@@ -170,9 +171,22 @@ func (ld *soakLedger) s3Writer(ctx context.Context, s3 []*minio.Client, w int, s
 // appender appends fresh id ranges through the nodes in turn; a failed
 // append is retried with new ids, never the same ones.
 func (ld *soakLedger) appender(ctx context.Context, t *testing.T, addrs []string) {
+	cats := make([]*icerest.Catalog, len(addrs))
 	for i := 0; ctx.Err() == nil; i++ {
 		from := int64(i) * 10
-		cat := icetest.Catalog(t, "http://"+addrs[i%len(addrs)], rootUser, rootSecret, "lake")
+		n := i % len(addrs)
+		if cats[n] == nil {
+			// Opening reads the catalog's config: it fails while the node
+			// is down, and is tried again on the node's next turn.
+			cat, err := icetest.OpenCatalog(ctx, "http://"+addrs[n], rootUser, rootSecret, "lake")
+			if err != nil {
+				time.Sleep(100 * time.Millisecond)
+				continue
+			}
+			t.Cleanup(func() { cat.Close() })
+			cats[n] = cat
+		}
+		cat := cats[n]
 		ld.mu.Lock()
 		ld.attempts = append(ld.attempts, [2]int64{from, from + 10})
 		ld.mu.Unlock()

@@ -35,7 +35,18 @@ var Schema = iceberg.NewSchema(0,
 // site's S3 API. It is closed at test cleanup.
 func Catalog(t testing.TB, url, accessKey, secretKey, wh string) *icerest.Catalog {
 	t.Helper()
-	cat, err := icerest.NewCatalog(context.Background(), "twinlake", url+"/_iceberg",
+	cat, err := OpenCatalog(context.Background(), url, accessKey, secretKey, wh)
+	if err != nil {
+		t.Fatalf("open REST catalog: %v", err)
+	}
+	t.Cleanup(func() { _ = cat.Close() })
+	return cat
+}
+
+// OpenCatalog is Catalog for callers that handle the error themselves
+// (a goroutine, a site that may be down) and close the catalog.
+func OpenCatalog(ctx context.Context, url, accessKey, secretKey, wh string) (*icerest.Catalog, error) {
+	return icerest.NewCatalog(ctx, "twinlake", url+"/_iceberg",
 		icerest.WithWarehouseLocation(wh),
 		icerest.WithSigV4RegionSvc("us-east-1", "s3tables"),
 		icerest.WithAwsConfig(aws.Config{Region: "us-east-1",
@@ -44,11 +55,6 @@ func Catalog(t testing.TB, url, accessKey, secretKey, wh string) *icerest.Catalo
 			iceio.S3AccessKeyID: accessKey, iceio.S3SecretAccessKey: secretKey, iceio.S3Region: "us-east-1",
 		}),
 	)
-	if err != nil {
-		t.Fatalf("open REST catalog: %v", err)
-	}
-	t.Cleanup(func() { _ = cat.Close() })
-	return cat
 }
 
 // Rows builds an Arrow table of (id, name) rows with ids from..to-1.
