@@ -1,5 +1,7 @@
 package adminclient
 
+import "time"
+
 // Paths of the admin API. The server mounts them under PathPrefix; the
 // config path takes the subsystem as its last segment.
 const (
@@ -58,6 +60,22 @@ type ServerInfo struct {
 	DiskFree      uint64 `json:"diskFree"`
 	// Nodes lists a multi-node site's nodes; empty on a single server.
 	Nodes []NodeInfo `json:"nodes,omitempty"`
+	// Heal is the latest heal scan's progress (on demand or in the
+	// background), absent if none ran since the server started.
+	Heal *HealInfo `json:"heal,omitempty"`
+}
+
+// HealInfo is a heal scan's progress: its counts so far while running.
+type HealInfo struct {
+	Running       bool      `json:"running"`
+	Started       time.Time `json:"started"`
+	ElapsedSecond float64   `json:"elapsedSeconds"`
+	Versions      int64     `json:"versions"`
+	Parts         int64     `json:"parts"`
+	BlobFiles     int64     `json:"blobFiles"`
+	Degraded      int64     `json:"degraded"`
+	ShardsRebuilt int64     `json:"shardsRebuilt"`
+	MissingCount  int64     `json:"missingCount"`
 }
 
 // NodeInfo is one node of a multi-node site as its leader sees it.

@@ -98,6 +98,11 @@ func (s *Server) Info(ctx context.Context) (adminclient.ServerInfo, error) {
 	if s.cfg.Nodes != nil {
 		info.Nodes = s.cfg.Nodes(ctx)
 	}
+	if p := s.objects.HealProgress(); p != nil {
+		info.Heal = &adminclient.HealInfo{Running: !p.Done, Started: p.Started, ElapsedSecond: p.Elapsed.Seconds(),
+			Versions: p.Versions, Parts: p.Parts, BlobFiles: p.BlobFiles, Degraded: p.Degraded,
+			ShardsRebuilt: p.ShardsRebuilt, MissingCount: p.MissingCount}
+	}
 	var st syscall.Statfs_t
 	if err := syscall.Statfs(s.cfg.Dir, &st); err == nil {
 		info.DiskTotal = st.Blocks * uint64(st.Bsize)

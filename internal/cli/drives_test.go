@@ -101,6 +101,9 @@ func TestServerOnDrives(t *testing.T) {
 	if got := shardIDs(t, drives[1]); len(got) != len(ids) {
 		t.Fatalf("drive 1 holds %d shards after the heal, want %d", len(got), len(ids))
 	}
+	if out := e.must("admin", "info", "s1"); !strings.Contains(out, "Heal:       done") || !strings.Contains(out, "6 degraded, 6 shards rebuilt, 0 missing") {
+		t.Fatalf("admin info after the heal:\n%s", out)
+	}
 
 	// A flipped byte: read around, found only by a deep heal.
 	p := shardFile(drives[2], ids[1])

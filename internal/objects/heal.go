@@ -11,6 +11,18 @@ import (
 	"github.com/twinlake/twinlake/internal/meta"
 )
 
+// HealProgress is the latest heal scan's report so far: while it runs, the
+// counts up to now; once Done, its result.
+type HealProgress struct {
+	Started time.Time
+	Done    bool
+	HealReport
+}
+
+// HealProgress returns the latest heal scan's progress, or nil if none
+// ran since the layer opened.
+func (l *Layer) HealProgress() *HealProgress { return l.heal.Load() }
+
 // HealOptions bound a full check of the blob tree against the metadata.
 type HealOptions struct {
 	// DryRun reports what would be repaired and changes nothing.
@@ -73,6 +85,15 @@ type HealReport struct {
 // its file is removed.
 func (l *Layer) HealScan(ctx context.Context, opts HealOptions) (HealReport, error) {
 	start := time.Now()
+	var progressed int
+	progress := func(rep *HealReport, done bool) {
+		if progressed++; done || progressed%256 == 0 {
+			snap := HealProgress{Started: start, Done: done, HealReport: *rep}
+			snap.Missing = nil
+			snap.Elapsed = time.Since(start)
+			l.heal.Store(&snap)
+		}
+	}
 	rep := HealReport{DryRun: opts.DryRun, Deep: opts.Deep, Drives: l.blobs.Drives(), Layout: l.blobs.Layout().String()}
 	pace := newPacer(opts.RecordsPerSecond)
 	files := map[string]bool{}
@@ -105,6 +126,7 @@ func (l *Layer) HealScan(ctx context.Context, opts HealOptions) (HealReport, err
 	lo := []byte(pfxPart)
 	err = meta.Scan(l.meta, lo, meta.PrefixEnd(lo), func(k, raw []byte) (bool, error) {
 		rep.Parts++
+		progress(&rep, false)
 		var part Part
 		if err := decode(raw, &part); err != nil {
 			return false, err
@@ -121,6 +143,7 @@ func (l *Layer) HealScan(ctx context.Context, opts HealOptions) (HealReport, err
 	lo = []byte(pfxVersion)
 	err = meta.Scan(l.meta, lo, meta.PrefixEnd(lo), func(k, raw []byte) (bool, error) {
 		rep.Versions++
+		progress(&rep, false)
 		bucket, key, _ := splitAnyVersionKey(k)
 		v := &Version{}
 		if err := decode(raw, v); err != nil {
@@ -155,6 +178,7 @@ func (l *Layer) HealScan(ctx context.Context, opts HealOptions) (HealReport, err
 		rep.Removed++
 	}
 	rep.Elapsed = time.Since(start)
+	progress(&rep, true)
 	if rep.Orphans > 0 || rep.MissingCount > 0 || rep.Degraded > 0 {
 		l.log.Warn("heal scan", "orphans", rep.Orphans, "removed", rep.Removed, "missing", rep.MissingCount,
 			"degraded", rep.Degraded, "shardsRebuilt", rep.ShardsRebuilt, "dryRun", opts.DryRun)

@@ -63,6 +63,7 @@ func (c *Config) Validate() error {
 type Layer struct {
 	meta  meta.Store
 	blobs *blob.Store
+	heal  atomic.Pointer[HealProgress] // the latest heal scan's (heal.go)
 	cfg   Config
 	log   *slog.Logger
 

@@ -39,6 +39,14 @@ func newAdminInfoCmd(opts *cmdutil.Options) *cobra.Command {
 			} {
 				fmt.Fprintf(&b, "%-11s %s\n", row.name+":", row.value)
 			}
+			if h := info.Heal; h != nil {
+				state := "done"
+				if h.Running {
+					state = "running"
+				}
+				fmt.Fprintf(&b, "Heal:       %s (started %s): %d versions and %d parts read, %d degraded, %d shards rebuilt, %d missing\n",
+					state, h.Started.UTC().Format(time.RFC3339), h.Versions, h.Parts, h.Degraded, h.ShardsRebuilt, h.MissingCount)
+			}
 			if len(info.Nodes) > 0 {
 				fmt.Fprintf(&b, "Nodes:      %d\n", len(info.Nodes))
 				for _, n := range info.Nodes {
