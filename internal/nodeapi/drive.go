@@ -21,15 +21,22 @@ type Drive struct {
 	base   string // http(s)://host:port
 	secret []byte
 	client *http.Client
-	// timeout bounds every call but a shard upload, which is bounded
-	// by the client's transport.
+	// timeout bounds every call but a shard upload.
 	timeout time.Duration
+	// stall bounds how long a shard upload may make no progress (one
+	// write to the node, or its answer once the shard is sent) before it
+	// is given up: a node that hangs, rather than dies, costs a write
+	// that shard, not the write.
+	stall time.Duration
 }
 
 var _ blob.Drive = (*Drive)(nil)
 
 // DefaultTimeout bounds a call to another node's drive.
 const DefaultTimeout = 30 * time.Second
+
+// DefaultStall bounds how long a shard upload may make no progress.
+const DefaultStall = 10 * time.Second
 
 // NewDrive returns the drive served by the node at base (its URL, no
 // path), signing calls with secret; client nil means a default one.
@@ -43,7 +50,7 @@ func NewDrive(base string, secret []byte, client *http.Client) (*Drive, error) {
 	if client == nil {
 		client = &http.Client{}
 	}
-	return &Drive{base: strings.TrimSuffix(base, "/"), secret: secret, client: client, timeout: DefaultTimeout}, nil
+	return &Drive{base: strings.TrimSuffix(base, "/"), secret: secret, client: client, timeout: DefaultTimeout, stall: DefaultStall}, nil
 }
 
 func (d *Drive) String() string { return d.base }
@@ -101,9 +108,10 @@ func (d *Drive) Rewrite(id string) (blob.ShardWriter, error) { return d.upload(i
 
 func (d *Drive) upload(id, mode string) (blob.ShardWriter, error) {
 	pr, pw := io.Pipe()
-	u := &upload{pw: pw, done: make(chan error, 1)}
+	ctx, cancel := context.WithCancel(context.Background())
+	u := &upload{pw: pw, done: make(chan error, 1), cancel: cancel, stall: d.stall}
 	go func() {
-		resp, err := d.do(context.Background(), http.MethodPut, pathShards+id+"?mode="+mode, pr, nil)
+		resp, err := d.do(ctx, http.MethodPut, pathShards+id+"?mode="+mode, pr, nil)
 		if err == nil {
 			resp.Body.Close()
 		}
@@ -115,21 +123,44 @@ func (d *Drive) upload(id, mode string) (blob.ShardWriter, error) {
 
 // upload is a shard on its way to another node.
 type upload struct {
-	pw   *io.PipeWriter
-	done chan error
+	pw     *io.PipeWriter
+	done   chan error
+	cancel context.CancelFunc
+	stall  time.Duration
 }
 
-func (u *upload) Write(p []byte) (int, error) { return u.pw.Write(p) }
+var errStalled = errors.New("shard upload stalled: the node stopped taking it")
+
+// Write hands p to the request; if the node takes none of it for the
+// stall bound, the upload is given up.
+func (u *upload) Write(p []byte) (int, error) {
+	t := time.AfterFunc(u.stall, func() {
+		u.pw.CloseWithError(errStalled)
+		u.cancel()
+	})
+	n, err := u.pw.Write(p)
+	t.Stop()
+	return n, err
+}
 
 func (u *upload) Commit() error {
 	u.pw.Close()
-	return <-u.done
+	select {
+	case err := <-u.done:
+		u.cancel()
+		return err
+	case <-time.After(u.stall):
+		u.cancel()
+		<-u.done
+		return errStalled
+	}
 }
 
 var errAborted = errors.New("shard upload aborted")
 
 func (u *upload) Abort() {
 	u.pw.CloseWithError(errAborted)
+	u.cancel()
 	<-u.done
 }
 

@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -295,4 +296,53 @@ func FuzzParseRange(f *testing.F) {
 			t.Fatalf("%q of %d: %d+%d", h, size, off, n)
 		}
 	})
+}
+
+// TestHungNodeCostsOneShard: a node that takes a shard upload and then
+// stops reading (hung, not dead) is given up after the stall bound; the
+// write completes on the other shards within the write quorum.
+func TestHungNodeCostsOneShard(t *testing.T) {
+	release := make(chan struct{})
+	hung := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPut && strings.HasPrefix(r.URL.Path, pathShards) {
+			<-release // never reads the body, never answers
+			return
+		}
+		w.WriteHeader(http.StatusNotFound)
+	})}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go hung.Serve(ln)
+	t.Cleanup(func() { close(release); hung.Close() })
+	hd, _ := NewDrive("http://"+ln.Addr().String(), secret, nil)
+	hd.stall = 300 * time.Millisecond
+	local, _ := blob.NewLocalDrive(t.TempDir())
+	n1, n2 := startNode(t, t.TempDir(), "127.0.0.1:0"), startNode(t, t.TempDir(), "127.0.0.1:0")
+	set, err := blob.NewDriveSet([]blob.Drive{local, n1.drive(t), n2.drive(t), hd}, erasure.MinBlockSize)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := bytes.Repeat([]byte("hung node "), 400000) // 4 MB: more than the socket buffers hold
+	w, err := set.Create() // without the stall bound, this write never ends
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Write(data); err != nil {
+		t.Fatal(err)
+	}
+	id, err := w.Commit()
+	if err != nil {
+		t.Fatalf("write with one hung node: %v", err)
+	}
+	f, err := set.Open(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	got, err := io.ReadAll(f)
+	if err != nil || !bytes.Equal(got, data) {
+		t.Fatalf("read back: %d bytes, %v", len(got), err)
+	}
 }
