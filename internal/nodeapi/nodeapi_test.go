@@ -325,7 +325,7 @@ func TestHungNodeCostsOneShard(t *testing.T) {
 		t.Fatal(err)
 	}
 	data := bytes.Repeat([]byte("hung node "), 400000) // 4 MB: more than the socket buffers hold
-	w, err := set.Create() // without the stall bound, this write never ends
+	w, err := set.Create()                             // without the stall bound, this write never ends
 	if err != nil {
 		t.Fatal(err)
 	}
