@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/hmac"
 	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"net"
@@ -78,6 +79,14 @@ func etcdURLs(node string) (client, peer string, err error) {
 		return "", "", fmt.Errorf("node %s: a port below 65534 is needed (etcd takes the next two)", node)
 	}
 	return "http://" + net.JoinHostPort(host, strconv.Itoa(p+1)), "http://" + net.JoinHostPort(host, strconv.Itoa(p+2)), nil
+}
+
+// etcdPassword is the password the nodes authenticate to etcd with,
+// derived from the node secret they share.
+func etcdPassword(secret []byte) string {
+	m := hmac.New(sha256.New, secret)
+	m.Write([]byte("twinlake etcd root"))
+	return hex.EncodeToString(m.Sum(nil))
 }
 
 // DeriveNodeSecret is the node secret a site uses when none is given: an
@@ -235,12 +244,21 @@ func (n *Node) join() error {
 			return err
 		}
 	}
+	password := etcdPassword(n.cfg.NodeSecret)
 	n.coord, err = cluster.Open(context.Background(), cluster.Config{
 		Endpoints: endpoints, Site: "site", NodeID: n.cfg.Address, LeaseTTL: n.cfg.LeaseTTL,
-		Info:   cluster.NodeInfo{Address: n.cfg.Address, Started: time.Now()},
-		Logger: n.cfg.Logger,
+		Info:     cluster.NodeInfo{Address: n.cfg.Address, Started: time.Now()},
+		Logger:   n.cfg.Logger,
+		Username: cluster.RootUser, Password: password,
 	})
 	if err != nil {
+		return err
+	}
+	// Reaching an etcd port is not enough to read or change the site:
+	// every request needs the nodes' credentials.
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := cluster.EnableAuth(ctx, n.coord.Client(), password); err != nil {
 		return err
 	}
 	return n.coord.Campaign(context.Background())

@@ -74,6 +74,8 @@ func Open(ctx context.Context, cfg Config) (*Coordinator, error) {
 	client, err := clientv3.New(clientv3.Config{
 		Endpoints:   cfg.Endpoints,
 		DialTimeout: cfg.RequestTimeout,
+		Username:    cfg.Username,
+		Password:    cfg.Password,
 		Logger: newZapLogger(cfg.Logger.With("component", "etcd-client", "site", cfg.Site, "node", cfg.NodeID),
 			closing),
 	})

@@ -64,6 +64,10 @@ type Config struct {
 	// Logger receives the coordinator's log (leadership changes, failures
 	// to reach etcd) and the etcd client's errors; nil discards it.
 	Logger *slog.Logger
+	// Username and Password, when set, authenticate the coordinator's
+	// client to etcd (see EnableAuth); on an etcd without authentication
+	// they are not needed and do no harm.
+	Username, Password string
 }
 
 // withDefaults returns c with every zero setting given its default.
