@@ -48,14 +48,14 @@ type NodeConfig struct {
 // (running an etcd member itself if it is a voter), runs the site's
 // server while it leads, and passes every other request to the leader.
 type Node struct {
-	cfg    NodeConfig
-	nodes  []string
-	etcd   *cluster.Embedded
-	coord  *cluster.Coordinator
-	ln     net.Listener
-	http   *http.Server
-	local  *blob.LocalDrive
-	drives []blob.Drive
+	cfg   NodeConfig
+	nodes []string
+	etcd  *cluster.Embedded
+	coord *cluster.Coordinator
+	ln    net.Listener
+	http  *http.Server
+	local *blob.LocalDrive
+	set   *blob.Store // every node's drive, this one's local
 
 	active atomic.Pointer[http.Handler] // the site's handler while leading
 	leader atomic.Pointer[string]       // the leader's address, as last read
@@ -81,20 +81,24 @@ func etcdURLs(node string) (client, peer string, err error) {
 	return "http://" + net.JoinHostPort(host, strconv.Itoa(p+1)), "http://" + net.JoinHostPort(host, strconv.Itoa(p+2)), nil
 }
 
+// derive is HMAC-SHA256 of label under key: a secret for one use, made
+// from one the nodes share.
+func derive(key []byte, label string) []byte {
+	m := hmac.New(sha256.New, key)
+	m.Write([]byte(label))
+	return m.Sum(nil)
+}
+
 // etcdPassword is the password the nodes authenticate to etcd with,
 // derived from the node secret they share.
 func etcdPassword(secret []byte) string {
-	m := hmac.New(sha256.New, secret)
-	m.Write([]byte("twinlake etcd root"))
-	return hex.EncodeToString(m.Sum(nil))
+	return hex.EncodeToString(derive(secret, "twinlake etcd root"))
 }
 
 // DeriveNodeSecret is the node secret a site uses when none is given: an
 // HMAC of the root password, which every node already shares.
 func DeriveNodeSecret(rootPassword string) []byte {
-	m := hmac.New(sha256.New, []byte(rootPassword))
-	m.Write([]byte("twinlake node api"))
-	return m.Sum(nil)
+	return derive([]byte(rootPassword), "twinlake node api")
 }
 
 // StartNode starts a node: it listens at once (answering not ready until
@@ -121,16 +125,18 @@ func StartNode(nc NodeConfig) (*Node, error) {
 	if n.local, err = blob.NewLocalDrive(nc.Dir); err != nil {
 		return nil, err
 	}
-	for _, node := range nodes {
+	drives := make([]blob.Drive, len(nodes))
+	for i, node := range nodes {
 		if node == nc.Address {
-			n.drives = append(n.drives, n.local)
+			drives[i] = n.local
 			continue
 		}
-		d, err := nodeapi.NewDrive("http://"+node, nc.NodeSecret, nil)
-		if err != nil {
+		if drives[i], err = nodeapi.NewDrive("http://"+node, nc.NodeSecret, nil); err != nil {
 			return nil, err
 		}
-		n.drives = append(n.drives, d)
+	}
+	if n.set, err = blob.NewDriveSet(drives, 0); err != nil {
+		return nil, err
 	}
 	api, err := nodeapi.NewServer(n.local, nc.NodeSecret, nc.Logger)
 	if err != nil {
@@ -280,12 +286,8 @@ func (n *Node) lead() error {
 	if err != nil {
 		return err
 	}
-	blobs, err := blob.NewDriveSet(n.drives, 0)
-	if err != nil {
-		return err
-	}
 	cfg := n.cfg.Config
-	cfg.Meta, cfg.Blobs, cfg.Nodes = store, blobs, n.nodeInfo
+	cfg.Meta, cfg.Blobs, cfg.Nodes = store, n.set, n.nodeInfo
 	site, err := New(cfg)
 	if err != nil {
 		return err
@@ -312,12 +314,7 @@ func (n *Node) nodeInfo(ctx context.Context) []adminclient.NodeInfo {
 			online[m.ID] = true
 		}
 	}
-	drive := each(n.drives, func(d blob.Drive) string {
-		if _, err := d.ReadMark(); err != nil {
-			return err.Error()
-		}
-		return "ok"
-	})
+	driveErrs := n.set.DriveErrors()
 	out := make([]adminclient.NodeInfo, len(n.nodes))
 	for i, node := range n.nodes {
 		state := "offline"
@@ -327,19 +324,12 @@ func (n *Node) nodeInfo(ctx context.Context) []adminclient.NodeInfo {
 		case online[node]:
 			state = "online"
 		}
-		out[i] = adminclient.NodeInfo{Address: node, State: state, Drive: drive[i]}
+		drive := "ok"
+		if err := driveErrs[i]; err != nil {
+			drive = err.Error()
+		}
+		out[i] = adminclient.NodeInfo{Address: node, State: state, Drive: drive}
 	}
-	return out
-}
-
-// each calls fn for every drive at once and returns the results in order.
-func each[T any](drives []blob.Drive, fn func(blob.Drive) T) []T {
-	out := make([]T, len(drives))
-	var wg sync.WaitGroup
-	for i, d := range drives {
-		wg.Go(func() { out[i] = fn(d) })
-	}
-	wg.Wait()
 	return out
 }
 

@@ -25,10 +25,9 @@ type Store struct {
 	one  *LocalDrive   // one drive: its blob files are the blobs
 	set  []Drive       // a drive set, in shard order
 	code *erasure.Code // a drive set's code
-	// names are the drives' places ("0", "1", ...) that shard placement
-	// hashes; index maps them back.
+	// names are the drives' places ("0", "1", ...), which shard
+	// placement hashes.
 	names []string
-	index map[string]int
 }
 
 // Open prepares the blob tree under dir.

@@ -224,28 +224,20 @@ func (d *LocalDrive) ReadMark() ([]byte, error) {
 	return raw, err
 }
 
-// WriteMark implements Drive.
+// WriteMark implements Drive: written beside its place, fsynced and
+// renamed over it, as a shard's rewrite is.
 func (d *LocalDrive) WriteMark(mark []byte) error {
 	p := filepath.Join(d.root, driveMarkFile)
-	tmp := p + ".tmp"
-	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o600)
+	f, err := os.OpenFile(p+".tmp", os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o600)
 	if err != nil {
 		return fmt.Errorf("blob: mark drive: %w", err)
 	}
-	_, err = f.Write(mark)
-	if err == nil {
-		err = f.Sync()
+	w := &localShard{f: f, b: bufio.NewWriter(f), final: p, rename: true}
+	if _, err := w.Write(mark); err != nil {
+		w.Abort()
+		return fmt.Errorf("blob: mark drive: %w", err)
 	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, p)
-	}
-	if err == nil {
-		err = syncDir(d.root)
-	}
-	if err != nil {
+	if err := w.Commit(); err != nil {
 		return fmt.Errorf("blob: mark drive: %w", err)
 	}
 	return nil

@@ -51,11 +51,9 @@ func NewDriveSet(drives []Drive, blockSize int) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Store{set: append([]Drive(nil), drives...), code: code, index: map[string]int{}}
+	s := &Store{set: append([]Drive(nil), drives...), code: code}
 	for i := range drives {
-		name := strconv.Itoa(i)
-		s.names = append(s.names, name)
-		s.index[name] = i
+		s.names = append(s.names, strconv.Itoa(i))
 	}
 	return s, nil
 }
@@ -282,10 +280,10 @@ func closeAll(shards []ShardReader) {
 // The ID is recorded with the version, so the placement is found again
 // from it alone.
 func (s *Store) placed(id string) []Drive {
-	order := erasure.Place("", id, s.names)
-	out := make([]Drive, len(order))
-	for i, name := range order {
-		out[i] = s.set[s.index[name]]
+	idx := s.driveOf(id)
+	out := make([]Drive, len(idx))
+	for i, d := range idx {
+		out[i] = s.set[d]
 	}
 	return out
 }
@@ -295,9 +293,18 @@ func (s *Store) driveOf(id string) []int {
 	order := erasure.Place("", id, s.names)
 	out := make([]int, len(order))
 	for i, name := range order {
-		out[i] = s.index[name]
+		out[i], _ = strconv.Atoi(name) // a name is its drive's index
 	}
 	return out
+}
+
+// DriveErrors reads every drive's mark, at once, and returns for each
+// drive why it cannot be reached, or nil; nil on a single drive.
+func (s *Store) DriveErrors() []error {
+	return each(s.set, func(_ int, d Drive) error {
+		_, err := d.ReadMark()
+		return err
+	})
 }
 
 // HealResult is what Heal found for one blob.
@@ -338,7 +345,6 @@ func (s *Store) Heal(id string, deep, dryRun bool) (HealResult, error) {
 	}
 	var res HealResult
 	var badShards []int
-	drives := s.placed(id)
 	driveOf := s.driveOf(id)
 	for i, b := range bad {
 		if b {
@@ -359,7 +365,7 @@ func (s *Store) Heal(id string, deep, dryRun bool) (HealResult, error) {
 	outs := map[int]ShardWriter{}
 	dst := map[int]io.Writer{}
 	for _, i := range badShards {
-		w, err := drives[i].Rewrite(id)
+		w, err := s.set[driveOf[i]].Rewrite(id)
 		if err != nil {
 			for _, o := range outs {
 				o.Abort()

@@ -124,7 +124,7 @@ func TestClusterSurvivesNodeLoss(t *testing.T) {
 	for key, want := range acked {
 		c := clients[(leader+1+i%3)%4]
 		i++
-		got, err := getFrom(t.Context(), c, key)
+		got, err := getObject(t.Context(), c, "data", key)
 		if err != nil || !bytes.Equal(got, want) {
 			lost = append(lost, fmt.Sprintf("%s (%v)", key, err))
 		}
@@ -172,15 +172,4 @@ func clusterInfo(t *testing.T, e cliEnv, alias string) map[string]string {
 		out[n.Address] = n.State
 	}
 	return out
-}
-
-func getFrom(ctx context.Context, c *minio.Client, key string) ([]byte, error) {
-	obj, err := c.GetObject(ctx, "data", key, minio.GetObjectOptions{})
-	if err != nil {
-		return nil, err
-	}
-	defer obj.Close()
-	var b bytes.Buffer
-	_, err = b.ReadFrom(obj)
-	return b.Bytes(), err
 }

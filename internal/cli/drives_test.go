@@ -65,7 +65,7 @@ func TestServerOnDrives(t *testing.T) {
 	}
 	readAll := func() error {
 		for key, want := range objects {
-			got, err := getObject(t.Context(), c, key)
+			got, err := getObject(t.Context(), c, "ecdata", key)
 			if err != nil {
 				return fmt.Errorf("GET %s: %w", key, err)
 			}
@@ -161,7 +161,7 @@ func TestServerOnDrives(t *testing.T) {
 	}
 	var lost string
 	for key := range objects {
-		if _, err := getObject(t.Context(), c, key); err != nil {
+		if _, err := getObject(t.Context(), c, "ecdata", key); err != nil {
 			lost = key
 			// Answered as an S3 error before any byte of the body.
 			if resp := minio.ToErrorResponse(err); resp.StatusCode != 500 {
@@ -226,8 +226,9 @@ func crashWriters(t *testing.T, c *minio.Client, objects map[string][]byte, proc
 	return n
 }
 
-func getObject(ctx context.Context, c *minio.Client, key string) ([]byte, error) {
-	obj, err := c.GetObject(ctx, "ecdata", key, minio.GetObjectOptions{})
+// getObject reads bucket/key whole through c.
+func getObject(ctx context.Context, c *minio.Client, bucket, key string) ([]byte, error) {
+	obj, err := c.GetObject(ctx, bucket, key, minio.GetObjectOptions{})
 	if err != nil {
 		return nil, err
 	}

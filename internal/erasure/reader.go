@@ -109,11 +109,7 @@ func (r *Reader) load(b int64) error {
 		return err
 	}
 	if r.c.enc != nil && !allData(have, r.c.layout.Data) {
-		for i, ok := range have {
-			if !ok {
-				r.buf.shards[i] = r.buf.shards[i][:0]
-			}
-		}
+		r.buf.markMissing(have)
 		if err := r.c.enc.ReconstructData(r.buf.shards); err != nil {
 			return fmt.Errorf("erasure: reconstruct block %d: %w", b, err)
 		}
@@ -122,6 +118,16 @@ func (r *Reader) load(b int64) error {
 	}
 	r.blk = b
 	return nil
+}
+
+// markMissing empties the shards not in have, keeping their memory: the
+// coder fills empty shards and leaves the others as they are.
+func (b *blockBuf) markMissing(have []bool) {
+	for i, ok := range have {
+		if !ok {
+			b.shards[i] = b.shards[i][:0]
+		}
+	}
 }
 
 func allData(have []bool, data int) bool {

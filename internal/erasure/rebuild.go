@@ -51,11 +51,7 @@ func (c *Code) Rebuild(src []io.ReaderAt, size int64, dst map[int]io.Writer) err
 		if err != nil {
 			return err
 		}
-		for i, ok := range have {
-			if !ok {
-				r.buf.shards[i] = r.buf.shards[i][:0]
-			}
-		}
+		r.buf.markMissing(have)
 		if c.enc != nil {
 			if err := c.enc.Reconstruct(r.buf.shards); err != nil {
 				return fmt.Errorf("erasure: reconstruct block %d: %w", b, err)

@@ -76,14 +76,8 @@ func StartProcess(t testing.TB, bin, dir, addr string, env ...string) *Process {
 // StartProcessArgs is StartProcess with more server flags (--drives, say).
 func StartProcessArgs(t testing.TB, bin, dir, addr string, args []string, env ...string) *Process {
 	t.Helper()
-	cmd := exec.Command(bin, append([]string{"server", "--address", addr, "--dir", dir, "--log-level", "warn"}, args...)...)
-	cmd.Env = append(os.Environ(), env...)
-	p := &Process{cmd: cmd, log: &lockedBuffer{}, done: make(chan struct{})}
-	cmd.Stdout, cmd.Stderr = p.log, p.log
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("start %s: %v", bin, err)
-	}
-	go func() { cmd.Wait(); close(p.done) }()
+	p := spawn(t, bin, dir, addr, args, env)
+	cmd := p.cmd
 	t.Cleanup(func() { p.Kill(t) })
 	probe := &http.Client{Timeout: 2 * time.Second}
 	deadline := time.Now().Add(20 * time.Second)
@@ -104,6 +98,21 @@ func StartProcessArgs(t testing.TB, bin, dir, addr string, args []string, env ..
 			t.Fatalf("server not ready after 20s: %v\n%s", err, p.log)
 		}
 	}
+}
+
+// spawn runs "twinlake server" on dir and addr with more flags and env,
+// without waiting for it.
+func spawn(t testing.TB, bin, dir, addr string, args, env []string) *Process {
+	t.Helper()
+	cmd := exec.Command(bin, append([]string{"server", "--address", addr, "--dir", dir, "--log-level", "warn"}, args...)...)
+	cmd.Env = append(os.Environ(), env...)
+	p := &Process{cmd: cmd, log: &lockedBuffer{}, done: make(chan struct{})}
+	cmd.Stdout, cmd.Stderr = p.log, p.log
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("start %s: %v", bin, err)
+	}
+	go func() { cmd.Wait(); close(p.done) }()
+	return p
 }
 
 // Kill sends SIGKILL and waits for the process to be gone.

@@ -4,13 +4,10 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -23,13 +20,7 @@ type Cluster struct {
 	env   []string
 	Addrs []string
 	dirs  []string
-	nodes []*clusterProc
-}
-
-type clusterProc struct {
-	cmd  *exec.Cmd
-	log  *lockedBuffer
-	done chan struct{}
+	nodes []*Process
 }
 
 var (
@@ -77,7 +68,7 @@ func freeTriple(t testing.TB) string {
 // if the test failed.
 func StartCluster(t testing.TB, bin, dir string, n int, env ...string) *Cluster {
 	t.Helper()
-	c := &Cluster{t: t, bin: bin, env: env, nodes: make([]*clusterProc, n)}
+	c := &Cluster{t: t, bin: bin, env: env, nodes: make([]*Process, n)}
 	for i := range n {
 		c.Addrs = append(c.Addrs, freeTriple(t))
 		c.dirs = append(c.dirs, filepath.Join(dir, fmt.Sprint("node", i)))
@@ -87,7 +78,7 @@ func StartCluster(t testing.TB, bin, dir string, n int, env ...string) *Cluster 
 		if t.Failed() {
 			for i, p := range c.nodes {
 				if p != nil {
-					t.Logf("node %s log:\n%s", c.Addrs[i], p.log)
+					t.Logf("node %s log:\n%s", c.Addrs[i], p.Log())
 				}
 			}
 		}
@@ -101,7 +92,7 @@ func StartCluster(t testing.TB, bin, dir string, n int, env ...string) *Cluster 
 func (c *Cluster) Start() {
 	c.t.Helper()
 	for i := range c.nodes {
-		if c.nodes[i] == nil || c.nodes[i].exited() {
+		if c.nodes[i] == nil || c.nodes[i].Exited() {
 			c.StartNode(i)
 		}
 	}
@@ -118,16 +109,8 @@ func (c *Cluster) Start() {
 // StartNode starts node i without waiting for it.
 func (c *Cluster) StartNode(i int) {
 	c.t.Helper()
-	cmd := exec.Command(c.bin, "server", "--address", c.Addrs[i], "--dir", c.dirs[i], "--cluster", strings.Join(c.Addrs, ","),
-		"--cluster-lease", "2s", "--log-level", "warn")
-	cmd.Env = append(os.Environ(), c.env...)
-	p := &clusterProc{cmd: cmd, log: &lockedBuffer{}, done: make(chan struct{})}
-	cmd.Stdout, cmd.Stderr = p.log, p.log
-	if err := cmd.Start(); err != nil {
-		c.t.Fatal(err)
-	}
-	go func() { cmd.Wait(); close(p.done) }()
-	c.nodes[i] = p
+	c.nodes[i] = spawn(c.t, c.bin, c.dirs[i], c.Addrs[i],
+		[]string{"--cluster", strings.Join(c.Addrs, ","), "--cluster-lease", "2s"}, c.env)
 }
 
 // Ready reports whether node i answers ready.
@@ -145,24 +128,17 @@ func (c *Cluster) Ready(i int) error {
 
 // KillNode sends node i SIGKILL and waits for it to be gone.
 func (c *Cluster) KillNode(i int) {
-	if p := c.nodes[i]; p != nil && !p.exited() {
-		p.cmd.Process.Kill()
-		<-p.done
+	if p := c.nodes[i]; p != nil {
+		p.Kill(c.t)
 	}
 }
 
 // PauseNode stops node i with SIGSTOP: it holds its sockets and answers
 // nothing, its lease runs out; ResumeNode continues it.
-func (c *Cluster) PauseNode(i int) { c.signal(i, syscall.SIGSTOP) }
+func (c *Cluster) PauseNode(i int) { c.nodes[i].Pause(c.t) }
 
 // ResumeNode continues a paused node with SIGCONT.
-func (c *Cluster) ResumeNode(i int) { c.signal(i, syscall.SIGCONT) }
-
-func (c *Cluster) signal(i int, sig syscall.Signal) {
-	if p := c.nodes[i]; p != nil && !p.exited() {
-		p.cmd.Process.Signal(sig)
-	}
-}
+func (c *Cluster) ResumeNode(i int) { c.nodes[i].Resume(c.t) }
 
 // Kill kills every node.
 func (c *Cluster) Kill() {
@@ -173,12 +149,3 @@ func (c *Cluster) Kill() {
 
 // Dir is node i's directory.
 func (c *Cluster) Dir(i int) string { return c.dirs[i] }
-
-func (p *clusterProc) exited() bool {
-	select {
-	case <-p.done:
-		return true
-	default:
-		return false
-	}
-}
