@@ -191,9 +191,8 @@ func (s *Server) build() error {
 		}
 		s.ownMeta = true
 	}
-	_, err = s.meta.Get([]byte("sys/deployment-id"))
-	fresh := errors.Is(err, meta.ErrNotFound)
-	if s.deploymentID, err = loadOrCreateID(s.meta, "sys/deployment-id"); err != nil {
+	var fresh bool // the site starts for the first time
+	if s.deploymentID, fresh, err = loadOrCreateID(s.meta, "sys/deployment-id"); err != nil {
 		return err
 	}
 	icfg := iam.Config{Clock: hlc.New(cfg.Clock), Now: cfg.Clock, SiteID: s.deploymentID, Logger: s.log,
@@ -276,21 +275,22 @@ func (s *Server) keyring() (*sse.Keyring, error) {
 	return sse.NewKeyring(master)
 }
 
-// loadOrCreateID returns the ID stored under key, creating it once.
-func loadOrCreateID(m meta.Store, key string) (string, error) {
+// loadOrCreateID returns the ID stored under key, creating it once;
+// created reports that it did.
+func loadOrCreateID(m meta.Store, key string) (id string, created bool, err error) {
 	v, err := m.Get([]byte(key))
 	if err == nil {
-		return string(v), nil
+		return string(v), false, nil
 	}
 	if !errors.Is(err, meta.ErrNotFound) {
-		return "", err
+		return "", false, err
 	}
 	var b [16]byte
 	rand.Read(b[:])
-	id := hex.EncodeToString(b[:])
+	id = hex.EncodeToString(b[:])
 	batch := m.NewBatch()
 	batch.Set([]byte(key), []byte(id))
-	return id, batch.Commit(true)
+	return id, true, batch.Commit(true)
 }
 
 // StartHandler starts the site's background work and returns its HTTP
