@@ -44,6 +44,10 @@ type Config struct {
 	Trace    *trace.Bus    // required: streamed to clients, and admin calls published on it
 	Info     InfoSource    // required
 	Logger   *slog.Logger  // default: discard
+	// RemoteTrace, when set, streams the events of the site's other
+	// nodes that match a filter, until ctx ends: a trace stream then
+	// follows every node of a multi-node site.
+	RemoteTrace func(ctx context.Context, f trace.Filter) <-chan trace.Event
 	// Tables manages warehouses; nil answers the warehouse calls with
 	// NotImplemented (501).
 	Tables TablesAdmin

@@ -1,6 +1,7 @@
 package admin
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -80,6 +81,12 @@ func (s *Server) traceStream(w http.ResponseWriter, r *http.Request, c *call) er
 	c.msg = "filter " + r.URL.RawQuery
 	events, cancel := s.cfg.Trace.Subscribe(opts.filter, s.cfg.TraceBuffer)
 	defer cancel()
+	var remote <-chan trace.Event // nil, which never delivers, on one node
+	if s.cfg.RemoteTrace != nil {
+		ctx, stop := context.WithCancel(r.Context())
+		defer stop()
+		remote = s.cfg.RemoteTrace(ctx, opts.filter)
+	}
 
 	rc := http.NewResponseController(w)
 	_ = rc.SetWriteDeadline(time.Time{}) // the stream outlives any server write timeout
@@ -93,16 +100,25 @@ func (s *Server) traceStream(w http.ResponseWriter, r *http.Request, c *call) er
 	keepAlive := time.NewTicker(s.cfg.KeepAlive)
 	defer keepAlive.Stop()
 	enc := json.NewEncoder(w)
+	send := func(ev trace.Event) error {
+		if !opts.verbose {
+			ev.Msg, ev.Attrs = "", nil
+		}
+		return enc.Encode(ev)
+	}
 	for {
 		var err error
 		select {
 		case <-r.Context().Done():
 			return nil
 		case ev := <-events:
-			if !opts.verbose {
-				ev.Msg, ev.Attrs = "", nil
+			err = send(ev)
+		case ev, ok := <-remote:
+			if !ok {
+				remote = nil
+				continue
 			}
-			err = enc.Encode(ev)
+			err = send(ev)
 		case <-keepAlive.C:
 			_, err = w.Write([]byte("\n"))
 		}

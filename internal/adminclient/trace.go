@@ -16,7 +16,7 @@ import (
 // TraceOptions selects the events of a trace stream. Zero fields match
 // everything.
 type TraceOptions struct {
-	Types      trace.Type // mask of event kinds; 0 means all
+	Types      trace.Type // mask of event kinds; 0 means trace.Default
 	FuncName   string     // glob on the event's funcname, e.g. "catalogScanner.*"
 	Path       string     // glob on the event's path
 	StatusCode int        // exact HTTP status

@@ -68,6 +68,7 @@ type ServerInfo struct {
 // HealInfo is a heal scan's progress: its counts so far while running.
 type HealInfo struct {
 	Running       bool      `json:"running"`
+	Percent       int       `json:"percent"` // an estimate while running; 100 when done
 	Started       time.Time `json:"started"`
 	ElapsedSecond float64   `json:"elapsedSeconds"`
 	Versions      int64     `json:"versions"`

@@ -99,7 +99,7 @@ func (s *Server) Info(ctx context.Context) (adminclient.ServerInfo, error) {
 		info.Nodes = s.cfg.Nodes(ctx)
 	}
 	if p := s.objects.HealProgress(); p != nil {
-		info.Heal = &adminclient.HealInfo{Running: !p.Done, Started: p.Started, ElapsedSecond: p.Elapsed.Seconds(),
+		info.Heal = &adminclient.HealInfo{Running: !p.Done, Percent: p.Percent(), Started: p.Started, ElapsedSecond: p.Elapsed.Seconds(),
 			Versions: p.Versions, Parts: p.Parts, BlobFiles: p.BlobFiles, Degraded: p.Degraded,
 			ShardsRebuilt: p.ShardsRebuilt, MissingCount: p.MissingCount}
 	}

@@ -58,7 +58,14 @@ type Config struct {
 	Meta  meta.Store
 	Blobs *blob.Store
 	// Nodes, when set, reports a multi-node site's nodes for admin info.
-	Nodes    func(ctx context.Context) []adminclient.NodeInfo
+	Nodes func(ctx context.Context) []adminclient.NodeInfo
+	// Trace, when set, is the bus the site publishes its trace events on
+	// (a node's, named for the node); otherwise one named SiteName.
+	Trace *trace.Bus
+	// RemoteTrace, when set, streams the trace events of a multi-node
+	// site's other nodes into admin trace.
+	RemoteTrace func(ctx context.Context, f trace.Filter) <-chan trace.Event
+
 	SiteName string
 	// RootUser and RootPassword come from TWINLAKE_ROOT_USER/PASSWORD; when
 	// both are empty a generated credential is stored in Dir.
@@ -211,6 +218,9 @@ func (s *Server) build() error {
 	if cfg.SiteName == "" {
 		s.cfg.SiteName = "site-" + s.deploymentID[:8]
 	}
+	if s.trace = cfg.Trace; s.trace == nil {
+		s.trace = trace.New(s.cfg.SiteName)
+	}
 	blobs, replaced, err := s.openBlobs(fresh)
 	if err != nil {
 		return err
@@ -219,7 +229,6 @@ func (s *Server) build() error {
 	if err != nil {
 		return err
 	}
-	s.trace = trace.New(s.cfg.SiteName)
 	s.verifier = &sigv4.Verifier{Creds: s.iam, Domain: cfg.Domain}
 	s.metrics = metrics.New()
 	if s.settings, err = config.New(s.meta, config.Config{Logger: s.log}); err != nil {
@@ -372,6 +381,9 @@ func (s *Server) handler() (http.Handler, error) {
 	if err := metrics.RegisterDisk(s.metrics.Registerer(), s.cfg.Dir); err != nil {
 		return nil, err
 	}
+	if err := s.metrics.Registerer().Register(newNodeCollector(s)); err != nil {
+		return nil, err
+	}
 	s3, err := s3api.New(s3api.Config{
 		Objects:    s.objects,
 		Verifier:   s.verifier,
@@ -391,7 +403,7 @@ func (s *Server) handler() (http.Handler, error) {
 	auth := sigv4Auth{v: s.verifier, iam: s.iam}
 	adm, err := admin.New(admin.Config{Auth: auth, Settings: s.settings, Trace: s.trace, Info: s, Logger: s.log, Replication: s.repl,
 		Tables: tablesAdmin{c: s.catalog, sc: s.scanner, tr: s.trace, mm: s.maint}, TablesReplication: s.scanner, Identities: s.iam,
-		Heal: healer{s.objects}})
+		Heal: healer{s.objects}, RemoteTrace: s.cfg.RemoteTrace})
 	if err != nil {
 		return nil, err
 	}

@@ -84,7 +84,7 @@ func (s *Server) openBlobs(fresh bool) (st *blob.Store, replaced []int, err erro
 		st, err = blob.Open(s.cfg.Dir)
 		return st, nil, err
 	default:
-		if st, err = blob.OpenDrives(s.cfg.Drives, 0); err != nil {
+		if st, err = blob.OpenDrives(s.cfg.Drives, 0, s.trace); err != nil {
 			return nil, nil, err
 		}
 	}

@@ -25,6 +25,7 @@ import (
 	"github.com/twinlake/twinlake/internal/cluster"
 	"github.com/twinlake/twinlake/internal/meta"
 	"github.com/twinlake/twinlake/internal/nodeapi"
+	"github.com/twinlake/twinlake/internal/trace"
 )
 
 // NodeConfig starts one node of a multi-node site.
@@ -55,7 +56,9 @@ type Node struct {
 	ln    net.Listener
 	http  *http.Server
 	local *blob.LocalDrive
-	set   *blob.Store // every node's drive, this one's local
+	set   *blob.Store      // every node's drive, this one's local
+	peers []*nodeapi.Drive // the other nodes, for their trace events
+	bus   *trace.Bus       // this node's trace events, named for it
 
 	active atomic.Pointer[http.Handler] // the site's handler while leading
 	leader atomic.Pointer[string]       // the leader's address, as last read
@@ -121,24 +124,30 @@ func StartNode(nc NodeConfig) (*Node, error) {
 	if !slices.Contains(nodes, nc.Address) {
 		return nil, fmt.Errorf("--address %s is not one of --cluster %v", nc.Address, nodes)
 	}
-	n := &Node{cfg: nc, nodes: nodes, stop: make(chan struct{}), done: make(chan struct{})}
+	n := &Node{cfg: nc, nodes: nodes, bus: trace.New(nc.Address), stop: make(chan struct{}), done: make(chan struct{})}
 	if n.local, err = blob.NewLocalDrive(nc.Dir); err != nil {
 		return nil, err
 	}
+	// The drive's calls are traced where they run: the leader's own
+	// here, the others' on their nodes, whose events reach admin trace
+	// through remoteTrace.
+	local := blob.TracedDrive(n.local, n.bus)
 	drives := make([]blob.Drive, len(nodes))
 	for i, node := range nodes {
 		if node == nc.Address {
-			drives[i] = n.local
+			drives[i] = local
 			continue
 		}
-		if drives[i], err = nodeapi.NewDrive("http://"+node, nc.NodeSecret, nil); err != nil {
+		peer, err := nodeapi.NewDrive("http://"+node, nc.NodeSecret, nil)
+		if err != nil {
 			return nil, err
 		}
+		drives[i], n.peers = peer, append(n.peers, peer)
 	}
 	if n.set, err = blob.NewDriveSet(drives, 0); err != nil {
 		return nil, err
 	}
-	api, err := nodeapi.NewServer(n.local, nc.NodeSecret, nc.Logger)
+	api, err := nodeapi.NewServer(local, nc.NodeSecret, n.bus, nc.Logger)
 	if err != nil {
 		return nil, err
 	}
@@ -288,6 +297,7 @@ func (n *Node) lead() error {
 	}
 	cfg := n.cfg.Config
 	cfg.Meta, cfg.Blobs, cfg.Nodes = store, n.set, n.nodeInfo
+	cfg.Trace, cfg.RemoteTrace = n.bus, n.remoteTrace
 	site, err := New(cfg)
 	if err != nil {
 		return err
@@ -330,6 +340,36 @@ func (n *Node) nodeInfo(ctx context.Context) []adminclient.NodeInfo {
 		}
 		out[i] = adminclient.NodeInfo{Address: node, State: state, Drive: drive}
 	}
+	return out
+}
+
+// remoteTrace streams the other nodes' events that match f until ctx
+// ends, following each node through its restarts.
+func (n *Node) remoteTrace(ctx context.Context, f trace.Filter) <-chan trace.Event {
+	out := make(chan trace.Event, 1024)
+	var wg sync.WaitGroup
+	for _, p := range n.peers {
+		wg.Go(func() {
+			for ctx.Err() == nil {
+				if events, err := p.Trace(ctx, f); err == nil {
+					for ev := range events {
+						select {
+						case out <- ev:
+						case <-ctx.Done():
+						}
+					}
+				}
+				select { // the node is down or went away: try again
+				case <-ctx.Done():
+				case <-time.After(time.Second):
+				}
+			}
+		})
+	}
+	go func() {
+		wg.Wait()
+		close(out)
+	}()
 	return out
 }
 

@@ -7,7 +7,9 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
+	"time"
 )
 
 // Drive holds one shard of every blob of a drive set: a directory on a
@@ -110,7 +112,7 @@ func (d *LocalDrive) Rewrite(id string) (ShardWriter, error) {
 		return nil, err
 	}
 	// A name of its own: two rewrites of one shard never share a file.
-	f, err := os.OpenFile(p+".heal-"+NewID()[:8], os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
+	f, err := os.OpenFile(p+rewriteMark+NewID()[:8], os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("blob: rewrite shard on %s: %w", d, err)
 	}
@@ -209,8 +211,26 @@ func (d *LocalDrive) List(fan string) ([]string, error) {
 		if f.Type().IsRegular() && validID(f.Name()) && f.Name()[:2] == fan {
 			ids = append(ids, f.Name())
 		}
+		if strings.Contains(f.Name(), rewriteMark) {
+			d.sweepRewrite(filepath.Join(d.root, fan, f.Name()))
+		}
 	}
 	return ids, nil
+}
+
+// rewriteMark names a shard's replacement while Rewrite writes it.
+const rewriteMark = ".heal-"
+
+// staleRewrite is how long a rewrite's file may go unwritten before it is
+// taken for the leftover of a crash: a live rewrite writes every few
+// seconds or is given up (a remote one after nodeapi's stall bound).
+const staleRewrite = time.Hour
+
+// sweepRewrite removes a rewrite's file that a crash left behind.
+func (d *LocalDrive) sweepRewrite(p string) {
+	if fi, err := os.Lstat(p); err == nil && fi.Mode().IsRegular() && time.Since(fi.ModTime()) > staleRewrite {
+		os.Remove(p)
+	}
 }
 
 const driveMarkFile = ".drive"

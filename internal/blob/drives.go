@@ -10,15 +10,17 @@ import (
 	"sync"
 
 	"github.com/twinlake/twinlake/internal/erasure"
+	"github.com/twinlake/twinlake/internal/trace"
 )
 
 // MaxDrives bounds a drive set.
 const MaxDrives = erasure.MaxNodes
 
 // OpenDrives prepares the blob tree on each of drives and returns a drive
-// set over them (see NewDriveSet; blockSize 0 for the default). One drive
+// set over them (see NewDriveSet; blockSize 0 for the default), each
+// drive publishing its calls on bus (nil: none). One drive
 // keeps each blob as a plain file, as Open does.
-func OpenDrives(drives []string, blockSize int) (*Store, error) {
+func OpenDrives(drives []string, blockSize int, bus *trace.Bus) (*Store, error) {
 	if len(drives) == 1 {
 		return Open(drives[0])
 	}
@@ -28,7 +30,7 @@ func OpenDrives(drives []string, blockSize int) (*Store, error) {
 		if err != nil {
 			return nil, err
 		}
-		set[i] = ld
+		set[i] = TracedDrive(ld, bus)
 	}
 	return NewDriveSet(set, blockSize)
 }

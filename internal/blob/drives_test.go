@@ -8,8 +8,10 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/twinlake/twinlake/internal/erasure"
 )
@@ -21,7 +23,7 @@ func driveSet(t *testing.T, n int) (*Store, []string) {
 	for i := range n {
 		drives = append(drives, filepath.Join(base, fmt.Sprint("d", i)))
 	}
-	s, err := OpenDrives(drives, erasure.MinBlockSize)
+	s, err := OpenDrives(drives, erasure.MinBlockSize, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -217,7 +219,7 @@ func TestDriveSetWalkRemoveClaim(t *testing.T) {
 	}
 	// The drives keep their places: swapped, or claimed for another
 	// deployment, they are refused; an empty drive is marked.
-	swapped, _ := OpenDrives([]string{drives[1], drives[0], drives[2]}, 0)
+	swapped, _ := OpenDrives([]string{drives[1], drives[0], drives[2]}, 0, nil)
 	if _, _, err := swapped.Claim("dep1"); err == nil || !strings.Contains(err.Error(), "original order") {
 		t.Fatalf("swapped drives: %v", err)
 	}
@@ -225,8 +227,48 @@ func TestDriveSetWalkRemoveClaim(t *testing.T) {
 		t.Fatal("drives of dep1 claimed for dep2")
 	}
 	os.RemoveAll(drives[2])
-	s2, _ := OpenDrives(drives, 0)
+	s2, _ := OpenDrives(drives, 0, nil)
 	if marked, _, err := s2.Claim("dep1"); err != nil || fmt.Sprint(marked) != "[2]" {
 		t.Fatalf("claim with a replaced drive: %v %v", marked, err)
+	}
+}
+
+// TestListSweepsStaleRewrites: a rewrite's file a crash left behind is
+// removed when its directory is next listed; one still being written
+// stays, and neither is listed as a shard.
+func TestListSweepsStaleRewrites(t *testing.T) {
+	d, err := NewLocalDrive(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := NewID()
+	w, err := d.Create(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Write([]byte("shard"))
+	if err := w.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	p, _ := d.path(id)
+	stale, live := p+rewriteMark+"00000000", p+rewriteMark+"11111111"
+	for _, f := range []string{stale, live} {
+		if err := os.WriteFile(f, []byte("half"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	old := time.Now().Add(-2 * staleRewrite)
+	if err := os.Chtimes(stale, old, old); err != nil {
+		t.Fatal(err)
+	}
+	ids, err := d.List(id[:2])
+	if err != nil || !slices.Equal(ids, []string{id}) {
+		t.Fatalf("list = %v, %v", ids, err)
+	}
+	if _, err := os.Stat(stale); !os.IsNotExist(err) {
+		t.Errorf("the stale rewrite is still there: %v", err)
+	}
+	if _, err := os.Stat(live); err != nil {
+		t.Errorf("the live rewrite was removed: %v", err)
 	}
 }

@@ -215,6 +215,7 @@ func TestAdminTrace(t *testing.T) {
 			Msg: "not the replica", Error: "warehouse replication rejected", Attrs: map[string]string{"source": "site-b"}},
 		{Type: trace.TablesScan, FuncName: "catalogScanner.cycle", Path: "/wh", Duration: 2 * time.Millisecond,
 			Msg: "verified 3 tables", Attrs: map[string]string{"verified": "3"}},
+		{Type: trace.Storage, FuncName: "storage.WriteShard", Path: "/d1/0a1b", BytesIn: 4096},
 	}
 	for _, tc := range []struct {
 		name    string
@@ -224,7 +225,9 @@ func TestAdminTrace(t *testing.T) {
 	}{
 		{"plain", []string{"s1"},
 			[]string{" catalogScanner.txn /wh/ns/t1 - 0s\n", " s3.ReplicationRequest /wh/data/f1 403 1.5ms\n", " catalogScanner.cycle /wh - 2ms\n"},
-			[]string{"msg=", "error=", "source="}},
+			[]string{"msg=", "error=", "source=", "storage.WriteShard"}},
+		{"all", []string{"--all", "s1"},
+			[]string{" s3.ReplicationRequest /wh/data/f1 403 1.5ms\n", " storage.WriteShard /d1/0a1b - 0s\n"}, nil},
 		{"verbose filtered", []string{"-v", "--call", "tables-scan", "--funcname", "catalogScanner.cycle", "s1"},
 			[]string{` catalogScanner.cycle /wh - 2ms msg="verified 3 tables" verified="3"` + "\n"},
 			[]string{"catalogScanner.txn", "s3.ReplicationRequest"}},
@@ -260,6 +263,7 @@ func TestAdminTrace(t *testing.T) {
 	e.runCases(t, []adminCase{
 		{name: "unknown type", args: []string{"admin", "trace", "--call", "s3,bogus", "s1"}, wantErr: `unknown trace type "bogus"`},
 		{name: "bad glob", args: []string{"admin", "trace", "--path", "[", "s1"}, wantErr: "BadRequest"},
+		{name: "all and call", args: []string{"admin", "trace", "--all", "--call", "s3", "s1"}, wantErr: "--all and --call"},
 		{name: "not admin", args: []string{"admin", "trace", "u1"}, wantErr: "AccessDenied"},
 	})
 }

@@ -119,6 +119,17 @@ func TestClusterSurvivesNodeLoss(t *testing.T) {
 		return nil
 	})
 	t.Logf("%d writes acknowledged; leader %s killed, %s leads", len(acked), nodes[leader], nodes[next])
+	// The metrics, through any node, tell the dead node and its drive.
+	var scraped strings.Builder
+	if err := cmdutil.ScrapeMetrics(t.Context(), cmdutil.Alias{URL: "http://" + nodes[(leader+2)%4], AccessKey: "clusteradmin", SecretKey: "cluster-secret-123"}, &scraped); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{fmt.Sprintf(`twinlake_cluster_node_up{node=%q} 0`, nodes[leader]), fmt.Sprintf(`twinlake_cluster_node_leader{node=%q} 1`, nodes[next]),
+		fmt.Sprintf(`twinlake_drive_up{drive=%q} 0`, nodes[leader]), fmt.Sprintf(`twinlake_drive_up{drive=%q} 1`, nodes[next])} {
+		if !strings.Contains(scraped.String(), want) {
+			t.Fatalf("metrics lack %s:\n%s", want, grepLines(scraped.String(), "twinlake_cluster_")+grepLines(scraped.String(), "twinlake_drive_"))
+		}
+	}
 	var lost []string
 	i := 0
 	for key, want := range acked {
@@ -155,6 +166,39 @@ func TestClusterSurvivesNodeLoss(t *testing.T) {
 	}
 	if info := clusterInfo(t, e, fmt.Sprintf("n%d", leader)); info[nodes[leader]] != "online" {
 		t.Fatalf("nodes after the return: %v", info)
+	}
+
+	// admin trace through one node follows every node: the S3 call on
+	// the leader and a shard written on each node's drive.
+	out, stop := adminEnv{cliEnv: e}.startTrace(t, "--json", "--call", "s3,storage", fmt.Sprintf("n%d", leader))
+	var puts, writers map[string]bool
+	waitWithin(t, 30*time.Second, "trace events from every node", func() bool {
+		if err := put(t.Context(), clients[leader], "traced", make([]byte, 300<<10)); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(200 * time.Millisecond)
+		puts, writers = map[string]bool{}, map[string]bool{}
+		for _, line := range strings.Split(out.String(), "\n") {
+			var ev struct{ Type, Node, FuncName, Path string }
+			if json.Unmarshal([]byte(line), &ev) != nil {
+				continue
+			}
+			switch {
+			case ev.Type == "s3" && ev.FuncName == "s3.PutObject" && ev.Path == "/data/traced":
+				puts[ev.Node] = true
+			case ev.Type == "storage" && ev.FuncName == "storage.WriteShard":
+				writers[ev.Node] = true
+			}
+		}
+		return puts[nodes[next]] && len(writers) == len(nodes)
+	})
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range nodes {
+		if !writers[n] {
+			t.Fatalf("no shard write traced on %s: %v", n, writers)
+		}
 	}
 }
 

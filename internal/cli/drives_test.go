@@ -104,6 +104,16 @@ func TestServerOnDrives(t *testing.T) {
 	if out := e.must("admin", "info", "s1"); !strings.Contains(out, "Heal:       done") || !strings.Contains(out, "6 degraded, 6 shards rebuilt, 0 missing") {
 		t.Fatalf("admin info after the heal:\n%s", out)
 	}
+	var scraped strings.Builder
+	if err := cmdutil.ScrapeMetrics(t.Context(), cmdutil.Alias{URL: "http://" + addr, AccessKey: "drivesadmin", SecretKey: "drives-secret-123"}, &scraped); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`twinlake_drive_up{drive="` + drives[1] + `"} 1`, "twinlake_heal_progress_percent 100",
+		"twinlake_heal_degraded_blobs 6", "twinlake_heal_shards_rebuilt 6"} {
+		if !strings.Contains(scraped.String(), want) {
+			t.Fatalf("metrics lack %s:\n%s", want, grepLines(scraped.String(), "twinlake_drive_")+grepLines(scraped.String(), "twinlake_heal_"))
+		}
+	}
 
 	// A flipped byte: read around, found only by a deep heal.
 	p := shardFile(drives[2], ids[1])

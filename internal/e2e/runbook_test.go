@@ -148,8 +148,12 @@ func TestRunbookFourNodeSites(t *testing.T) {
 	bin := testsite.BuildBinary(t)
 	dir := t.TempDir()
 	env := append(slices.Clone(runbookEnv), "TWINLAKE_KMS_SECRET_KEY=MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY=")
+	// The DR site's scanner scans every 3s (it runs at once on arrivals
+	// and commands): long enough that its waiting state after a change
+	// of leader is seen before the new leader's first cycle.
+	drEnv := append(slices.Clone(env), "TWINLAKE_TABLES_REPLICA_CATALOG_SCAN_INTERVAL=3s")
 	runbook(t, bin, dir, clusterSite{testsite.StartCluster(t, bin, filepath.Join(dir, "primary"), 4, env...)},
-		clusterSite{testsite.StartCluster(t, bin, filepath.Join(dir, "dr"), 4, env...)})
+		clusterSite{testsite.StartCluster(t, bin, filepath.Join(dir, "dr"), 4, drEnv...)})
 }
 
 // loseLeader kills the site's leader node, points alias at another node
@@ -232,9 +236,21 @@ func runbook(t *testing.T, bin, dir string, primary, dr runbookSite) {
 		t.Fatalf("client write on the replica accepted:\n%s", out)
 	}
 	// A multi-node replica loses its leader: the scanner moves to the
-	// new leader, starts over and serves every table again.
+	// new leader, reports waiting until its first cycle there (its state
+	// starts empty), then serves every table again.
 	if c, ok := dr.(clusterSite); ok {
-		c.loseLeader(t, op, "myreplica", func() { op.waitTable("myreplica", "sales", "orders", version(tbl)) })
+		c.loseLeader(t, op, "myreplica", func() {
+			testsite.Eventually(t, 30*time.Second, func() error {
+				if st := op.status("myreplica"); st.State != "waiting" {
+					return fmt.Errorf("scanner %q, want waiting before the new leader's first cycle", st.State)
+				}
+				return nil
+			})
+			op.waitTable("myreplica", "sales", "orders", version(tbl))
+			if st := op.status("myreplica"); st.State != "active" {
+				t.Fatalf("scanner after its first cycle on the new leader: %q", st.State)
+			}
+		})
 	}
 
 	// The primary dies. Fail over.

@@ -22,10 +22,11 @@ var allNames = []string{
 	ReplicationDroppedObjectsTotal, ReplicationReceivedObjectsTotal, ReplicationReceivedBytesTotal,
 	ReplicationLinkLatencySeconds, ReplicationLinkUp, ReplicationMismatchesTotal,
 	TraceDroppedEventsTotal,
+	ClusterNodeUp, ClusterNodeLeader, DriveUp, HealProgressPercent, HealDegradedBlobs, HealShardsRebuilt,
 }
 
 func TestNamesFollowConventions(t *testing.T) {
-	valid := regexp.MustCompile(`^twinlake_(s3|replication|scanner|catalog|trace)_[a-z0-9_]+[a-z0-9]$`)
+	valid := regexp.MustCompile(`^twinlake_(s3|replication|scanner|catalog|trace|cluster|drive|heal)_[a-z0-9_]+[a-z0-9]$`)
 	seen := map[string]bool{}
 	for _, n := range allNames {
 		if !valid.MatchString(n) || strings.Contains(n, "__") {

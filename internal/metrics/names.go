@@ -48,6 +48,15 @@ const (
 	DiskFreeBytes  = "twinlake_disk_free_bytes"  // gauge: bytes available to the server
 	DiskTotalBytes = "twinlake_disk_total_bytes" // gauge
 
+	// Nodes and drives of a multi-node site or a drive set, and the heal
+	// scan (registered by internal/app).
+	ClusterNodeUp       = "twinlake_cluster_node_up"       // gauge {node}: 1 leader or online, 0 offline
+	ClusterNodeLeader   = "twinlake_cluster_node_leader"   // gauge {node}: 1 for the leader
+	DriveUp             = "twinlake_drive_up"              // gauge {drive}: 1 when the drive answers
+	HealProgressPercent = "twinlake_heal_progress_percent" // gauge: the latest heal scan's estimate, 100 when done
+	HealDegradedBlobs   = "twinlake_heal_degraded_blobs"   // gauge: blobs the latest heal scan found short of a shard
+	HealShardsRebuilt   = "twinlake_heal_shards_rebuilt"   // gauge: shards the latest heal scan wrote again
+
 	// Iceberg REST catalog (internal/catalog/rest).
 	CatalogRequestsTotal          = "twinlake_catalog_requests_total"           // counter {api, code}
 	CatalogErrorsTotal            = "twinlake_catalog_errors_total"             // counter {api, class}

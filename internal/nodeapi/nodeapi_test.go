@@ -2,18 +2,21 @@ package nodeapi
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
 	"net"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/twinlake/twinlake/internal/blob"
 	"github.com/twinlake/twinlake/internal/erasure"
+	"github.com/twinlake/twinlake/internal/trace"
 )
 
 var secret = []byte("node-secret-for-tests")
@@ -29,6 +32,12 @@ type node struct {
 
 func startNode(t *testing.T, dir, addr string) *node {
 	t.Helper()
+	return startTracedNode(t, dir, addr, nil)
+}
+
+// startTracedNode starts a node whose drive publishes on bus.
+func startTracedNode(t *testing.T, dir, addr string, bus *trace.Bus) *node {
+	t.Helper()
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		t.Fatal(err)
@@ -37,7 +46,7 @@ func startNode(t *testing.T, dir, addr string) *node {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, err := NewServer(ld, secret, nil)
+	h, err := NewServer(blob.TracedDrive(ld, bus), secret, bus, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -282,7 +291,7 @@ func TestAuth(t *testing.T) {
 			t.Errorf("%s: %d, want 403", name, got)
 		}
 	}
-	if _, err := NewServer(nil, []byte("short"), nil); err == nil {
+	if _, err := NewServer(nil, []byte("short"), nil, nil); err == nil {
 		t.Fatal("a short secret accepted")
 	}
 }
@@ -344,5 +353,59 @@ func TestHungNodeCostsOneShard(t *testing.T) {
 	got, err := io.ReadAll(f)
 	if err != nil || !bytes.Equal(got, data) {
 		t.Fatalf("read back: %d bytes, %v", len(got), err)
+	}
+}
+
+// TestTraceStream: a node streams its storage events to another node,
+// each with the node's name, the shard and its bytes, filtered as asked.
+func TestTraceStream(t *testing.T) {
+	bus := trace.New("node-b")
+	n := startTracedNode(t, t.TempDir(), "127.0.0.1:0", bus)
+	d := n.drive(t)
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	events, err := d.Trace(ctx, trace.Filter{Types: trace.Storage, FuncName: "storage.*Shard"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := blob.NewID()
+	w, err := d.Create(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Write(make([]byte, 1000))
+	if err := w.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.ReadMark(); !errors.Is(err, blob.ErrNotFound) { // filtered out by name
+		t.Fatal(err)
+	}
+	if err := d.Remove(id); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for len(got) < 2 {
+		select {
+		case ev := <-events:
+			if ev.Node != "node-b" || ev.Type != trace.Storage || !strings.HasSuffix(ev.Path, "/"+id) {
+				t.Fatalf("event %+v", ev)
+			}
+			if ev.FuncName == "storage.WriteShard" && ev.BytesIn != 1000 {
+				t.Fatalf("write event %+v", ev)
+			}
+			got = append(got, ev.FuncName)
+		case <-time.After(10 * time.Second):
+			t.Fatalf("events so far %v", got)
+		}
+	}
+	if !slices.Equal(got, []string{"storage.WriteShard", "storage.RemoveShard"}) {
+		t.Fatalf("events %v", got)
+	}
+	// A bad filter is refused; the stream ends when the caller goes away.
+	if _, err := d.do(ctx, http.MethodGet, pathTrace+"?types=x", nil, nil); err == nil || !strings.Contains(err.Error(), "400") {
+		t.Fatalf("bad filter: %v", err)
+	}
+	cancel()
+	for range events {
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"strings"
 
 	"github.com/twinlake/twinlake/internal/blob"
+	"github.com/twinlake/twinlake/internal/trace"
 )
 
 // Prefix is where the node API is served.
@@ -28,23 +29,25 @@ const (
 	pathMark   = Prefix + "mark"
 )
 
-// Server serves one local drive to the site's other nodes.
+// Server serves one local drive, and the node's trace events, to the
+// site's other nodes.
 type Server struct {
 	drive  blob.Drive
 	secret []byte
+	bus    *trace.Bus
 	log    *slog.Logger
 }
 
-// NewServer serves drive to requests signed with secret (at least
-// MinSecretLen bytes).
-func NewServer(drive blob.Drive, secret []byte, log *slog.Logger) (*Server, error) {
+// NewServer serves drive, and the events published on bus (nil: none),
+// to requests signed with secret (at least MinSecretLen bytes).
+func NewServer(drive blob.Drive, secret []byte, bus *trace.Bus, log *slog.Logger) (*Server, error) {
 	if len(secret) < MinSecretLen {
 		return nil, fmt.Errorf("nodeapi: the node secret must be at least %d bytes", MinSecretLen)
 	}
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Server{drive: drive, secret: secret, log: log}, nil
+	return &Server{drive: drive, secret: secret, bus: bus, log: log}, nil
 }
 
 // ServeHTTP implements http.Handler.
@@ -62,6 +65,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		err = s.list(w, strings.TrimPrefix(p, pathList))
 	case p == pathMark:
 		err = s.mark(w, r)
+	case p == pathTrace && r.Method == http.MethodGet:
+		err = s.traceStream(w, r)
 	default:
 		err = errNoRoute
 	}

@@ -19,6 +19,18 @@ type HealProgress struct {
 	HealReport
 }
 
+// Percent estimates how far the scan is: the referenced blobs checked
+// out of the blob files found, 99 at most until it is done.
+func (p *HealProgress) Percent() int {
+	switch {
+	case p.Done:
+		return 100
+	case p.BlobFiles == 0:
+		return 0
+	}
+	return int(min(99, 100*p.Checked/p.BlobFiles))
+}
+
 // HealProgress returns the latest heal scan's progress, or nil if none
 // ran since the layer opened.
 func (l *Layer) HealProgress() *HealProgress { return l.heal.Load() }
@@ -59,6 +71,7 @@ type HealReport struct {
 	Degraded      int64         `json:"degraded"`      // referenced blobs with a shard missing or corrupt
 	ShardsRebuilt int64         `json:"shardsRebuilt"` // shards written again (0 on a dry run)
 	BlobFiles     int64         `json:"blobFiles"`     // files in the blob tree
+	Checked       int64         `json:"checked"`       // referenced blobs checked
 	Versions      int64         `json:"versions"`      // version records read
 	Parts         int64         `json:"parts"`         // uploaded part records read
 	InFlight      int64         `json:"inFlight"`      // unreferenced files a write in progress owns (an intent)
@@ -113,6 +126,9 @@ func (l *Layer) HealScan(ctx context.Context, opts HealOptions) (HealReport, err
 	}
 	used := map[string]bool{}
 	check := func(id string, m MissingBlob) {
+		if !used[id] {
+			rep.Checked++
+		}
 		used[id] = true
 		if (files[id] || l.blobExists(id)) && l.healShards(id, opts, &rep) {
 			return

@@ -53,8 +53,11 @@ func TestHealScan(t *testing.T) {
 		t.Fatal(err)
 	}
 	if dry.BlobFiles != 4 || dry.Orphans != 1 || dry.OrphanBytes != 14 || dry.InFlight != 1 || dry.Removed != 0 ||
-		dry.MissingCount != 1 || dry.Versions != 2 || dry.Parts != 1 {
+		dry.MissingCount != 1 || dry.Versions != 2 || dry.Parts != 1 || dry.Checked != 3 {
 		t.Fatalf("dry run = %+v", dry)
+	}
+	if p := l.HealProgress(); !p.Done || p.Percent() != 100 || p.Checked != 3 {
+		t.Fatalf("progress after the scan = %+v", p)
 	}
 	if m := dry.Missing[0]; m.Bucket != "heal" || m.Key != "lost" || m.VersionID != lost.VersionID || m.BlobID != lost.Segments[0].BlobID {
 		t.Errorf("missing = %+v", m)
@@ -79,6 +82,25 @@ func TestHealScan(t *testing.T) {
 	again, err := l.HealScan(ctx, HealOptions{})
 	if err != nil || again.Orphans != 0 || again.Removed != 0 {
 		t.Errorf("second heal = %+v, %v", again, err)
+	}
+}
+
+// TestHealPercent: the estimate is the referenced blobs checked out of
+// the blob files found, short of 100 until the scan is done.
+func TestHealPercent(t *testing.T) {
+	for _, tc := range []struct {
+		p    HealProgress
+		want int
+	}{
+		{HealProgress{}, 0},
+		{HealProgress{HealReport: HealReport{BlobFiles: 200, Checked: 50}}, 25},
+		{HealProgress{HealReport: HealReport{BlobFiles: 10, Checked: 10}}, 99}, // orphans may be left to look at
+		{HealProgress{HealReport: HealReport{BlobFiles: 10, Checked: 12}}, 99}, // files written since the walk
+		{HealProgress{Done: true}, 100},
+	} {
+		if got := tc.p.Percent(); got != tc.want {
+			t.Errorf("%+v: %d%%, want %d%%", tc.p, got, tc.want)
+		}
 	}
 }
 

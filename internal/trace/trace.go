@@ -28,8 +28,14 @@ const (
 	TablesMaintenance
 	// ILM: bucket lifecycle runs (what each run expired, purged, aborted).
 	ILM
+	// Storage: shard reads, writes and removals on a drive, on every
+	// node of a site. A stream shows them only when asked for by name:
+	// each object call makes several.
+	Storage
 
-	All = S3 | Tables | TablesScan | Replication | Admin | Peer | TablesMaintenance | ILM
+	// Default is what a stream that names no type shows.
+	Default = S3 | Tables | TablesScan | Replication | Admin | Peer | TablesMaintenance | ILM
+	All     = Default | Storage
 )
 
 // typeNames is the table of wire names for each Type, as used by --call.
@@ -39,7 +45,7 @@ var typeNames = []struct {
 }{
 	{S3, "s3"}, {Tables, "tables"}, {TablesScan, "tables-scan"},
 	{Replication, "replication"}, {Admin, "admin"}, {Peer, "peer"},
-	{TablesMaintenance, "tables-maintenance"}, {ILM, "ilm"},
+	{TablesMaintenance, "tables-maintenance"}, {ILM, "ilm"}, {Storage, "storage"},
 }
 
 // String returns the wire name of a single type.
@@ -84,7 +90,7 @@ type Event struct {
 
 // Filter selects events for one subscriber. Zero fields match everything.
 type Filter struct {
-	Types      Type   // mask; 0 means All
+	Types      Type   // mask; 0 means Default
 	FuncName   string // glob (path.Match syntax) on FuncName
 	Path       string // glob on Path
 	StatusCode int    // exact status code
@@ -185,7 +191,7 @@ func (b *Bus) Publish(e Event) {
 // returned cancel function to unsubscribe; it closes the channel.
 func (b *Bus) Subscribe(f Filter, buf int) (<-chan Event, func()) {
 	if f.Types == 0 {
-		f.Types = All
+		f.Types = Default
 	}
 	s := &sub{f: f, ch: make(chan Event, buf)}
 	b.mu.Lock()

@@ -20,6 +20,7 @@ import (
 // adminTraceFlags are the filters of `admin trace`.
 type adminTraceFlags struct {
 	verbose    bool
+	all        bool
 	calls      []string
 	funcName   string
 	path       string
@@ -29,16 +30,21 @@ type adminTraceFlags struct {
 func newAdminTraceCmd(opts *cmdutil.Options) *cobra.Command {
 	var f adminTraceFlags
 	cmd := &cobra.Command{
-		Use:   "trace [-v] [--call TYPE] [--funcname GLOB] [--path GLOB] [--status-code N] ALIAS",
+		Use:   "trace [-v] [-a | --call TYPE] [--funcname GLOB] [--path GLOB] [--status-code N] ALIAS",
 		Short: "Stream a site's calls and decisions live, until interrupted",
 		Long: `Stream a site's trace events live, one line each, until interrupted.
-Types (--call): ` + trace.All.String() + `. Without -v a line shows time,
-function name, path, status and duration; -v adds msg, error and attributes.`,
+Types (--call): ` + trace.All.String() + `. Without --call or --all every
+type but storage is shown; storage (the shard reads and writes on each
+node's drive, several per object call) only when asked for. On a
+multi-node site the stream follows every node. Without -v a line shows
+time, node, function name, path, status and duration; -v adds msg, error
+and attributes.`,
 		Example: `  twinlake admin trace site1
   twinlake admin trace -v --call tables-scan site1
   twinlake admin trace -v --call tables-scan --funcname 'catalogScanner.cycle' site1
   twinlake admin trace -v --funcname 's3.ReplicationRequest' --status-code 403 site1
-  twinlake admin trace --call s3,admin --path '/photos/*' --json site1`,
+  twinlake admin trace --call s3,admin --path '/photos/*' --json site1
+  twinlake admin trace --call storage site1`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			topts, err := f.options()
@@ -69,6 +75,7 @@ function name, path, status and duration; -v adds msg, error and attributes.`,
 	}
 	fl := cmd.Flags()
 	fl.BoolVarP(&f.verbose, "verbose", "v", false, "show each event's msg, error and attributes")
+	fl.BoolVarP(&f.all, "all", "a", false, "trace every type, storage included")
 	fl.StringSliceVar(&f.calls, "call", nil, "trace only these types (repeatable or comma-separated): "+trace.All.String())
 	fl.StringVar(&f.funcName, "funcname", "", "trace only function names matching this glob, e.g. 'catalogScanner.*'")
 	fl.StringVar(&f.path, "path", "", "trace only paths matching this glob, e.g. '/photos/*'")
@@ -81,6 +88,12 @@ var errUnknownTraceType = errors.New("unknown trace type")
 
 func (f *adminTraceFlags) options() (adminclient.TraceOptions, error) {
 	o := adminclient.TraceOptions{FuncName: f.funcName, Path: f.path, StatusCode: f.statusCode, Verbose: f.verbose}
+	if f.all {
+		if len(f.calls) > 0 {
+			return o, errors.New("--all and --call: give one of them")
+		}
+		o.Types = trace.All
+	}
 	for _, name := range f.calls {
 		t, ok := trace.ParseType(strings.TrimSpace(name))
 		if !ok {
@@ -92,7 +105,8 @@ func (f *adminTraceFlags) options() (adminclient.TraceOptions, error) {
 }
 
 // printTraceEvent writes one event as a JSON line with --json, else as
-// "time funcname path status duration" and, verbose, msg, error and attrs.
+// "time node funcname path status duration" and, verbose, msg, error and
+// attrs.
 func printTraceEvent(w io.Writer, asJSON, verbose bool, ev trace.Event) error {
 	if asJSON {
 		return json.NewEncoder(w).Encode(ev)
@@ -106,8 +120,11 @@ func printTraceEvent(w io.Writer, asJSON, verbose bool, ev trace.Event) error {
 		path = "-"
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s %s %s %s %s", ev.Time.Local().Format("2006-01-02T15:04:05.000"),
-		ev.FuncName, path, status, ev.Duration.Round(time.Microsecond))
+	b.WriteString(ev.Time.Local().Format("2006-01-02T15:04:05.000"))
+	if ev.Node != "" {
+		b.WriteString(" " + ev.Node)
+	}
+	fmt.Fprintf(&b, " %s %s %s %s", ev.FuncName, path, status, ev.Duration.Round(time.Microsecond))
 	if verbose {
 		if ev.Msg != "" {
 			fmt.Fprintf(&b, " msg=%q", ev.Msg)

@@ -1,0 +1,71 @@
+package app
+
+import (
+	"context"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/twinlake/twinlake/internal/metrics"
+)
+
+// nodeCollector reports, when scraped, a multi-node site's nodes (up, and
+// which leads), each drive of a drive set (whether it answers), and the
+// latest heal scan's progress.
+type nodeCollector struct {
+	s                                    *Server
+	nodeUp, leader, driveUp              *prometheus.Desc
+	healPercent, healDegraded, healShard *prometheus.Desc
+}
+
+func newNodeCollector(s *Server) *nodeCollector {
+	return &nodeCollector{s: s,
+		nodeUp:       prometheus.NewDesc(metrics.ClusterNodeUp, "1 for a node of the site that is the leader or online, 0 offline.", []string{"node"}, nil),
+		leader:       prometheus.NewDesc(metrics.ClusterNodeLeader, "1 for the node that leads the site.", []string{"node"}, nil),
+		driveUp:      prometheus.NewDesc(metrics.DriveUp, "1 when a drive of the site's drive set answers, 0 when it cannot be reached.", []string{"drive"}, nil),
+		healPercent:  prometheus.NewDesc(metrics.HealProgressPercent, "The latest heal scan's progress estimate; 100 when done.", nil, nil),
+		healDegraded: prometheus.NewDesc(metrics.HealDegradedBlobs, "Blobs the latest heal scan found short of a shard.", nil, nil),
+		healShard:    prometheus.NewDesc(metrics.HealShardsRebuilt, "Shards the latest heal scan wrote again.", nil, nil),
+	}
+}
+
+func (c *nodeCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{c.nodeUp, c.leader, c.driveUp, c.healPercent, c.healDegraded, c.healShard} {
+		ch <- d
+	}
+}
+
+func gauge(d *prometheus.Desc, v float64, labels ...string) prometheus.Metric {
+	return prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, labels...)
+}
+
+func boolGauge(d *prometheus.Desc, b bool, labels ...string) prometheus.Metric {
+	v := 0.0
+	if b {
+		v = 1
+	}
+	return gauge(d, v, labels...)
+}
+
+func (c *nodeCollector) Collect(ch chan<- prometheus.Metric) {
+	s := c.s
+	switch {
+	case s.cfg.Nodes != nil:
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		for _, n := range s.cfg.Nodes(ctx) {
+			ch <- boolGauge(c.nodeUp, n.State != "offline", n.Address)
+			ch <- boolGauge(c.leader, n.State == "leader", n.Address)
+			ch <- boolGauge(c.driveUp, n.Drive == "ok", n.Address)
+		}
+	case s.blobs.Drives() > 1:
+		for i, err := range s.blobs.DriveErrors() {
+			ch <- boolGauge(c.driveUp, err == nil, s.cfg.Drives[i])
+		}
+	}
+	if p := s.objects.HealProgress(); p != nil {
+		ch <- gauge(c.healPercent, float64(p.Percent()))
+		ch <- gauge(c.healDegraded, float64(p.Degraded))
+		ch <- gauge(c.healShard, float64(p.ShardsRebuilt))
+	}
+}
