@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/hmac"
 	"crypto/sha256"
+	"crypto/tls"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -11,9 +12,11 @@ import (
 	"net/http"
 	"net/http/httputil"
 	"net/url"
+	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -42,6 +45,22 @@ type NodeConfig struct {
 	NodeSecret []byte
 	// LeaseTTL is how long a dead leader holds the lead (0: default).
 	LeaseTTL time.Duration
+	// TLS, when set (with Config.TLS, which serves the node's port),
+	// encrypts everything between the nodes: the node API, requests
+	// passed to the leader and etcd, whose ports then take only
+	// connections with a certificate the nodes trust. A site chooses
+	// when it first starts: an etcd member made without TLS does not
+	// start with it, nor the other way round.
+	TLS *NodeTLS
+}
+
+// NodeTLS is how the nodes of a site reach each other over TLS.
+type NodeTLS struct {
+	// Files are the node's certificate and key and the CA bundle a
+	// peer's certificate must chain to, for etcd.
+	Files cluster.TLSFiles
+	// Client trusts the nodes' certificates and presents this node's.
+	Client *tls.Config
 }
 
 // Node is one running node of a multi-node site: it serves its drive to
@@ -60,6 +79,9 @@ type Node struct {
 	peers []*nodeapi.Drive // the other nodes, for their trace events
 	bus   *trace.Bus       // this node's trace events, named for it
 
+	scheme    string            // how the nodes reach each other: http or https
+	transport http.RoundTripper // to the other nodes
+
 	active atomic.Pointer[http.Handler] // the site's handler while leading
 	leader atomic.Pointer[string]       // the leader's address, as last read
 
@@ -72,7 +94,7 @@ type Node struct {
 
 // etcdURLs are a node's etcd client and peer URLs: the ports after its
 // own (port+1 for clients, port+2 for peers).
-func etcdURLs(node string) (client, peer string, err error) {
+func etcdURLs(node, scheme string) (client, peer string, err error) {
 	host, port, err := net.SplitHostPort(node)
 	if err != nil {
 		return "", "", err
@@ -81,7 +103,7 @@ func etcdURLs(node string) (client, peer string, err error) {
 	if err != nil || p < 1 || p > 65533 {
 		return "", "", fmt.Errorf("node %s: a port below 65534 is needed (etcd takes the next two)", node)
 	}
-	return "http://" + net.JoinHostPort(host, strconv.Itoa(p+1)), "http://" + net.JoinHostPort(host, strconv.Itoa(p+2)), nil
+	return scheme + "://" + net.JoinHostPort(host, strconv.Itoa(p+1)), scheme + "://" + net.JoinHostPort(host, strconv.Itoa(p+2)), nil
 }
 
 // derive is HMAC-SHA256 of label under key: a secret for one use, made
@@ -124,7 +146,16 @@ func StartNode(nc NodeConfig) (*Node, error) {
 	if !slices.Contains(nodes, nc.Address) {
 		return nil, fmt.Errorf("--address %s is not one of --cluster %v", nc.Address, nodes)
 	}
-	n := &Node{cfg: nc, nodes: nodes, bus: trace.New(nc.Address), stop: make(chan struct{}), done: make(chan struct{})}
+	if (nc.TLS == nil) != (nc.Config.TLS == nil) {
+		return nil, errors.New("a node serves TLS only with TLS between the nodes too, and the other way round")
+	}
+	n := &Node{cfg: nc, nodes: nodes, bus: trace.New(nc.Address), scheme: "http", stop: make(chan struct{}), done: make(chan struct{})}
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.MaxIdleConnsPerHost = 64
+	if nc.TLS != nil {
+		n.scheme, tr.TLSClientConfig = "https", nc.TLS.Client
+	}
+	n.transport = tr
 	if n.local, err = blob.NewLocalDrive(nc.Dir); err != nil {
 		return nil, err
 	}
@@ -138,7 +169,7 @@ func StartNode(nc NodeConfig) (*Node, error) {
 			drives[i] = local
 			continue
 		}
-		peer, err := nodeapi.NewDrive("http://"+node, nc.NodeSecret, nil)
+		peer, err := nodeapi.NewDrive(n.scheme+"://"+node, nc.NodeSecret, &http.Client{Transport: tr})
 		if err != nil {
 			return nil, err
 		}
@@ -153,6 +184,9 @@ func StartNode(nc NodeConfig) (*Node, error) {
 	}
 	if n.ln, err = net.Listen("tcp", nc.Address); err != nil {
 		return nil, err
+	}
+	if nc.Config.TLS != nil {
+		n.ln = tls.NewListener(n.ln, nc.Config.TLS)
 	}
 	mux := http.NewServeMux()
 	mux.Handle(nodeapi.Prefix, api)
@@ -176,9 +210,10 @@ func (n *Node) route(w http.ResponseWriter, r *http.Request) {
 		unavailable(w, r, "The site has no leader yet; retry shortly.")
 		return
 	}
-	target := &url.URL{Scheme: "http", Host: *leader}
+	target := &url.URL{Scheme: n.scheme, Host: *leader}
 	// The request keeps its Host header: its signature covers it.
 	(&httputil.ReverseProxy{
+		Transport: n.transport,
 		Rewrite: func(pr *httputil.ProxyRequest) {
 			pr.SetURL(target)
 			pr.Out.Host = pr.In.Host
@@ -242,16 +277,28 @@ func (n *Node) join() error {
 	initial := map[string]string{}
 	var endpoints []string
 	for _, v := range voters {
-		client, peer, err := etcdURLs(v)
+		client, peer, err := etcdURLs(v, n.scheme)
 		if err != nil {
 			return err
 		}
 		initial[v], endpoints = peer, append(endpoints, client)
 	}
+	var files *cluster.TLSFiles
+	var clientTLS *tls.Config
+	if n.cfg.TLS != nil {
+		// No client certificate towards etcd: it would take the
+		// certificate's name for the user, not the nodes' password.
+		files, clientTLS = &n.cfg.TLS.Files, n.cfg.TLS.Client.Clone()
+		clientTLS.Certificates = nil
+	}
 	if slices.Contains(voters, n.cfg.Address) {
-		client, peer, _ := etcdURLs(n.cfg.Address)
+		dir := filepath.Join(n.cfg.Dir, "etcd")
+		if err := checkEtcdScheme(dir, n.scheme); err != nil {
+			return err
+		}
+		client, peer, _ := etcdURLs(n.cfg.Address, n.scheme)
 		n.etcd, err = cluster.StartEmbedded(context.Background(), cluster.EmbedConfig{
-			Name: n.cfg.Address, Dir: filepath.Join(n.cfg.Dir, "etcd"), PeerURL: peer, ClientURL: client,
+			Name: n.cfg.Address, Dir: dir, PeerURL: peer, ClientURL: client, TLS: files,
 			InitialCluster: initial, ClusterToken: "twinlake-" + fmt.Sprint(n.nodes),
 			ReadyTimeout: 5 * time.Minute, Logger: n.cfg.Logger,
 		})
@@ -264,7 +311,7 @@ func (n *Node) join() error {
 		Endpoints: endpoints, Site: "site", NodeID: n.cfg.Address, LeaseTTL: n.cfg.LeaseTTL,
 		Info:     cluster.NodeInfo{Address: n.cfg.Address, Started: time.Now()},
 		Logger:   n.cfg.Logger,
-		Username: cluster.RootUser, Password: password,
+		Username: cluster.RootUser, Password: password, TLS: clientTLS,
 	})
 	if err != nil {
 		return err
@@ -277,6 +324,36 @@ func (n *Node) join() error {
 		return err
 	}
 	return n.coord.Campaign(context.Background())
+}
+
+// etcdSchemeFile records, beside a voter's etcd member, whether the
+// member was made with TLS ("https") or without ("http").
+const etcdSchemeFile = "twinlake-scheme"
+
+// checkEtcdScheme refuses to start a voter's etcd member with TLS when it
+// was made without, or the other way round: its peers know it, and it
+// knows them, by URLs of the first scheme. A new member records its
+// scheme.
+func checkEtcdScheme(dir, scheme string) error {
+	p := filepath.Join(dir, etcdSchemeFile)
+	raw, err := os.ReadFile(p)
+	switch {
+	case err == nil:
+		if got := strings.TrimSpace(string(raw)); got != scheme {
+			return fmt.Errorf("this node's etcd member was made with %s between the nodes and cannot start with %s: start every node of the site as it first started (with or without --certs-dir)", got, scheme)
+		}
+		return nil
+	case !errors.Is(err, os.ErrNotExist):
+		return err
+	}
+	if _, err := os.Stat(filepath.Join(dir, "member")); err == nil && scheme != "http" {
+		// A member from before the record was kept: made without TLS.
+		return fmt.Errorf("this node's etcd member was made without TLS between the nodes and cannot start with it: start every node of the site without --certs-dir")
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	return os.WriteFile(p, []byte(scheme+"\n"), 0o600)
 }
 
 // lead starts the site's server over the metadata in etcd, fenced by this

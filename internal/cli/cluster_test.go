@@ -3,16 +3,24 @@ package cli
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"net"
+	"net/http"
+	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/minio/minio-go/v7"
+	"github.com/minio/minio-go/v7/pkg/credentials"
 
+	"github.com/twinlake/twinlake/internal/adminclient"
 	"github.com/twinlake/twinlake/internal/cli/cmdutil"
 	"github.com/twinlake/twinlake/internal/testsite"
 )
@@ -216,4 +224,128 @@ func clusterInfo(t *testing.T, e cliEnv, alias string) map[string]string {
 		out[n.Address] = n.State
 	}
 	return out
+}
+
+// TestClusterTLS: a site of 3 nodes started with --certs-dir speaks TLS
+// between its nodes: S3 through any node over HTTPS, shards and
+// forwarded requests between nodes, and etcd, whose ports take no
+// connection without the nodes' certificate; a leader lost is replaced
+// over TLS; a node's etcd member made with TLS does not start without it.
+func TestClusterTLS(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs three server processes")
+	}
+	bin := testsite.BuildBinary(t)
+	certs := t.TempDir()
+	testsite.WriteCerts(t, certs)
+	env := []string{"TWINLAKE_ROOT_USER=clusteradmin", "TWINLAKE_ROOT_PASSWORD=cluster-secret-123",
+		"TWINLAKE_KMS_SECRET_KEY=" + "MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY="}
+	cl := testsite.StartClusterTLS(t, bin, t.TempDir(), 3, certs, env...)
+	clients := make([]*minio.Client, 3)
+	for i, n := range cl.Addrs {
+		c, err := minio.New(n, &minio.Options{Creds: credentials.NewStaticV4("clusteradmin", "cluster-secret-123", ""),
+			Secure: true, Transport: cl.Client().Transport})
+		if err != nil {
+			t.Fatal(err)
+		}
+		clients[i] = c
+	}
+	ctx := t.Context()
+	if err := clients[0].MakeBucket(ctx, "tls", minio.MakeBucketOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	body := bytes.Repeat([]byte("shard over tls "), 20<<10) // a blob across the nodes
+	for i, c := range clients {
+		if _, err := c.PutObject(ctx, "tls", fmt.Sprint("k", i), bytes.NewReader(body), int64(len(body)), minio.PutObjectOptions{}); err != nil {
+			t.Fatalf("put through node %d: %v", i, err)
+		}
+	}
+	readAll := func(live []int) {
+		t.Helper()
+		for _, i := range live {
+			for k := range clients {
+				got, err := getObject(ctx, clients[i], "tls", fmt.Sprint("k", k))
+				if err != nil || !bytes.Equal(got, body) {
+					t.Fatalf("get k%d through node %d: %v", k, i, err)
+				}
+			}
+		}
+	}
+	readAll([]int{0, 1, 2})
+
+	// etcd's peer port takes nothing without the nodes' certificate; its
+	// client port speaks only TLS (and needs the nodes' etcd password).
+	host, port, _ := net.SplitHostPort(cl.Addrs[0])
+	p, _ := strconv.Atoi(port)
+	peerURL := "https://" + net.JoinHostPort(host, strconv.Itoa(p+2)) + "/members"
+	http1 := cl.Client().Transport.(*http.Transport).Clone() // etcd's peer port speaks HTTP/1.1
+	http1.ForceAttemptHTTP2, http1.TLSClientConfig.NextProtos = false, []string{"http/1.1"}
+	if resp, err := (&http.Client{Transport: http1}).Get(peerURL); err == nil {
+		resp.Body.Close()
+		t.Fatalf("etcd's peer port answered %d without a client certificate", resp.StatusCode)
+	}
+	for _, etcdPort := range []int{p + 1, p + 2} {
+		if resp, err := http.Get("http://" + net.JoinHostPort(host, strconv.Itoa(etcdPort)) + "/members"); err == nil {
+			resp.Body.Close()
+			if resp.StatusCode < 400 {
+				t.Fatalf("etcd port %d answered plain HTTP with %d", etcdPort, resp.StatusCode)
+			}
+		}
+	}
+	withCert := http1.Clone()
+	cert, err := tls.LoadX509KeyPair(filepath.Join(certs, "public.crt"), filepath.Join(certs, "private.key"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	withCert.TLSClientConfig.Certificates = []tls.Certificate{cert}
+	resp, err := (&http.Client{Transport: withCert}).Get(peerURL)
+	if err != nil {
+		t.Fatalf("etcd's peer port refuses the nodes' certificate: %v", err)
+	}
+	resp.Body.Close()
+
+	// The leader lost: another takes over through etcd over TLS.
+	leader := clusterLeaderTLS(t, cl)
+	cl.KillNode(leader)
+	live := []int{(leader + 1) % 3, (leader + 2) % 3}
+	testsite.Eventually(t, 60*time.Second, func() error {
+		_, err := getObject(ctx, clients[live[0]], "tls", "k0")
+		return err
+	})
+	readAll(live)
+	if _, err := clients[live[1]].PutObject(ctx, "tls", "after", bytes.NewReader(body), int64(len(body)), minio.PutObjectOptions{}); err != nil {
+		t.Fatalf("write with 2 of 3 nodes: %v", err)
+	}
+
+	// The killed node without --certs-dir: its etcd member refuses.
+	plain := testsite.SpawnProcess(t, bin, cl.Dir(leader), cl.Addrs[leader],
+		[]string{"--cluster", strings.Join(cl.Addrs, ","), "--cluster-lease", "2s"}, env...)
+	testsite.Eventually(t, 30*time.Second, func() error {
+		if !strings.Contains(plain.Log(), "was made with https between the nodes") {
+			return fmt.Errorf("log so far:\n%s", plain.Log())
+		}
+		return nil
+	})
+	plain.Kill(t)
+}
+
+// clusterLeaderTLS finds the leader of a TLS site by admin info over S3's
+// port: the node whose answer names itself leader.
+func clusterLeaderTLS(t *testing.T, cl *testsite.Cluster) int {
+	t.Helper()
+	ac, err := adminclient.New(cl.URL(0), adminclient.Credentials{AccessKey: "clusteradmin", SecretKey: "cluster-secret-123"}, adminclient.Config{HTTPClient: cl.Client()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := ac.ServerInfo(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range info.Nodes {
+		if n.State == "leader" {
+			return slices.Index(cl.Addrs, n.Address)
+		}
+	}
+	t.Fatalf("no leader in %+v", info.Nodes)
+	return -1
 }

@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"crypto/tls"
 	"errors"
 	"strings"
 	"testing"
@@ -12,6 +13,16 @@ func validEmbedConfig() EmbedConfig {
 		Name: "n1", Dir: "/tmp/n1", ClusterToken: "site-a",
 		PeerURL: "http://127.0.0.1:2380", ClientURL: "http://127.0.0.1:2379",
 		InitialCluster: map[string]string{"n1": "http://127.0.0.1:2380", "n2": "http://10.0.0.2:2380"},
+	}
+}
+
+// toTLS turns c's URLs to https and gives it files.
+func toTLS(c *EmbedConfig, files TLSFiles) {
+	c.TLS = &files
+	c.PeerURL = strings.Replace(c.PeerURL, "http:", "https:", 1)
+	c.ClientURL = strings.Replace(c.ClientURL, "http:", "https:", 1)
+	for n, u := range c.InitialCluster {
+		c.InitialCluster[n] = strings.Replace(u, "http:", "https:", 1)
 	}
 }
 
@@ -29,10 +40,20 @@ func TestEmbedConfigValidate(t *testing.T) {
 		{"no name", func(c *EmbedConfig) { c.Name = "" }, "Name is required"},
 		{"no dir", func(c *EmbedConfig) { c.Dir = "" }, "Dir is required"},
 		{"no token", func(c *EmbedConfig) { c.ClusterToken = "" }, "ClusterToken is required"},
-		{"peer url https", func(c *EmbedConfig) {
+		{"peer url https without TLS", func(c *EmbedConfig) {
 			c.PeerURL = "https://127.0.0.1:2380"
 			c.InitialCluster["n1"] = c.PeerURL
 		}, "PeerURL"},
+		{"TLS", func(c *EmbedConfig) { toTLS(c, TLSFiles{CertFile: "c", KeyFile: "k", TrustedCAFile: "ca"}) }, ""},
+		{"TLS without a CA", func(c *EmbedConfig) { toTLS(c, TLSFiles{CertFile: "c", KeyFile: "k"}) }, "TLS needs"},
+		{"TLS with an http peer", func(c *EmbedConfig) {
+			toTLS(c, TLSFiles{CertFile: "c", KeyFile: "k", TrustedCAFile: "ca"})
+			c.InitialCluster["n2"] = "http://10.0.0.2:2380"
+		}, `InitialCluster["n2"]`},
+		{"TLS with an http client url", func(c *EmbedConfig) {
+			toTLS(c, TLSFiles{CertFile: "c", KeyFile: "k", TrustedCAFile: "ca"})
+			c.ClientURL = "http://127.0.0.1:2379"
+		}, "ClientURL"},
 		{"client url without port", func(c *EmbedConfig) { c.ClientURL = "http://127.0.0.1" }, "ClientURL"},
 		{"client url with path", func(c *EmbedConfig) { c.ClientURL = "http://127.0.0.1:2379/x" }, "ClientURL"},
 		{"no initial cluster", func(c *EmbedConfig) { c.InitialCluster = nil }, "InitialCluster is required"},
@@ -91,6 +112,8 @@ func TestConfigValidate(t *testing.T) {
 		{"lease max", func(c *Config) { c.LeaseTTL, c.RequestTimeout = MaxLeaseTTL, MaxRequestTimeout }, ""},
 		{"no endpoints", func(c *Config) { c.Endpoints = nil }, "Endpoints is required"},
 		{"bad endpoint", func(c *Config) { c.Endpoints = append(c.Endpoints, "127.0.0.1:2379") }, "Endpoints"},
+		{"TLS", func(c *Config) { c.TLS, c.Endpoints = &tls.Config{}, []string{"https://127.0.0.1:2379"} }, ""},
+		{"TLS with an http endpoint", func(c *Config) { c.TLS = &tls.Config{} }, "Endpoints"},
 		{"no site", func(c *Config) { c.Site = "" }, "Site: is required"},
 		{"site with slash", func(c *Config) { c.Site = "a/b" }, "Site"},
 		{"node with blank", func(c *Config) { c.NodeID = "a b" }, "NodeID"},

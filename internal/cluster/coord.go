@@ -76,6 +76,7 @@ func Open(ctx context.Context, cfg Config) (*Coordinator, error) {
 		DialTimeout: cfg.RequestTimeout,
 		Username:    cfg.Username,
 		Password:    cfg.Password,
+		TLS:         cfg.TLS,
 		Logger: newZapLogger(cfg.Logger.With("component", "etcd-client", "site", cfg.Site, "node", cfg.NodeID),
 			closing),
 	})

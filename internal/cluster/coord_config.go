@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -39,7 +40,8 @@ type Member struct {
 
 // Config configures a Coordinator.
 type Config struct {
-	// Endpoints are the client URLs (http://host:port) of the site's etcd
+	// Endpoints are the client URLs (http://host:port, or https:// with
+	// TLS) of the site's etcd
 	// voters. Required.
 	Endpoints []string
 	// Site names the site; its records live under /twinlake/<Site>/.
@@ -68,6 +70,9 @@ type Config struct {
 	// client to etcd (see EnableAuth); on an etcd without authentication
 	// they are not needed and do no harm.
 	Username, Password string
+	// TLS, when set, is how the coordinator's client reaches etcd over
+	// TLS (its roots, and a client certificate where etcd asks for one).
+	TLS *tls.Config
 }
 
 // withDefaults returns c with every zero setting given its default.
@@ -96,7 +101,11 @@ func (c Config) Validate() error {
 		bad("Endpoints is required")
 	}
 	for _, ep := range c.Endpoints {
-		if err := checkHTTPURL(ep); err != nil {
+		sch := "http"
+		if c.TLS != nil {
+			sch = "https"
+		}
+		if err := checkURL(ep, sch); err != nil {
 			bad("Endpoints: %v", err)
 		}
 	}

@@ -42,11 +42,16 @@ type EmbedConfig struct {
 	// Dir is the member's own data directory, created mode 0700. Required.
 	Dir string
 	// PeerURL is where the member listens for and is reached by its peers,
-	// http://host:port. Required.
+	// http://host:port, or https:// with TLS. Required.
 	PeerURL string
-	// ClientURL is where the member serves clients, http://host:port.
-	// Required.
+	// ClientURL is where the member serves clients, http://host:port, or
+	// https:// with TLS. Required.
 	ClientURL string
+	// TLS, when set, encrypts the member's peer and client ports; the
+	// peer port takes only connections that present a certificate TLS's
+	// CA file trusts (clients authenticate as etcd users, see
+	// EnableAuth). Every URL is then https://.
+	TLS *TLSFiles
 	// InitialCluster maps every voter's Name to its PeerURL, this member's
 	// included, 1..MaxVoters entries. Read only when Dir holds no member
 	// yet: a restarted member rejoins the cluster its data names.
@@ -67,6 +72,22 @@ type EmbedConfig struct {
 	// Logger receives etcd's errors (nothing below error level); nil
 	// discards them.
 	Logger *slog.Logger
+}
+
+// TLSFiles are the PEM files an embedded member serves TLS with: its
+// certificate and key (used as a client certificate towards its peers
+// too), and the CA certificates a peer's or client's certificate must
+// chain to.
+type TLSFiles struct {
+	CertFile, KeyFile, TrustedCAFile string
+}
+
+// scheme is the URL scheme of a member with tls (nil: none).
+func scheme(tls *TLSFiles) string {
+	if tls != nil {
+		return "https"
+	}
+	return "http"
 }
 
 // withDefaults returns c with every zero setting given its default.
@@ -103,11 +124,15 @@ func (c EmbedConfig) Validate() error {
 	if c.ClusterToken == "" {
 		bad("ClusterToken is required")
 	}
-	if err := checkHTTPURL(c.PeerURL); err != nil {
+	sch := scheme(c.TLS)
+	if err := checkURL(c.PeerURL, sch); err != nil {
 		bad("PeerURL: %v", err)
 	}
-	if err := checkHTTPURL(c.ClientURL); err != nil {
+	if err := checkURL(c.ClientURL, sch); err != nil {
 		bad("ClientURL: %v", err)
+	}
+	if t := c.TLS; t != nil && (t.CertFile == "" || t.KeyFile == "" || t.TrustedCAFile == "") {
+		bad("TLS needs CertFile, KeyFile and TrustedCAFile")
 	}
 	switch n := len(c.InitialCluster); {
 	case n == 0:
@@ -119,7 +144,7 @@ func (c EmbedConfig) Validate() error {
 		if name == "" || strings.ContainsAny(name, "=,") {
 			bad("InitialCluster member name %q is empty or holds '=' or ','", name)
 		}
-		if err := checkHTTPURL(c.InitialCluster[name]); err != nil {
+		if err := checkURL(c.InitialCluster[name], sch); err != nil {
 			bad("InitialCluster[%q]: %v", name, err)
 		}
 	}
@@ -148,15 +173,14 @@ func (c EmbedConfig) initialCluster() string {
 	return strings.Join(parts, ",")
 }
 
-// checkHTTPURL reports whether s is http://host:port and nothing more (TLS
-// between members is not supported yet).
-func checkHTTPURL(s string) error {
+// checkURL reports whether s is scheme://host:port and nothing more.
+func checkURL(s, scheme string) error {
 	u, err := url.Parse(s)
 	if err != nil {
 		return fmt.Errorf("%q does not parse", s)
 	}
-	if u.Scheme != "http" || u.User != nil || u.Path != "" || u.RawQuery != "" || u.Fragment != "" {
-		return fmt.Errorf("%q is not http://host:port", s)
+	if u.Scheme != scheme || u.User != nil || u.Path != "" || u.RawQuery != "" || u.Fragment != "" {
+		return fmt.Errorf("%q is not %s://host:port", s, scheme)
 	}
 	if _, port, err := net.SplitHostPort(u.Host); err != nil || port == "" || u.Hostname() == "" {
 		return fmt.Errorf("%q has no host:port", s)

@@ -100,6 +100,16 @@ func StartProcessArgs(t testing.TB, bin, dir, addr string, args []string, env ..
 	}
 }
 
+// SpawnProcess is StartProcessArgs without waiting for the server to be
+// ready (one that may never be, or must fail to start). It is killed at
+// test cleanup.
+func SpawnProcess(t testing.TB, bin, dir, addr string, args []string, env ...string) *Process {
+	t.Helper()
+	p := spawn(t, bin, dir, addr, args, env)
+	t.Cleanup(func() { p.Kill(t) })
+	return p
+}
+
 // spawn runs "twinlake server" on dir and addr with more flags and env,
 // without waiting for it.
 func spawn(t testing.TB, bin, dir, addr string, args, env []string) *Process {

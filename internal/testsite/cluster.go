@@ -21,6 +21,9 @@ type Cluster struct {
 	Addrs []string
 	dirs  []string
 	nodes []*Process
+
+	certs  string       // --certs-dir of every node, or ""
+	client *http.Client // reaches the nodes' ports
 }
 
 var (
@@ -68,7 +71,17 @@ func freeTriple(t testing.TB) string {
 // if the test failed.
 func StartCluster(t testing.TB, bin, dir string, n int, env ...string) *Cluster {
 	t.Helper()
-	c := &Cluster{t: t, bin: bin, env: env, nodes: make([]*Process, n)}
+	return StartClusterTLS(t, bin, dir, n, "", env...)
+}
+
+// StartClusterTLS is StartCluster with every node started with
+// --certs-dir certs (see WriteCerts), unless certs is "".
+func StartClusterTLS(t testing.TB, bin, dir string, n int, certs string, env ...string) *Cluster {
+	t.Helper()
+	c := &Cluster{t: t, bin: bin, env: env, nodes: make([]*Process, n), certs: certs, client: http.DefaultClient}
+	if certs != "" {
+		c.client = CertsClient(t, certs)
+	}
 	for i := range n {
 		c.Addrs = append(c.Addrs, freeTriple(t))
 		c.dirs = append(c.dirs, filepath.Join(dir, fmt.Sprint("node", i)))
@@ -109,13 +122,31 @@ func (c *Cluster) Start() {
 // StartNode starts node i without waiting for it.
 func (c *Cluster) StartNode(i int) {
 	c.t.Helper()
-	c.nodes[i] = spawn(c.t, c.bin, c.dirs[i], c.Addrs[i],
-		[]string{"--cluster", strings.Join(c.Addrs, ","), "--cluster-lease", "2s"}, c.env)
+	args := []string{"--cluster", strings.Join(c.Addrs, ","), "--cluster-lease", "2s"}
+	if c.certs != "" {
+		args = append(args, "--certs-dir", c.certs)
+	}
+	c.nodes[i] = spawn(c.t, c.bin, c.dirs[i], c.Addrs[i], args, c.env)
 }
+
+// URL is node i's base URL.
+func (c *Cluster) URL(i int) string {
+	if c.certs != "" {
+		return "https://" + c.Addrs[i]
+	}
+	return "http://" + c.Addrs[i]
+}
+
+// Client is an HTTP client that reaches the nodes (trusting their
+// certificate when they serve TLS).
+func (c *Cluster) Client() *http.Client { return c.client }
+
+// Node is node i's process, nil before it started.
+func (c *Cluster) Node(i int) *Process { return c.nodes[i] }
 
 // Ready reports whether node i answers ready.
 func (c *Cluster) Ready(i int) error {
-	resp, err := http.Get("http://" + c.Addrs[i] + "/twinlake/health/ready")
+	resp, err := c.client.Get(c.URL(i) + "/twinlake/health/ready")
 	if err != nil {
 		return err
 	}

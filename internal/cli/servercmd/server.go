@@ -14,6 +14,7 @@ import (
 
 	"github.com/twinlake/twinlake/internal/app"
 	"github.com/twinlake/twinlake/internal/cli/cmdutil"
+	"github.com/twinlake/twinlake/internal/cluster"
 )
 
 // AddServerCommands attaches the server command.
@@ -70,14 +71,20 @@ one) the site refuses to start and changes nothing.`,
 				cfg.TLS, cfg.PeerHTTPClient = tlsCfg, peer
 			}
 			if len(nodes) > 0 {
-				if certsDir != "" || len(cfg.Drives) > 0 {
-					return fmt.Errorf("--cluster: a node of a multi-node site takes neither --certs-dir nor --drives yet")
+				if len(cfg.Drives) > 0 {
+					return fmt.Errorf("--cluster: a node of a multi-node site does not take --drives yet")
 				}
 				secret := []byte(os.Getenv("TWINLAKE_NODE_SECRET"))
 				if len(secret) == 0 {
 					secret = app.DeriveNodeSecret(cfg.RootPassword)
 				}
-				return runNode(cmd.Context(), app.NodeConfig{Config: cfg, Nodes: nodes, NodeSecret: secret, LeaseTTL: leaseTTL})
+				nc := app.NodeConfig{Config: cfg, Nodes: nodes, NodeSecret: secret, LeaseTTL: leaseTTL}
+				if certsDir != "" {
+					if nc.TLS, err = nodeTLS(certsDir, cfg.Dir); err != nil {
+						return err
+					}
+				}
+				return runNode(cmd.Context(), nc)
 			}
 			return runServer(cmd.Context(), cfg)
 		},
@@ -93,7 +100,7 @@ one) the site refuses to start and changes nothing.`,
 	f.StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn, error")
 	f.StringVar(&logFormat, "log-format", "text", "log format: text or json (one object a line, for log shippers)")
 	f.StringVar(&accessLog, "access-log", "", "write an access log, one JSON line per request, to FILE (appended) or stdout")
-	f.StringVar(&certsDir, "certs-dir", "", "serve HTTPS with DIR/public.crt and DIR/private.key; DIR/CAs/*.crt are trusted for peer sites")
+	f.StringVar(&certsDir, "certs-dir", "", "serve HTTPS with DIR/public.crt and DIR/private.key; DIR/CAs/*.crt are trusted for peer sites (with --cluster: TLS between the nodes too, each node's certificate chaining to DIR/public.crt or DIR/CAs/*.crt)")
 	root.AddCommand(cmd)
 }
 
@@ -124,8 +131,42 @@ func loadCerts(dir string) (*tls.Config, *http.Client, error) {
 	return &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}, &http.Client{Transport: tr}, nil
 }
 
-// runServer runs a site until ctx is cancelled (SIGINT/SIGTERM), then shuts
-// down gracefully.
+// nodeTLS is how a node reaches the other nodes of its site over TLS:
+// it presents its certificate (certsDir/public.crt) and trusts that
+// certificate and certsDir/CAs/*.crt, and nothing else. etcd reads the
+// trusted certificates from one file, written to DIR/node-ca.pem.
+func nodeTLS(certsDir, dir string) (*app.NodeTLS, error) {
+	certFile, keyFile := filepath.Join(certsDir, "public.crt"), filepath.Join(certsDir, "private.key")
+	cert, err := tls.LoadX509KeyPair(certFile, keyFile)
+	if err != nil {
+		return nil, fmt.Errorf("--certs-dir: %w", err)
+	}
+	files, _ := filepath.Glob(filepath.Join(certsDir, "CAs", "*.crt"))
+	pool := x509.NewCertPool()
+	var bundle []byte
+	for _, p := range append([]string{certFile}, files...) {
+		pem, err := os.ReadFile(p)
+		if err != nil {
+			return nil, fmt.Errorf("--certs-dir: %w", err)
+		}
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("--certs-dir: %s holds no PEM certificate", p)
+		}
+		bundle = append(append(bundle, pem...), '\n')
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, err
+	}
+	caFile := filepath.Join(dir, "node-ca.pem")
+	if err := os.WriteFile(caFile, bundle, 0o600); err != nil {
+		return nil, err
+	}
+	return &app.NodeTLS{
+		Files:  cluster.TLSFiles{CertFile: certFile, KeyFile: keyFile, TrustedCAFile: caFile},
+		Client: &tls.Config{RootCAs: pool, Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12},
+	}, nil
+}
+
 // runNode runs one node of a multi-node site until ctx ends.
 func runNode(ctx context.Context, nc app.NodeConfig) error {
 	n, err := app.StartNode(nc)
@@ -139,6 +180,8 @@ func runNode(ctx context.Context, nc app.NodeConfig) error {
 	return n.Close(shutdown)
 }
 
+// runServer runs a site until ctx is cancelled (SIGINT/SIGTERM), then shuts
+// down gracefully.
 func runServer(ctx context.Context, cfg app.Config) error {
 	// Bind first: probes are answered (live 200, ready 503 with the
 	// reason) while the stores open, however long a first start after an
