@@ -50,6 +50,7 @@ type HealReport struct {
 	Degraded       int64             `json:"degraded"`      // blobs found with shards missing or corrupt
 	ShardsRebuilt  int64             `json:"shardsRebuilt"` // shards written again
 	BlobFiles      int64             `json:"blobFiles"`
+	Checked        int64             `json:"checked"` // referenced blobs checked
 	Versions       int64             `json:"versions"`
 	Parts          int64             `json:"parts"`
 	InFlight       int64             `json:"inFlight"`

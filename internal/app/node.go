@@ -1,6 +1,7 @@
 package app
 
 import (
+	"cmp"
 	"context"
 	"crypto/hmac"
 	"crypto/sha256"
@@ -35,8 +36,10 @@ import (
 type NodeConfig struct {
 	// Config is the site's configuration as every node gives it: Address
 	// is this node's, one of Nodes; Dir is this node's own directory
-	// (its drive, its etcd member's data). Root credentials and the KMS
-	// key must come from the environment, the same on every node.
+	// (its drive, and its etcd member's data); Drives, when set, are
+	// this node's drives instead, as many on every node. Root
+	// credentials and the KMS key must come from the environment, the
+	// same on every node.
 	Config
 	// Nodes are every node of the site, host:port, 2 to 16, the same
 	// list on every node.
@@ -68,16 +71,16 @@ type NodeTLS struct {
 // (running an etcd member itself if it is a voter), runs the site's
 // server while it leads, and passes every other request to the leader.
 type Node struct {
-	cfg   NodeConfig
-	nodes []string
-	etcd  *cluster.Embedded
-	coord *cluster.Coordinator
-	ln    net.Listener
-	http  *http.Server
-	local *blob.LocalDrive
-	set   *blob.Store      // every node's drive, this one's local
-	peers []*nodeapi.Drive // the other nodes, for their trace events
-	bus   *trace.Bus       // this node's trace events, named for it
+	cfg     NodeConfig
+	nodes   []string
+	etcd    *cluster.Embedded
+	coord   *cluster.Coordinator
+	ln      net.Listener
+	http    *http.Server
+	set     *blob.Store      // every node's drives, this one's local
+	perNode int              // drives on each node
+	peers   []*nodeapi.Drive // a drive of each other node, for their trace events
+	bus     *trace.Bus       // this node's trace events, named for it
 
 	scheme    string            // how the nodes reach each other: http or https
 	transport http.RoundTripper // to the other nodes
@@ -156,24 +159,47 @@ func StartNode(nc NodeConfig) (*Node, error) {
 		n.scheme, tr.TLSClientConfig = "https", nc.TLS.Client
 	}
 	n.transport = tr
-	if n.local, err = blob.NewLocalDrive(nc.Dir); err != nil {
+	if err := validDrives(nc.Drives); err != nil {
 		return nil, err
 	}
-	// The drive's calls are traced where they run: the leader's own
+	// Each node's drives: --drives, or its directory. Every node has as
+	// many; the set is node by node, drive by drive.
+	paths := nc.Drives
+	if len(paths) == 0 {
+		paths = []string{nc.Dir}
+	}
+	n.perNode = len(paths)
+	if total := len(nodes) * n.perNode; total > blob.MaxDrives {
+		return nil, fmt.Errorf("--cluster with --drives: %d nodes of %d drives are %d drives; a site has at most %d", len(nodes), n.perNode, total, blob.MaxDrives)
+	}
+	// The drives' calls are traced where they run: the leader's own
 	// here, the others' on their nodes, whose events reach admin trace
 	// through remoteTrace.
-	local := blob.TracedDrive(n.local, n.bus)
-	drives := make([]blob.Drive, len(nodes))
-	for i, node := range nodes {
-		if node == nc.Address {
-			drives[i] = local
-			continue
-		}
-		peer, err := nodeapi.NewDrive(n.scheme+"://"+node, nc.NodeSecret, &http.Client{Transport: tr})
+	local := make([]blob.Drive, len(paths))
+	for j, p := range paths {
+		ld, err := blob.NewLocalDrive(p)
 		if err != nil {
 			return nil, err
 		}
-		drives[i], n.peers = peer, append(n.peers, peer)
+		local[j] = blob.TracedDrive(ld, n.bus)
+	}
+	client := &http.Client{Transport: tr}
+	var drives []blob.Drive
+	for _, node := range nodes {
+		if node == nc.Address {
+			drives = append(drives, local...)
+			continue
+		}
+		for j := range n.perNode {
+			peer, err := nodeapi.NewDrive(n.scheme+"://"+node, j, nc.NodeSecret, client)
+			if err != nil {
+				return nil, err
+			}
+			if j == 0 {
+				n.peers = append(n.peers, peer)
+			}
+			drives = append(drives, peer)
+		}
 	}
 	if n.set, err = blob.NewDriveSet(drives, 0); err != nil {
 		return nil, err
@@ -373,7 +399,7 @@ func (n *Node) lead() error {
 		return err
 	}
 	cfg := n.cfg.Config
-	cfg.Meta, cfg.Blobs, cfg.Nodes = store, n.set, n.nodeInfo
+	cfg.Meta, cfg.Blobs, cfg.Nodes, cfg.Drives = store, n.set, n.nodeInfo, nil
 	cfg.Trace, cfg.RemoteTrace = n.bus, n.remoteTrace
 	site, err := New(cfg)
 	if err != nil {
@@ -411,11 +437,7 @@ func (n *Node) nodeInfo(ctx context.Context) []adminclient.NodeInfo {
 		case online[node]:
 			state = "online"
 		}
-		drive := "ok"
-		if err := driveErrs[i]; err != nil {
-			drive = err.Error()
-		}
-		out[i] = adminclient.NodeInfo{Address: node, State: state, Drive: drive}
+		out[i] = adminclient.NodeInfo{Address: node, State: state, Drive: drivesState(driveErrs[i*n.perNode : (i+1)*n.perNode])}
 	}
 	return out
 }
@@ -448,6 +470,26 @@ func (n *Node) remoteTrace(ctx context.Context, f trace.Filter) <-chan trace.Eve
 		close(out)
 	}()
 	return out
+}
+
+// drivesState sums up a node's drives for admin info: "ok", or what is
+// wrong with the first that cannot be reached.
+func drivesState(errs []error) string {
+	bad := 0
+	var first error
+	for _, err := range errs {
+		if err != nil {
+			bad++
+			first = cmp.Or(first, err)
+		}
+	}
+	switch {
+	case bad == 0:
+		return "ok"
+	case len(errs) == 1:
+		return first.Error()
+	}
+	return fmt.Sprintf("%d of %d drives unreachable: %v", bad, len(errs), first)
 }
 
 // stepDown stops serving the site here.

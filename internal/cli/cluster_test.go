@@ -226,12 +226,15 @@ func clusterInfo(t *testing.T, e cliEnv, alias string) map[string]string {
 	return out
 }
 
-// TestClusterTLS: a site of 3 nodes started with --certs-dir speaks TLS
-// between its nodes: S3 through any node over HTTPS, shards and
-// forwarded requests between nodes, and etcd, whose ports take no
-// connection without the nodes' certificate; a leader lost is replaced
-// over TLS; a node's etcd member made with TLS does not start without it.
-func TestClusterTLS(t *testing.T) {
+// TestClusterTLSAndDrives: a site of 3 nodes of 2 drives each (6 drives,
+// 3+3), started with --certs-dir, speaks TLS between its nodes: S3
+// through any node over HTTPS, shards and forwarded requests between
+// nodes, and etcd, whose peer port takes no connection without the nodes'
+// certificate. Every drive of every node holds a shard of each object; a
+// leader lost with its two drives is replaced over TLS, reads and writes
+// go on, and back, its drives are healed; a node's etcd member made with
+// TLS does not start without it.
+func TestClusterTLSAndDrives(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs three server processes")
 	}
@@ -240,7 +243,7 @@ func TestClusterTLS(t *testing.T) {
 	testsite.WriteCerts(t, certs)
 	env := []string{"TWINLAKE_ROOT_USER=clusteradmin", "TWINLAKE_ROOT_PASSWORD=cluster-secret-123",
 		"TWINLAKE_KMS_SECRET_KEY=" + "MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY="}
-	cl := testsite.StartClusterTLS(t, bin, t.TempDir(), 3, certs, env...)
+	cl := testsite.StartClusterWith(t, bin, t.TempDir(), 3, testsite.ClusterOptions{Certs: certs, Drives: 2}, env...)
 	clients := make([]*minio.Client, 3)
 	for i, n := range cl.Addrs {
 		c, err := minio.New(n, &minio.Options{Creds: credentials.NewStaticV4("clusteradmin", "cluster-secret-123", ""),
@@ -272,6 +275,16 @@ func TestClusterTLS(t *testing.T) {
 		}
 	}
 	readAll([]int{0, 1, 2})
+	for i := range cl.Addrs {
+		for _, d := range cl.DriveDirs(i) {
+			if got := len(shardIDs(t, d)); got != len(clients) {
+				t.Fatalf("drive %s holds %d shards, want one of each of %d objects", d, got, len(clients))
+			}
+		}
+	}
+	if plain := shardIDs(t, cl.Dir(0)); len(plain) != 0 {
+		t.Fatalf("the node's directory holds %d shards besides its drives", len(plain))
+	}
 
 	// etcd's peer port takes nothing without the nodes' certificate; its
 	// client port speaks only TLS (and needs the nodes' etcd password).
@@ -305,7 +318,8 @@ func TestClusterTLS(t *testing.T) {
 	resp.Body.Close()
 
 	// The leader lost: another takes over through etcd over TLS.
-	leader := clusterLeaderTLS(t, cl)
+	ac := tlsAdmin(t, cl, 0)
+	leader := clusterLeaderTLS(t, ac, cl)
 	cl.KillNode(leader)
 	live := []int{(leader + 1) % 3, (leader + 2) % 3}
 	testsite.Eventually(t, 60*time.Second, func() error {
@@ -314,7 +328,16 @@ func TestClusterTLS(t *testing.T) {
 	})
 	readAll(live)
 	if _, err := clients[live[1]].PutObject(ctx, "tls", "after", bytes.NewReader(body), int64(len(body)), minio.PutObjectOptions{}); err != nil {
-		t.Fatalf("write with 2 of 3 nodes: %v", err)
+		t.Fatalf("write with 2 of 3 nodes (4 of 6 drives): %v", err)
+	}
+	info, err := tlsAdmin(t, cl, live[0]).ServerInfo(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range info.Nodes {
+		if n.Address == cl.Addrs[leader] && (n.State != "offline" || !strings.HasPrefix(n.Drive, "2 of 2 drives unreachable")) {
+			t.Fatalf("the dead node in admin info: %+v", n)
+		}
 	}
 
 	// The killed node without --certs-dir: its etcd member refuses.
@@ -327,16 +350,36 @@ func TestClusterTLS(t *testing.T) {
 		return nil
 	})
 	plain.Kill(t)
+
+	// Back as it started, its drives get the shard they missed.
+	cl.Start()
+	testsite.Eventually(t, 60*time.Second, func() error {
+		rep, err := tlsAdmin(t, cl, leader).HealScan(ctx, adminclient.HealOptions{})
+		if err != nil || rep.Degraded != 0 || rep.MissingCount != 0 || rep.Drives != 6 || rep.Layout != "3+3" {
+			return fmt.Errorf("heal %+v: %v", rep, err)
+		}
+		return nil
+	})
+	for _, d := range cl.DriveDirs(leader) {
+		if got := len(shardIDs(t, d)); got != len(clients)+1 {
+			t.Fatalf("drive %s holds %d shards after the heal, want %d", d, got, len(clients)+1)
+		}
+	}
 }
 
-// clusterLeaderTLS finds the leader of a TLS site by admin info over S3's
-// port: the node whose answer names itself leader.
-func clusterLeaderTLS(t *testing.T, cl *testsite.Cluster) int {
+// tlsAdmin is an admin client of node i of a TLS site.
+func tlsAdmin(t *testing.T, cl *testsite.Cluster, i int) *adminclient.Client {
 	t.Helper()
-	ac, err := adminclient.New(cl.URL(0), adminclient.Credentials{AccessKey: "clusteradmin", SecretKey: "cluster-secret-123"}, adminclient.Config{HTTPClient: cl.Client()})
+	ac, err := adminclient.New(cl.URL(i), adminclient.Credentials{AccessKey: "clusteradmin", SecretKey: "cluster-secret-123"}, adminclient.Config{HTTPClient: cl.Client()})
 	if err != nil {
 		t.Fatal(err)
 	}
+	return ac
+}
+
+// clusterLeaderTLS is the index of the site's leader, as admin info says.
+func clusterLeaderTLS(t *testing.T, ac *adminclient.Client, cl *testsite.Cluster) int {
+	t.Helper()
 	info, err := ac.ServerInfo(t.Context())
 	if err != nil {
 		t.Fatal(err)

@@ -19,6 +19,7 @@ import (
 // whose shards live on that node.
 type Drive struct {
 	base   string // http(s)://host:port
+	path   string // where the node serves this drive's calls
 	secret []byte
 	client *http.Client
 	// timeout bounds every call but a shard upload.
@@ -38,9 +39,10 @@ const DefaultTimeout = 30 * time.Second
 // DefaultStall bounds how long a shard upload may make no progress.
 const DefaultStall = 10 * time.Second
 
-// NewDrive returns the drive served by the node at base (its URL, no
-// path), signing calls with secret; client nil means a default one.
-func NewDrive(base string, secret []byte, client *http.Client) (*Drive, error) {
+// NewDrive returns drive i (in the node's order, from 0) of the node at
+// base (its URL, no path), signing calls with secret; client nil means a
+// default one.
+func NewDrive(base string, i int, secret []byte, client *http.Client) (*Drive, error) {
 	if len(secret) < MinSecretLen {
 		return nil, fmt.Errorf("nodeapi: the node secret must be at least %d bytes", MinSecretLen)
 	}
@@ -50,10 +52,13 @@ func NewDrive(base string, secret []byte, client *http.Client) (*Drive, error) {
 	if client == nil {
 		client = &http.Client{}
 	}
-	return &Drive{base: strings.TrimSuffix(base, "/"), secret: secret, client: client, timeout: DefaultTimeout, stall: DefaultStall}, nil
+	if i < 0 {
+		return nil, fmt.Errorf("nodeapi: drive %d", i)
+	}
+	return &Drive{base: strings.TrimSuffix(base, "/"), path: drivePath(i), secret: secret, client: client, timeout: DefaultTimeout, stall: DefaultStall}, nil
 }
 
-func (d *Drive) String() string { return d.base }
+func (d *Drive) String() string { return d.base + d.path }
 
 // do sends a signed request and returns the response of a 2xx answer;
 // others become errors (404 wraps blob.ErrNotFound).
@@ -111,7 +116,7 @@ func (d *Drive) upload(id, mode string) (blob.ShardWriter, error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	u := &upload{pw: pw, done: make(chan error, 1), cancel: cancel, stall: d.stall}
 	go func() {
-		resp, err := d.do(ctx, http.MethodPut, pathShards+id+"?mode="+mode, pr, nil)
+		resp, err := d.do(ctx, http.MethodPut, d.path+pathShards+id+"?mode="+mode, pr, nil)
 		if err == nil {
 			resp.Body.Close()
 		}
@@ -168,7 +173,7 @@ func (u *upload) Abort() {
 // one ranged GET.
 func (d *Drive) Open(id string) (blob.ShardReader, error) {
 	var size int64
-	err := d.call(http.MethodHead, pathShards+id, nil, nil, func(resp *http.Response) error {
+	err := d.call(http.MethodHead, d.path+pathShards+id, nil, nil, func(resp *http.Response) error {
 		n, err := strconv.ParseInt(resp.Header.Get(headerShardSize), 10, 64)
 		if err != nil || n < 0 {
 			return fmt.Errorf("node %s: shard %s: no size", d.base, id)
@@ -198,7 +203,7 @@ func (r *remoteShard) ReadAt(p []byte, off int64) (int, error) {
 	want := min(int64(len(p)), r.size-off)
 	hdr := http.Header{"Range": {fmt.Sprintf("bytes=%d-%d", off, off+want-1)}}
 	n := 0
-	err := r.d.call(http.MethodGet, pathShards+r.id, nil, hdr, func(resp *http.Response) error {
+	err := r.d.call(http.MethodGet, r.d.path+pathShards+r.id, nil, hdr, func(resp *http.Response) error {
 		var err error
 		n, err = io.ReadFull(resp.Body, p[:want])
 		return err
@@ -211,7 +216,7 @@ func (r *remoteShard) ReadAt(p []byte, off int64) (int, error) {
 
 // Remove implements blob.Drive.
 func (d *Drive) Remove(id string) error {
-	return d.call(http.MethodDelete, pathShards+id, nil, nil, nil)
+	return d.call(http.MethodDelete, d.path+pathShards+id, nil, nil, nil)
 }
 
 // maxList bounds a fan-out directory listing's answer.
@@ -220,7 +225,7 @@ const maxList = 64 << 20
 // List implements blob.Drive.
 func (d *Drive) List(fan string) ([]string, error) {
 	var ids []string
-	err := d.call(http.MethodGet, pathList+fan, nil, nil, func(resp *http.Response) error {
+	err := d.call(http.MethodGet, d.path+pathList+fan, nil, nil, func(resp *http.Response) error {
 		return json.NewDecoder(io.LimitReader(resp.Body, maxList)).Decode(&ids)
 	})
 	return ids, err
@@ -229,7 +234,7 @@ func (d *Drive) List(fan string) ([]string, error) {
 // ReadMark implements blob.Drive.
 func (d *Drive) ReadMark() ([]byte, error) {
 	var m []byte
-	err := d.call(http.MethodGet, pathMark, nil, nil, func(resp *http.Response) error {
+	err := d.call(http.MethodGet, d.path+pathMark, nil, nil, func(resp *http.Response) error {
 		var err error
 		m, err = io.ReadAll(io.LimitReader(resp.Body, maxMark))
 		return err
@@ -239,5 +244,5 @@ func (d *Drive) ReadMark() ([]byte, error) {
 
 // WriteMark implements blob.Drive.
 func (d *Drive) WriteMark(mark []byte) error {
-	return d.call(http.MethodPut, pathMark, bytes.NewReader(mark), nil, nil)
+	return d.call(http.MethodPut, d.path+pathMark, bytes.NewReader(mark), nil, nil)
 }

@@ -9,6 +9,8 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/http"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -46,7 +48,7 @@ func startTracedNode(t *testing.T, dir, addr string, bus *trace.Bus) *node {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, err := NewServer(blob.TracedDrive(ld, bus), secret, bus, nil)
+	h, err := NewServer([]blob.Drive{blob.TracedDrive(ld, bus)}, secret, bus, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,7 +62,7 @@ func (n *node) stop() { n.srv.Close() }
 
 func (n *node) drive(t *testing.T) *Drive {
 	t.Helper()
-	d, err := NewDrive("http://"+n.addr, secret, nil)
+	d, err := NewDrive("http://"+n.addr, 0, secret, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -264,7 +266,7 @@ func TestDriveSetAcrossNodes(t *testing.T) {
 // refused.
 func TestAuth(t *testing.T) {
 	n := startNode(t, t.TempDir(), "127.0.0.1:0")
-	url := "http://" + n.addr + pathList + "ab"
+	url := "http://" + n.addr + drivePath(0) + pathList + "ab"
 	try := func(mut func(r *http.Request)) int {
 		r, _ := http.NewRequest(http.MethodGet, url, nil)
 		sign(secret, r, time.Now())
@@ -284,7 +286,7 @@ func TestAuth(t *testing.T) {
 		"other secret": func(r *http.Request) { sign([]byte("another-secret-of-16+"), r, time.Now()) },
 		"stale":        func(r *http.Request) { sign(secret, r, time.Now().Add(-10*time.Minute)) },
 		"replayed elsewhere": func(r *http.Request) {
-			r.URL.Path = pathList + "cd"
+			r.URL.Path = drivePath(0) + pathList + "cd"
 		},
 	} {
 		if got := try(mut); got != http.StatusForbidden {
@@ -313,7 +315,7 @@ func FuzzParseRange(f *testing.F) {
 func TestHungNodeCostsOneShard(t *testing.T) {
 	release := make(chan struct{})
 	hung := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method == http.MethodPut && strings.HasPrefix(r.URL.Path, pathShards) {
+		if r.Method == http.MethodPut && strings.HasPrefix(r.URL.Path, drivePath(0)+pathShards) {
 			<-release // never reads the body, never answers
 			return
 		}
@@ -325,7 +327,7 @@ func TestHungNodeCostsOneShard(t *testing.T) {
 	}
 	go hung.Serve(ln)
 	t.Cleanup(func() { close(release); hung.Close() })
-	hd, _ := NewDrive("http://"+ln.Addr().String(), secret, nil)
+	hd, _ := NewDrive("http://"+ln.Addr().String(), 0, secret, nil)
 	hd.stall = 300 * time.Millisecond
 	local, _ := blob.NewLocalDrive(t.TempDir())
 	n1, n2 := startNode(t, t.TempDir(), "127.0.0.1:0"), startNode(t, t.TempDir(), "127.0.0.1:0")
@@ -407,5 +409,68 @@ func TestTraceStream(t *testing.T) {
 	}
 	cancel()
 	for range events {
+	}
+}
+
+// TestServesEveryDrive: a node serves each of its drives under its index;
+// a shard written to one lands on that drive only, and an index the node
+// does not have, or spelled otherwise, is no route.
+func TestServesEveryDrive(t *testing.T) {
+	dirs := []string{t.TempDir(), t.TempDir()}
+	var drives []blob.Drive
+	for _, d := range dirs {
+		ld, err := blob.NewLocalDrive(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		drives = append(drives, ld)
+	}
+	h, err := NewServer(drives, secret, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: h}
+	go srv.Serve(ln)
+	defer srv.Close()
+	base := "http://" + ln.Addr().String()
+	for i := range drives {
+		d, err := NewDrive(base, i, secret, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		id := blob.NewID()
+		w, err := d.Create(id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprintf(w, "drive %d", i)
+		if err := w.Commit(); err != nil {
+			t.Fatal(err)
+		}
+		for j, dir := range dirs {
+			_, err := os.Stat(filepath.Join(dir, "blobs", id[:2], id))
+			if (err == nil) != (i == j) {
+				t.Errorf("shard written to drive %d: on drive %d %v", i, j, err == nil)
+			}
+		}
+	}
+	for _, path := range []string{drivePath(2) + pathMark, pathDrives + "01/" + pathMark, pathDrives + "-1/" + pathMark, Prefix + pathMark} {
+		r, _ := http.NewRequest(http.MethodGet, base+path, nil)
+		sign(secret, r, time.Now())
+		resp, err := http.DefaultClient.Do(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusNotFound {
+			t.Errorf("%s: %d, want 404", path, resp.StatusCode)
+		}
+	}
+	if _, err := NewServer(nil, secret, nil, nil); err == nil {
+		t.Fatal("a node with no drive accepted")
 	}
 }

@@ -23,31 +23,51 @@ import (
 // Prefix is where the node API is served.
 const Prefix = "/twinlake/node/v1/"
 
+// A drive's calls are under pathDrives + its index + "/", then one of
+// pathShards, pathList or pathMark.
 const (
-	pathShards = Prefix + "shards/"
-	pathList   = Prefix + "list/"
-	pathMark   = Prefix + "mark"
+	pathDrives = Prefix + "drives/"
+	pathShards = "shards/"
+	pathList   = "list/"
+	pathMark   = "mark"
 )
 
-// Server serves one local drive, and the node's trace events, to the
+// drivePath is where drive i's calls are served.
+func drivePath(i int) string { return pathDrives + strconv.Itoa(i) + "/" }
+
+// Server serves a node's local drives, and its trace events, to the
 // site's other nodes.
 type Server struct {
-	drive  blob.Drive
+	drives []blob.Drive
 	secret []byte
 	bus    *trace.Bus
 	log    *slog.Logger
 }
 
-// NewServer serves drive, and the events published on bus (nil: none),
-// to requests signed with secret (at least MinSecretLen bytes).
-func NewServer(drive blob.Drive, secret []byte, bus *trace.Bus, log *slog.Logger) (*Server, error) {
+// NewServer serves drives (the node's, in order: a caller names one by
+// its index), and the events published on bus (nil: none), to requests
+// signed with secret (at least MinSecretLen bytes).
+func NewServer(drives []blob.Drive, secret []byte, bus *trace.Bus, log *slog.Logger) (*Server, error) {
 	if len(secret) < MinSecretLen {
 		return nil, fmt.Errorf("nodeapi: the node secret must be at least %d bytes", MinSecretLen)
+	}
+	if len(drives) == 0 {
+		return nil, errors.New("nodeapi: a node serves at least one drive")
 	}
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Server{drive: drive, secret: secret, bus: bus, log: log}, nil
+	return &Server{drives: drives, secret: secret, bus: bus, log: log}, nil
+}
+
+// drive splits a drive call's path into its drive and the rest.
+func (s *Server) drive(p string) (blob.Drive, string, bool) {
+	idx, rest, ok := strings.Cut(strings.TrimPrefix(p, pathDrives), "/")
+	i, err := strconv.Atoi(idx)
+	if !ok || err != nil || i < 0 || i >= len(s.drives) || strconv.Itoa(i) != idx {
+		return nil, "", false
+	}
+	return s.drives[i], rest, true
 }
 
 // ServeHTTP implements http.Handler.
@@ -58,17 +78,21 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	p := r.URL.Path
 	var err error
-	switch {
-	case strings.HasPrefix(p, pathShards):
-		err = s.shard(w, r, strings.TrimPrefix(p, pathShards))
-	case strings.HasPrefix(p, pathList) && r.Method == http.MethodGet:
-		err = s.list(w, strings.TrimPrefix(p, pathList))
-	case p == pathMark:
-		err = s.mark(w, r)
-	case p == pathTrace && r.Method == http.MethodGet:
+	if p == pathTrace && r.Method == http.MethodGet {
 		err = s.traceStream(w, r)
-	default:
+	} else if d, rest, ok := s.drive(p); !ok {
 		err = errNoRoute
+	} else {
+		switch {
+		case strings.HasPrefix(rest, pathShards):
+			err = s.shard(d, w, r, strings.TrimPrefix(rest, pathShards))
+		case strings.HasPrefix(rest, pathList) && r.Method == http.MethodGet:
+			err = s.list(d, w, strings.TrimPrefix(rest, pathList))
+		case rest == pathMark:
+			err = s.mark(d, w, r)
+		default:
+			err = errNoRoute
+		}
 	}
 	if err != nil {
 		status := statusOf(err)
@@ -95,14 +119,14 @@ func statusOf(err error) int {
 
 var errBadRequest = errors.New("bad request")
 
-func (s *Server) shard(w http.ResponseWriter, r *http.Request, id string) error {
+func (s *Server) shard(d blob.Drive, w http.ResponseWriter, r *http.Request, id string) error {
 	switch r.Method {
 	case http.MethodPut:
-		return s.putShard(w, r, id)
+		return s.putShard(d, w, r, id)
 	case http.MethodGet, http.MethodHead:
-		return s.getShard(w, r, id)
+		return s.getShard(d, w, r, id)
 	case http.MethodDelete:
-		if err := s.drive.Remove(id); err != nil {
+		if err := d.Remove(id); err != nil {
 			return err
 		}
 		w.WriteHeader(http.StatusNoContent)
@@ -113,14 +137,14 @@ func (s *Server) shard(w http.ResponseWriter, r *http.Request, id string) error 
 
 // putShard streams the body into a new shard (?mode=rewrite: a
 // replacement) and answers once it is durable.
-func (s *Server) putShard(w http.ResponseWriter, r *http.Request, id string) error {
+func (s *Server) putShard(d blob.Drive, w http.ResponseWriter, r *http.Request, id string) error {
 	var sw blob.ShardWriter
 	var err error
 	switch r.URL.Query().Get("mode") {
 	case "", "create":
-		sw, err = s.drive.Create(id)
+		sw, err = d.Create(id)
 	case "rewrite":
-		sw, err = s.drive.Rewrite(id)
+		sw, err = d.Rewrite(id)
 	default:
 		return fmt.Errorf("%w: mode %q", errBadRequest, r.URL.Query().Get("mode"))
 	}
@@ -144,8 +168,8 @@ func (s *Server) putShard(w http.ResponseWriter, r *http.Request, id string) err
 
 // getShard answers a shard's size (HEAD) or a byte range of it (GET with
 // Range: bytes=A-B).
-func (s *Server) getShard(w http.ResponseWriter, r *http.Request, id string) error {
-	sr, err := s.drive.Open(id)
+func (s *Server) getShard(d blob.Drive, w http.ResponseWriter, r *http.Request, id string) error {
+	sr, err := d.Open(id)
 	if err != nil {
 		return err
 	}
@@ -187,8 +211,8 @@ func parseRange(h string, size int64) (off, n int64, err error) {
 	return off, end - off + 1, nil
 }
 
-func (s *Server) list(w http.ResponseWriter, fan string) error {
-	ids, err := s.drive.List(fan)
+func (s *Server) list(d blob.Drive, w http.ResponseWriter, fan string) error {
+	ids, err := d.List(fan)
 	if err != nil {
 		return err
 	}
@@ -202,10 +226,10 @@ func (s *Server) list(w http.ResponseWriter, fan string) error {
 // maxMark bounds a drive mark's size.
 const maxMark = 4 << 10
 
-func (s *Server) mark(w http.ResponseWriter, r *http.Request) error {
+func (s *Server) mark(d blob.Drive, w http.ResponseWriter, r *http.Request) error {
 	switch r.Method {
 	case http.MethodGet:
-		m, err := s.drive.ReadMark()
+		m, err := d.ReadMark()
 		if err != nil {
 			return err
 		}
@@ -216,7 +240,7 @@ func (s *Server) mark(w http.ResponseWriter, r *http.Request) error {
 		if err != nil || len(m) > maxMark {
 			return fmt.Errorf("%w: a mark of at most %d bytes", errBadRequest, maxMark)
 		}
-		if err := s.drive.WriteMark(m); err != nil {
+		if err := d.WriteMark(m); err != nil {
 			return err
 		}
 		w.WriteHeader(http.StatusNoContent)

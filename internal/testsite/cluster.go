@@ -22,7 +22,7 @@ type Cluster struct {
 	dirs  []string
 	nodes []*Process
 
-	certs  string       // --certs-dir of every node, or ""
+	opts   ClusterOptions
 	client *http.Client // reaches the nodes' ports
 }
 
@@ -71,16 +71,24 @@ func freeTriple(t testing.TB) string {
 // if the test failed.
 func StartCluster(t testing.TB, bin, dir string, n int, env ...string) *Cluster {
 	t.Helper()
-	return StartClusterTLS(t, bin, dir, n, "", env...)
+	return StartClusterWith(t, bin, dir, n, ClusterOptions{}, env...)
 }
 
-// StartClusterTLS is StartCluster with every node started with
-// --certs-dir certs (see WriteCerts), unless certs is "".
-func StartClusterTLS(t testing.TB, bin, dir string, n int, certs string, env ...string) *Cluster {
+// ClusterOptions are the flags every node of a Cluster starts with.
+type ClusterOptions struct {
+	// Certs, when set, is every node's --certs-dir (see WriteCerts).
+	Certs string
+	// Drives, when set, gives every node that many drives (--drives),
+	// directories driveJ in its own.
+	Drives int
+}
+
+// StartClusterWith is StartCluster with opts.
+func StartClusterWith(t testing.TB, bin, dir string, n int, opts ClusterOptions, env ...string) *Cluster {
 	t.Helper()
-	c := &Cluster{t: t, bin: bin, env: env, nodes: make([]*Process, n), certs: certs, client: http.DefaultClient}
-	if certs != "" {
-		c.client = CertsClient(t, certs)
+	c := &Cluster{t: t, bin: bin, env: env, nodes: make([]*Process, n), opts: opts, client: http.DefaultClient}
+	if opts.Certs != "" {
+		c.client = CertsClient(t, opts.Certs)
 	}
 	for i := range n {
 		c.Addrs = append(c.Addrs, freeTriple(t))
@@ -123,15 +131,18 @@ func (c *Cluster) Start() {
 func (c *Cluster) StartNode(i int) {
 	c.t.Helper()
 	args := []string{"--cluster", strings.Join(c.Addrs, ","), "--cluster-lease", "2s"}
-	if c.certs != "" {
-		args = append(args, "--certs-dir", c.certs)
+	if c.opts.Certs != "" {
+		args = append(args, "--certs-dir", c.opts.Certs)
+	}
+	if c.opts.Drives > 0 {
+		args = append(args, "--drives", strings.Join(c.DriveDirs(i), ","))
 	}
 	c.nodes[i] = spawn(c.t, c.bin, c.dirs[i], c.Addrs[i], args, c.env)
 }
 
 // URL is node i's base URL.
 func (c *Cluster) URL(i int) string {
-	if c.certs != "" {
+	if c.opts.Certs != "" {
 		return "https://" + c.Addrs[i]
 	}
 	return "http://" + c.Addrs[i]
@@ -180,3 +191,16 @@ func (c *Cluster) Kill() {
 
 // Dir is node i's directory.
 func (c *Cluster) Dir(i int) string { return c.dirs[i] }
+
+// DriveDirs are node i's drives: its directory, or with Drives those in
+// it.
+func (c *Cluster) DriveDirs(i int) []string {
+	if c.opts.Drives == 0 {
+		return []string{c.dirs[i]}
+	}
+	var dirs []string
+	for j := range c.opts.Drives {
+		dirs = append(dirs, filepath.Join(c.dirs[i], fmt.Sprint("drive", j)))
+	}
+	return dirs
+}

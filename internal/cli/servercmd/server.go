@@ -71,9 +71,6 @@ one) the site refuses to start and changes nothing.`,
 				cfg.TLS, cfg.PeerHTTPClient = tlsCfg, peer
 			}
 			if len(nodes) > 0 {
-				if len(cfg.Drives) > 0 {
-					return fmt.Errorf("--cluster: a node of a multi-node site does not take --drives yet")
-				}
 				secret := []byte(os.Getenv("TWINLAKE_NODE_SECRET"))
 				if len(secret) == 0 {
 					secret = app.DeriveNodeSecret(cfg.RootPassword)
@@ -94,7 +91,7 @@ one) the site refuses to start and changes nothing.`,
 	f.StringVar(&cfg.Dir, "dir", "./data", "data directory")
 	f.StringSliceVar(&nodes, "cluster", nil, "run as one node of a multi-node site of these 2 to 16 nodes (host:port, comma-separated, the same list on every node, --address among them; each node also uses the next two ports for etcd)")
 	f.DurationVar(&leaseTTL, "cluster-lease", 0, "with --cluster: how long a dead leader holds the lead before another node takes over (2s to 60s; default 10s)")
-	f.StringSliceVar(&cfg.Drives, "drives", nil, "erasure-code object data across these 2 to 16 directories, one per drive (comma-separated; --dir keeps the metadata; fixed when the site first starts)")
+	f.StringSliceVar(&cfg.Drives, "drives", nil, "erasure-code object data across these 2 to 16 directories, one per drive (comma-separated; --dir keeps the metadata; fixed when the site first starts; with --cluster: this node's drives, as many on every node, 16 in all at most)")
 	f.StringVar(&cfg.SiteName, "site-name", "", "this site's name (default derived from its deployment ID)")
 	f.StringVar(&cfg.Domain, "domain", "", "domain for virtual-host style requests (BUCKET.DOMAIN)")
 	f.StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn, error")
