@@ -258,9 +258,17 @@ func (n *Node) route(w http.ResponseWriter, r *http.Request) {
 // leadership until Close.
 func (n *Node) run() {
 	defer close(n.done)
-	if err := n.join(); err != nil {
-		n.cfg.Logger.Error("node: cannot join the site", "err", err)
-		return
+	for {
+		err := n.join()
+		if err == nil {
+			break
+		}
+		n.cfg.Logger.Error("node: cannot join the site yet; retrying in 2s", "err", err)
+		select {
+		case <-n.stop:
+			return
+		case <-time.After(2 * time.Second):
+		}
 	}
 	tick := time.NewTicker(200 * time.Millisecond)
 	defer tick.Stop()
@@ -317,15 +325,31 @@ func (n *Node) join() error {
 		files, clientTLS = &n.cfg.TLS.Files, n.cfg.TLS.Client.Clone()
 		clientTLS.Certificates = nil
 	}
-	if slices.Contains(voters, n.cfg.Address) {
+	if slices.Contains(voters, n.cfg.Address) && n.etcd == nil {
 		dir := filepath.Join(n.cfg.Dir, "etcd")
 		if err := checkEtcdScheme(dir, n.scheme); err != nil {
 			return err
 		}
 		client, peer, _ := etcdURLs(n.cfg.Address, n.scheme)
+		existing := false
+		if !cluster.HasMemberData(dir) {
+			// Empty: the site's first start, or this node put back
+			// empty, whose member the others' cluster must replace.
+			others := slices.DeleteFunc(slices.Clone(endpoints), func(ep string) bool { return ep == client })
+			members, err := cluster.Rejoin(context.Background(), cluster.RejoinConfig{
+				Name: n.cfg.Address, PeerURL: peer, Endpoints: others,
+				Username: cluster.RootUser, Password: etcdPassword(n.cfg.NodeSecret), TLS: clientTLS, Logger: n.cfg.Logger,
+			})
+			if err != nil {
+				return err
+			}
+			if members != nil {
+				initial, existing = members, true
+			}
+		}
 		n.etcd, err = cluster.StartEmbedded(context.Background(), cluster.EmbedConfig{
 			Name: n.cfg.Address, Dir: dir, PeerURL: peer, ClientURL: client, TLS: files,
-			InitialCluster: initial, ClusterToken: "twinlake-" + fmt.Sprint(n.nodes),
+			InitialCluster: initial, Existing: existing, ClusterToken: "twinlake-" + fmt.Sprint(n.nodes),
 			ReadyTimeout: 5 * time.Minute, Logger: n.cfg.Logger,
 		})
 		if err != nil {
@@ -333,7 +357,7 @@ func (n *Node) join() error {
 		}
 	}
 	password := etcdPassword(n.cfg.NodeSecret)
-	n.coord, err = cluster.Open(context.Background(), cluster.Config{
+	coord, err := cluster.Open(context.Background(), cluster.Config{
 		Endpoints: endpoints, Site: "site", NodeID: n.cfg.Address, LeaseTTL: n.cfg.LeaseTTL,
 		Info:     cluster.NodeInfo{Address: n.cfg.Address, Started: time.Now()},
 		Logger:   n.cfg.Logger,
@@ -346,10 +370,16 @@ func (n *Node) join() error {
 	// every request needs the nodes' credentials.
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	if err := cluster.EnableAuth(ctx, n.coord.Client(), password); err != nil {
+	if err := cluster.EnableAuth(ctx, coord.Client(), password); err != nil {
+		coord.Close(ctx)
 		return err
 	}
-	return n.coord.Campaign(context.Background())
+	if err := coord.Campaign(context.Background()); err != nil {
+		coord.Close(ctx)
+		return err
+	}
+	n.coord = coord
+	return nil
 }
 
 // etcdSchemeFile records, beside a voter's etcd member, whether the

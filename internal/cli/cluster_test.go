@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/http"
+	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -365,6 +366,45 @@ func TestClusterTLSAndDrives(t *testing.T) {
 			t.Fatalf("drive %s holds %d shards after the heal, want %d", d, got, len(clients)+1)
 		}
 	}
+
+	// A node put back empty, its disks replaced: its etcd member is
+	// replaced in the running cluster, and its drives are healed.
+	now := clusterLeaderTLS(t, tlsAdmin(t, cl, leader), cl)
+	empty := (now + 1) % 3
+	cl.KillNode(empty)
+	if err := os.RemoveAll(cl.Dir(empty)); err != nil {
+		t.Fatal(err)
+	}
+	cl.Start()
+	testsite.Eventually(t, 60*time.Second, func() error {
+		rep, err := tlsAdmin(t, cl, empty).HealScan(ctx, adminclient.HealOptions{})
+		if err != nil || rep.Degraded != 0 || rep.MissingCount != 0 {
+			return fmt.Errorf("heal %+v: %v", rep, err)
+		}
+		return nil
+	})
+	for _, d := range cl.DriveDirs(empty) {
+		if got := len(shardIDs(t, d)); got != len(clients)+1 {
+			t.Fatalf("drive %s of the node put back empty holds %d shards, want %d", d, got, len(clients)+1)
+		}
+	}
+	info, err = tlsAdmin(t, cl, empty).ServerInfo(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range info.Nodes {
+		if n.State == "offline" || n.Drive != "ok" {
+			t.Fatalf("after the node came back empty: %+v", info.Nodes)
+		}
+	}
+	// Its member votes again: with another node killed, it and the third
+	// still hold etcd's quorum, and the site serves.
+	other := (empty + 1) % 3
+	cl.KillNode(other)
+	testsite.Eventually(t, 60*time.Second, func() error {
+		_, err := getObject(ctx, clients[empty], "tls", "after")
+		return err
+	})
 }
 
 // tlsAdmin is an admin client of node i of a TLS site.

@@ -90,6 +90,9 @@ func etcdConfig(cfg EmbedConfig, closing *atomic.Bool) (*embed.Config, error) {
 	ec.InitialCluster = cfg.initialCluster()
 	ec.InitialClusterToken = cfg.ClusterToken
 	ec.ClusterState = embed.ClusterStateFlagNew
+	if cfg.Existing {
+		ec.ClusterState = embed.ClusterStateFlagExisting
+	}
 	ec.TickMs = cfg.TickMs
 	ec.ElectionMs = cfg.ElectionMs
 	// Only the gRPC API is used; the JSON gateway would be one more

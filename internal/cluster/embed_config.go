@@ -56,6 +56,10 @@ type EmbedConfig struct {
 	// included, 1..MaxVoters entries. Read only when Dir holds no member
 	// yet: a restarted member rejoins the cluster its data names.
 	InitialCluster map[string]string
+	// Existing starts the member in a running cluster it was added to
+	// (see Rejoin): InitialCluster then lists the cluster's members as
+	// Rejoin returned them.
+	Existing bool
 	// ClusterToken tells this cluster's members from another's at bootstrap
 	// (the site's deployment ID is a good one). Required.
 	ClusterToken string

@@ -652,10 +652,15 @@ func TestBackfillThenReplicate(t *testing.T) {
 	}
 	m.Join(t)
 	waitVerified(t, p.replica, "legacy", "t", metadataVersion(tbl), 30*time.Second)
-	props, err := p.catalog(p.replica).LoadNamespaceProperties(ctx, id[:1])
-	if err != nil || props["team"] != "a" {
-		t.Fatalf("replica namespace %v %v", props, err)
-	}
+	// The namespace's record is an object of its own: it may arrive after
+	// the table's.
+	testsite.Eventually(t, 10*time.Second, func() error {
+		props, err := p.catalog(p.replica).LoadNamespaceProperties(ctx, id[:1])
+		if err != nil || props["team"] != "a" {
+			return fmt.Errorf("replica namespace %v %v", props, err)
+		}
+		return nil
+	})
 }
 
 // objectVersions lists every version of the bucket outside .twinlake/.

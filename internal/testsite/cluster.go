@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -68,7 +69,7 @@ func freeTriple(t testing.TB) string {
 // StartCluster starts a site of n nodes under dir with env (which must
 // give the root credentials and the KMS key) and waits until every node
 // is ready. The nodes are killed at test cleanup; their logs are printed
-// if the test failed.
+// if the test failed, or always with TWINLAKE_TEST_NODE_LOGS set.
 func StartCluster(t testing.TB, bin, dir string, n int, env ...string) *Cluster {
 	t.Helper()
 	return StartClusterWith(t, bin, dir, n, ClusterOptions{}, env...)
@@ -96,7 +97,7 @@ func StartClusterWith(t testing.TB, bin, dir string, n int, opts ClusterOptions,
 	}
 	t.Cleanup(func() {
 		c.Kill()
-		if t.Failed() {
+		if t.Failed() || os.Getenv("TWINLAKE_TEST_NODE_LOGS") != "" {
 			for i, p := range c.nodes {
 				if p != nil {
 					t.Logf("node %s log:\n%s", c.Addrs[i], p.Log())
