@@ -153,7 +153,7 @@ func New(cfg Config) (*Server, error) {
 	cfg.setDefaults()
 	s := &Server{cfg: cfg, log: cfg.Logger.With("component", "admin"), mux: http.NewServeMux()}
 	var all []route
-	for _, t := range [][]route{routes, tablesRoutes, tablesUndropRoutes, tablesMaintenanceRoutes, tablesReplRoutes, replicationRoutes, iamRoutes, healRoutes} {
+	for _, t := range [][]route{routes, tablesRoutes, tablesUndropRoutes, tablesMaintenanceRoutes, tablesReplRoutes, replicationRoutes, iamRoutes, healRoutes, profileRoutes} {
 		all = append(all, t...)
 	}
 	for _, rt := range all {

@@ -53,6 +53,7 @@ var routeActions = map[string]string{
 	"admin.SetConfig":  "admin:ConfigUpdate",
 	"admin.Trace":      "admin:ServerTrace",
 	"admin.Heal":       "admin:Heal",
+	"admin.Profile":    "admin:Profiling",
 
 	"admin.SiteReplicationAdd":          "admin:SiteReplicationAdd",
 	"admin.SiteReplicationRemove":       "admin:SiteReplicationRemove",

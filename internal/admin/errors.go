@@ -57,6 +57,9 @@ var errorTable = []errorEntry{
 	// Heal.
 	{errHealUnavailable, adminclient.CodeNotImplemented, http.StatusNotImplemented},
 
+	// Profiling.
+	{errProfileBusy, adminclient.CodeProfileBusy, http.StatusConflict},
+
 	// Site replication.
 	{errReplicationUnavailable, adminclient.CodeNotImplemented, http.StatusNotImplemented},
 	{replication.ErrPeerHasData, adminclient.CodeSiteHasData, http.StatusConflict},

@@ -40,6 +40,7 @@ func NewRoot() *cobra.Command {
 		objcmd.AddAliasCommands,
 		objcmd.AddObjectCommands,
 		admincmd.AddAdminCommands,
+		admincmd.AddSupportCommands,
 		objcmd.AddAnonymousCommands,
 		admincmd.AddReplicateCommands,
 		tablecmd.AddTableCommands,
