@@ -2,14 +2,12 @@ package admin
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/url"
 	"path"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/twinlake/twinlake/internal/adminclient"
 	"github.com/twinlake/twinlake/internal/trace"
@@ -88,45 +86,10 @@ func (s *Server) traceStream(w http.ResponseWriter, r *http.Request, c *call) er
 		remote = s.cfg.RemoteTrace(ctx, opts.filter)
 	}
 
-	rc := http.NewResponseController(w)
-	_ = rc.SetWriteDeadline(time.Time{}) // the stream outlives any server write timeout
-	w.Header().Set("Content-Type", adminclient.ContentTypeNDJSON)
-	w.Header().Set("Cache-Control", "no-store")
-	w.Header().Set("X-Content-Type-Options", "nosniff")
-	w.WriteHeader(http.StatusOK)
-	if err := rc.Flush(); err != nil {
-		return nil // the client is gone, or the writer cannot stream
+	var edit func(*trace.Event)
+	if !opts.verbose {
+		edit = func(ev *trace.Event) { ev.Msg, ev.Attrs = "", nil }
 	}
-	keepAlive := time.NewTicker(s.cfg.KeepAlive)
-	defer keepAlive.Stop()
-	enc := json.NewEncoder(w)
-	send := func(ev trace.Event) error {
-		if !opts.verbose {
-			ev.Msg, ev.Attrs = "", nil
-		}
-		return enc.Encode(ev)
-	}
-	for {
-		var err error
-		select {
-		case <-r.Context().Done():
-			return nil
-		case ev := <-events:
-			err = send(ev)
-		case ev, ok := <-remote:
-			if !ok {
-				remote = nil
-				continue
-			}
-			err = send(ev)
-		case <-keepAlive.C:
-			_, err = w.Write([]byte("\n"))
-		}
-		if err == nil {
-			err = rc.Flush()
-		}
-		if err != nil {
-			return nil // a write fails only when the client has gone
-		}
-	}
+	trace.Serve(w, r, s.cfg.KeepAlive, edit, events, remote)
+	return nil
 }

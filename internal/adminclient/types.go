@@ -1,6 +1,10 @@
 package adminclient
 
-import "time"
+import (
+	"time"
+
+	"github.com/twinlake/twinlake/internal/trace"
+)
 
 // Paths of the admin API. The server mounts them under PathPrefix; the
 // config path takes the subsystem as its last segment.
@@ -23,7 +27,7 @@ const (
 // Media types of admin API bodies.
 const (
 	ContentTypeJSON   = "application/json"
-	ContentTypeNDJSON = "application/x-ndjson"
+	ContentTypeNDJSON = trace.ContentTypeNDJSON
 )
 
 // Error codes carried in the "code" field of an admin API error body.

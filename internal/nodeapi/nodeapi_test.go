@@ -34,28 +34,47 @@ type node struct {
 
 func startNode(t *testing.T, dir, addr string) *node {
 	t.Helper()
-	return startTracedNode(t, dir, addr, nil)
+	return startTracedNode(t, addr, nil, dir)
 }
 
-// startTracedNode starts a node whose drive publishes on bus.
-func startTracedNode(t *testing.T, dir, addr string, bus *trace.Bus) *node {
+// startTracedNode starts a node of drives in dirs that publish on bus.
+func startTracedNode(t *testing.T, addr string, bus *trace.Bus, dirs ...string) *node {
 	t.Helper()
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ld, err := blob.NewLocalDrive(dir)
+	var drives []blob.Drive
+	for _, dir := range dirs {
+		ld, err := blob.NewLocalDrive(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		drives = append(drives, blob.TracedDrive(ld, bus))
+	}
+	h, err := NewServer(drives, secret, bus, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, err := NewServer([]blob.Drive{blob.TracedDrive(ld, bus)}, secret, bus, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	n := &node{t: t, dir: dir, addr: ln.Addr().String(), srv: &http.Server{Handler: h}}
+	n := &node{t: t, dir: dirs[0], addr: ln.Addr().String(), srv: &http.Server{Handler: h}}
 	go n.srv.Serve(ln)
 	t.Cleanup(n.stop)
 	return n
+}
+
+// putShard writes a new shard of body to d and returns its ID.
+func putShard(t *testing.T, d blob.Drive, body []byte) string {
+	t.Helper()
+	id := blob.NewID()
+	w, err := d.Create(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Write(body)
+	if err := w.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	return id
 }
 
 func (n *node) stop() { n.srv.Close() }
@@ -362,7 +381,7 @@ func TestHungNodeCostsOneShard(t *testing.T) {
 // each with the node's name, the shard and its bytes, filtered as asked.
 func TestTraceStream(t *testing.T) {
 	bus := trace.New("node-b")
-	n := startTracedNode(t, t.TempDir(), "127.0.0.1:0", bus)
+	n := startTracedNode(t, "127.0.0.1:0", bus, t.TempDir())
 	d := n.drive(t)
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
@@ -370,15 +389,7 @@ func TestTraceStream(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	id := blob.NewID()
-	w, err := d.Create(id)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w.Write(make([]byte, 1000))
-	if err := w.Commit(); err != nil {
-		t.Fatal(err)
-	}
+	id := putShard(t, d, make([]byte, 1000))
 	if _, err := d.ReadMark(); !errors.Is(err, blob.ErrNotFound) { // filtered out by name
 		t.Fatal(err)
 	}
@@ -417,40 +428,13 @@ func TestTraceStream(t *testing.T) {
 // does not have, or spelled otherwise, is no route.
 func TestServesEveryDrive(t *testing.T) {
 	dirs := []string{t.TempDir(), t.TempDir()}
-	var drives []blob.Drive
-	for _, d := range dirs {
-		ld, err := blob.NewLocalDrive(d)
-		if err != nil {
-			t.Fatal(err)
-		}
-		drives = append(drives, ld)
-	}
-	h, err := NewServer(drives, secret, nil, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := &http.Server{Handler: h}
-	go srv.Serve(ln)
-	defer srv.Close()
-	base := "http://" + ln.Addr().String()
-	for i := range drives {
+	base := "http://" + startTracedNode(t, "127.0.0.1:0", nil, dirs...).addr
+	for i := range dirs {
 		d, err := NewDrive(base, i, secret, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		id := blob.NewID()
-		w, err := d.Create(id)
-		if err != nil {
-			t.Fatal(err)
-		}
-		fmt.Fprintf(w, "drive %d", i)
-		if err := w.Commit(); err != nil {
-			t.Fatal(err)
-		}
+		id := putShard(t, d, fmt.Appendf(nil, "drive %d", i))
 		for j, dir := range dirs {
 			_, err := os.Stat(filepath.Join(dir, "blobs", id[:2], id))
 			if (err == nil) != (i == j) {

@@ -63,33 +63,8 @@ func (s *Server) traceStream(w http.ResponseWriter, r *http.Request) error {
 	}
 	events, cancel := s.bus.Subscribe(f, 4096)
 	defer cancel()
-	rc := http.NewResponseController(w)
-	_ = rc.SetWriteDeadline(time.Time{})
-	w.Header().Set("Content-Type", "application/x-ndjson")
-	w.WriteHeader(http.StatusOK)
-	if rc.Flush() != nil {
-		return nil
-	}
-	keepAlive := time.NewTicker(traceKeepAlive)
-	defer keepAlive.Stop()
-	enc := json.NewEncoder(w)
-	for {
-		var err error
-		select {
-		case <-r.Context().Done():
-			return nil
-		case ev := <-events:
-			err = enc.Encode(ev)
-		case <-keepAlive.C:
-			_, err = w.Write([]byte("\n"))
-		}
-		if err == nil {
-			err = rc.Flush()
-		}
-		if err != nil {
-			return nil
-		}
-	}
+	trace.Serve(w, r, traceKeepAlive, nil, events)
+	return nil
 }
 
 // Trace streams the node's trace events matching f until ctx ends or
