@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -113,6 +114,34 @@ func TestServerOnDrives(t *testing.T) {
 		if !strings.Contains(scraped.String(), want) {
 			t.Fatalf("metrics lack %s:\n%s", want, grepLines(scraped.String(), "twinlake_drive_")+grepLines(scraped.String(), "twinlake_heal_"))
 		}
+	}
+
+	// admin trace --call storage shows a PUT's shard written on each drive.
+	traced, stop := adminEnv{cliEnv: e}.startTrace(t, "--json", "--call", "storage", "s1")
+	written := map[string]bool{}
+	waitWithin(t, 20*time.Second, "a shard write traced on every drive", func() bool {
+		if _, err := c.PutObject(t.Context(), "ecdata", "traced", bytes.NewReader(make([]byte, 300<<10)), 300<<10, minio.PutObjectOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(100 * time.Millisecond)
+		for _, line := range strings.Split(traced.String(), "\n") {
+			var ev struct{ FuncName, Path string }
+			if json.Unmarshal([]byte(line), &ev) == nil && ev.FuncName == "storage.WriteShard" {
+				written[filepath.Dir(ev.Path)] = true
+			}
+		}
+		return len(written) == len(drives)
+	})
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range drives {
+		if !written[d] {
+			t.Fatalf("no shard write traced on %s: %v", d, written)
+		}
+	}
+	if err := c.RemoveObject(t.Context(), "ecdata", "traced", minio.RemoveObjectOptions{}); err != nil {
+		t.Fatal(err)
 	}
 
 	// A flipped byte: read around, found only by a deep heal.
