@@ -107,9 +107,6 @@ func (t *tracedDrive) WriteMark(mark []byte) error {
 
 func (t *tracedDrive) String() string { return t.d.String() }
 
-// Unwrap returns the traced drive.
-func (t *tracedDrive) Unwrap() Drive { return t.d }
-
 // errAborted is a traced write's error when it was given up.
 var errAborted = errors.New("shard write aborted")
 
