@@ -125,6 +125,24 @@ func (c *CatalogClient) send(ctx context.Context, method, path string, query url
 	if len(query) > 0 {
 		target += "?" + query.Encode()
 	}
+	// A site that asks to be retried (503 with Retry-After: a multi-node
+	// site between leaders) is, as the admin client does.
+	for try := 0; ; try++ {
+		resp, err := c.sendOnce(ctx, method, target, path, hdr, body)
+		if err != nil || try == unavailableRetries || resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") == "" {
+			return resp, err
+		}
+		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxErrorBody))
+		resp.Body.Close()
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(time.Second):
+		}
+	}
+}
+
+func (c *CatalogClient) sendOnce(ctx context.Context, method, target, path string, hdr http.Header, body []byte) (*http.Response, error) {
 	req, err := http.NewRequestWithContext(ctx, method, target, bytes.NewReader(body))
 	if err != nil {
 		return nil, err

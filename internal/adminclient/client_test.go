@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/twinlake/twinlake/internal/trace"
@@ -109,5 +110,49 @@ func TestTraceQuery(t *testing.T) {
 		if got := tc.opts.query().Encode(); got != tc.want {
 			t.Errorf("query = %q, want %q", got, tc.want)
 		}
+	}
+}
+
+// TestRetriesUnavailable: an answer of 503 with Retry-After (a multi-node
+// site between leaders) is retried by the admin and the catalog client;
+// one without Retry-After is an error at once.
+func TestRetriesUnavailable(t *testing.T) {
+	var calls atomic.Int32
+	var retryAfter atomic.Bool
+	retryAfter.Store(true)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if calls.Add(1)%2 == 1 {
+			if retryAfter.Load() {
+				w.Header().Set("Retry-After", "1")
+			}
+			w.WriteHeader(http.StatusServiceUnavailable)
+			io.WriteString(w, `{"error":{"message":"no leader yet","type":"ServiceUnavailableException","code":503}}`)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		if strings.Contains(r.URL.Path, "namespaces") {
+			io.WriteString(w, `{"namespaces":[["sales"]]}`)
+			return
+		}
+		io.WriteString(w, `{}`)
+	}))
+	defer srv.Close()
+	creds := Credentials{AccessKey: "a", SecretKey: "s"}
+	cat, err := NewCatalog(srv.URL, "lake", creds, Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ns, err := cat.ListNamespaces(t.Context(), nil)
+	if err != nil || len(ns) != 1 || calls.Load() != 2 {
+		t.Fatalf("catalog after a 503: %v %v (%d calls)", ns, err, calls.Load())
+	}
+	ac, _ := New(srv.URL, creds, Config{})
+	if _, err := ac.ServerInfo(t.Context()); err != nil || calls.Load() != 4 {
+		t.Fatalf("admin after a 503: %v (%d calls)", err, calls.Load())
+	}
+	retryAfter.Store(false)
+	var ce *CatalogError
+	if _, err := cat.ListNamespaces(t.Context(), nil); !errors.As(err, &ce) || ce.StatusCode != http.StatusServiceUnavailable || calls.Load() != 5 {
+		t.Fatalf("a 503 without Retry-After: %v (%d calls)", err, calls.Load())
 	}
 }

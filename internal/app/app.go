@@ -16,6 +16,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -199,7 +200,11 @@ func (s *Server) build() error {
 		s.ownMeta = true
 	}
 	var fresh bool // the site starts for the first time
-	if s.deploymentID, fresh, err = loadOrCreateID(s.meta, "sys/deployment-id"); err != nil {
+	// The number of drives is recorded with the deployment ID, in one
+	// commit: a first start cut short after it (a node that lost the
+	// lead midway) must not leave a site that looks older than drive sets.
+	first := map[string]string{driveCountKey: strconv.Itoa(s.driveCount())}
+	if s.deploymentID, fresh, err = loadOrCreateID(s.meta, "sys/deployment-id", first); err != nil {
 		return err
 	}
 	icfg := iam.Config{Clock: hlc.New(cfg.Clock), Now: cfg.Clock, SiteID: s.deploymentID, Logger: s.log,
@@ -285,8 +290,9 @@ func (s *Server) keyring() (*sse.Keyring, error) {
 }
 
 // loadOrCreateID returns the ID stored under key, creating it once;
-// created reports that it did.
-func loadOrCreateID(m meta.Store, key string) (id string, created bool, err error) {
+// created reports that it did. The records in first are written in the
+// same commit as a new ID.
+func loadOrCreateID(m meta.Store, key string, first map[string]string) (id string, created bool, err error) {
 	v, err := m.Get([]byte(key))
 	if err == nil {
 		return string(v), false, nil
@@ -299,6 +305,9 @@ func loadOrCreateID(m meta.Store, key string) (id string, created bool, err erro
 	id = hex.EncodeToString(b[:])
 	batch := m.NewBatch()
 	batch.Set([]byte(key), []byte(id))
+	for k, v := range first {
+		batch.Set([]byte(k), []byte(v))
+	}
 	return id, true, batch.Commit(true)
 }
 

@@ -46,15 +46,21 @@ func validDrives(drives []string) error {
 	return nil
 }
 
+// driveCount is how many drives the configuration gives the site's object
+// data.
+func (s *Server) driveCount() int {
+	if s.cfg.Blobs != nil {
+		return s.cfg.Blobs.Drives()
+	}
+	return max(1, len(s.cfg.Drives))
+}
+
 // openBlobs opens the object data store on the configured drives, after
 // checking that their number is the one the site was created with, and
 // claims them. replaced lists the drives found empty on a site that
 // already held data.
 func (s *Server) openBlobs(fresh bool) (st *blob.Store, replaced []int, err error) {
-	n := max(1, len(s.cfg.Drives))
-	if s.cfg.Blobs != nil {
-		n = s.cfg.Blobs.Drives()
-	}
+	n := s.driveCount()
 	recorded := 1 // sites from before drive sets kept their data in Dir
 	raw, err := s.meta.Get([]byte(driveCountKey))
 	switch {

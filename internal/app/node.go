@@ -23,6 +23,7 @@ import (
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.uber.org/zap"
 
 	"github.com/twinlake/twinlake/internal/adminclient"
 	"github.com/twinlake/twinlake/internal/blob"
@@ -357,6 +358,12 @@ func (n *Node) join() error {
 		}
 	}
 	password := etcdPassword(n.cfg.NodeSecret)
+	// Authentication is on before this node's session starts: turning it
+	// on under a session would cut that session's keep-alives short (its
+	// client has no token yet), and with them a fresh leader's lead.
+	if err := n.enableAuth(endpoints, password, clientTLS); err != nil {
+		return err
+	}
 	coord, err := cluster.Open(context.Background(), cluster.Config{
 		Endpoints: endpoints, Site: "site", NodeID: n.cfg.Address, LeaseTTL: n.cfg.LeaseTTL,
 		Info:     cluster.NodeInfo{Address: n.cfg.Address, Started: time.Now()},
@@ -366,20 +373,29 @@ func (n *Node) join() error {
 	if err != nil {
 		return err
 	}
-	// Reaching an etcd port is not enough to read or change the site:
-	// every request needs the nodes' credentials.
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if err := cluster.EnableAuth(ctx, coord.Client(), password); err != nil {
-		coord.Close(ctx)
-		return err
-	}
 	if err := coord.Campaign(context.Background()); err != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
 		coord.Close(ctx)
 		return err
 	}
 	n.coord = coord
 	return nil
+}
+
+// enableAuth turns etcd's authentication on, unless it is on already:
+// reaching an etcd port is not enough to read or change the site, every
+// request needs the nodes' credentials.
+func (n *Node) enableAuth(endpoints []string, password string, tlsCfg *tls.Config) error {
+	c, err := clientv3.New(clientv3.Config{Endpoints: endpoints, DialTimeout: 10 * time.Second,
+		Username: cluster.RootUser, Password: password, TLS: tlsCfg, Logger: zap.NewNop()})
+	if err != nil {
+		return fmt.Errorf("cluster: connect to etcd: %w", err)
+	}
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	return cluster.EnableAuth(ctx, c, password)
 }
 
 // etcdSchemeFile records, beside a voter's etcd member, whether the

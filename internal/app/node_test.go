@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/twinlake/twinlake/internal/meta"
 )
 
 // TestCheckEtcdScheme: a voter's etcd member starts only with the scheme
@@ -42,5 +44,31 @@ func TestCheckEtcdScheme(t *testing.T) {
 				t.Fatalf("record %q, want %q", got, tc.recorded)
 			}
 		})
+	}
+}
+
+// TestLoadOrCreateIDWritesFirstRecords: a new ID is committed with the
+// records a first start must leave (the drive count), so a start cut
+// short after it never leaves the ID alone; an existing ID writes
+// nothing.
+func TestLoadOrCreateIDWritesFirstRecords(t *testing.T) {
+	m, err := meta.OpenPebble(t.TempDir(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	id, created, err := loadOrCreateID(m, "sys/deployment-id", map[string]string{driveCountKey: "4"})
+	if err != nil || !created || id == "" {
+		t.Fatalf("first: %q %v %v", id, created, err)
+	}
+	if v, err := m.Get([]byte(driveCountKey)); err != nil || string(v) != "4" {
+		t.Fatalf("drive count %q %v", v, err)
+	}
+	again, created, err := loadOrCreateID(m, "sys/deployment-id", map[string]string{driveCountKey: "1"})
+	if err != nil || created || again != id {
+		t.Fatalf("again: %q %v %v", again, created, err)
+	}
+	if v, _ := m.Get([]byte(driveCountKey)); string(v) != "4" {
+		t.Fatalf("an existing ID rewrote the drive count to %q", v)
 	}
 }
