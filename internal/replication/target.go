@@ -181,6 +181,9 @@ func (t *target) dispatchJournal() int {
 	hi := meta.PrefixEnd(journalPrefix(t.site.ID))
 	err := meta.Scan(t.e.cfg.Meta, journalKey(t.site.ID, from), hi, func(k, v []byte) (bool, error) {
 		next = seqOf(k) + 1
+		if t.inFlight(k) {
+			return true, nil // sent already and not yet answered: nothing to decode
+		}
 		var en Entry
 		if err := decode(v, &en); err != nil {
 			return false, err
@@ -247,6 +250,13 @@ func (t *target) dispatchRetries() int {
 		}
 	}
 	return len(jobs)
+}
+
+// inFlight reports whether journal entry k is being sent.
+func (t *target) inFlight(k []byte) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.inflight[string(k)]
 }
 
 // claim marks the journal or retry queue entry k as in flight, unless it
