@@ -23,7 +23,6 @@ import (
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
-	"go.uber.org/zap"
 
 	"github.com/twinlake/twinlake/internal/adminclient"
 	"github.com/twinlake/twinlake/internal/blob"
@@ -318,6 +317,7 @@ func (n *Node) join() error {
 		}
 		initial[v], endpoints = peer, append(endpoints, client)
 	}
+	password := etcdPassword(n.cfg.NodeSecret)
 	var files *cluster.TLSFiles
 	var clientTLS *tls.Config
 	if n.cfg.TLS != nil {
@@ -339,7 +339,7 @@ func (n *Node) join() error {
 			others := slices.DeleteFunc(slices.Clone(endpoints), func(ep string) bool { return ep == client })
 			members, err := cluster.Rejoin(context.Background(), cluster.RejoinConfig{
 				Name: n.cfg.Address, PeerURL: peer, Endpoints: others,
-				Username: cluster.RootUser, Password: etcdPassword(n.cfg.NodeSecret), TLS: clientTLS, Logger: n.cfg.Logger,
+				Username: cluster.RootUser, Password: password, TLS: clientTLS, Logger: n.cfg.Logger,
 			})
 			if err != nil {
 				return err
@@ -357,11 +357,10 @@ func (n *Node) join() error {
 			return err
 		}
 	}
-	password := etcdPassword(n.cfg.NodeSecret)
-	// Authentication is on before this node's session starts: turning it
-	// on under a session would cut that session's keep-alives short (its
-	// client has no token yet), and with them a fresh leader's lead.
-	if err := n.enableAuth(endpoints, password, clientTLS); err != nil {
+	// Authentication is on before this node's session starts, or a fresh
+	// leader's keep-alives would be cut short when another node turns it
+	// on (see EnableAuthAt).
+	if err := cluster.EnableAuthAt(context.Background(), endpoints, password, clientTLS, n.cfg.Logger); err != nil {
 		return err
 	}
 	coord, err := cluster.Open(context.Background(), cluster.Config{
@@ -381,21 +380,6 @@ func (n *Node) join() error {
 	}
 	n.coord = coord
 	return nil
-}
-
-// enableAuth turns etcd's authentication on, unless it is on already:
-// reaching an etcd port is not enough to read or change the site, every
-// request needs the nodes' credentials.
-func (n *Node) enableAuth(endpoints []string, password string, tlsCfg *tls.Config) error {
-	c, err := clientv3.New(clientv3.Config{Endpoints: endpoints, DialTimeout: 10 * time.Second,
-		Username: cluster.RootUser, Password: password, TLS: tlsCfg, Logger: zap.NewNop()})
-	if err != nil {
-		return fmt.Errorf("cluster: connect to etcd: %w", err)
-	}
-	defer c.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	return cluster.EnableAuth(ctx, c, password)
 }
 
 // etcdSchemeFile records, beside a voter's etcd member, whether the
@@ -418,7 +402,7 @@ func checkEtcdScheme(dir, scheme string) error {
 	case !errors.Is(err, os.ErrNotExist):
 		return err
 	}
-	if _, err := os.Stat(filepath.Join(dir, "member")); err == nil && scheme != "http" {
+	if cluster.HasMemberData(dir) && scheme != "http" {
 		// A member from before the record was kept: made without TLS.
 		return fmt.Errorf("this node's etcd member was made without TLS between the nodes and cannot start with it: start every node of the site without --certs-dir")
 	}

@@ -2,8 +2,12 @@ package cluster
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
+	"log/slog"
+	"sync/atomic"
+	"time"
 
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -39,4 +43,33 @@ func EnableAuth(ctx context.Context, c *clientv3.Client, password string) error 
 		return fmt.Errorf("cluster: enable etcd authentication: %w", err)
 	}
 	return nil
+}
+
+// EnableAuthAt connects to the etcd at endpoints as RootUser with password
+// (over tlsCfg when set) and turns authentication on, as EnableAuth does.
+// A node calls it before its session starts: turned on under a session,
+// authentication would cut that session's keep-alives short, its client
+// holding no token yet.
+func EnableAuthAt(ctx context.Context, endpoints []string, password string, tlsCfg *tls.Config, log *slog.Logger) error {
+	c, err := newClient(ctx, clientv3.Config{Endpoints: endpoints, DialTimeout: 10 * time.Second,
+		Username: RootUser, Password: password, TLS: tlsCfg}, log, new(atomic.Bool))
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	return EnableAuth(ctx, c, password)
+}
+
+// newClient connects to etcd as cfg says (its Logger and Context are set
+// here), logging etcd's client errors to log.
+func newClient(ctx context.Context, cfg clientv3.Config, log *slog.Logger, closing *atomic.Bool) (*clientv3.Client, error) {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	cfg.Context, cfg.Logger = ctx, newZapLogger(log.With("component", "etcd-client"), closing)
+	c, err := clientv3.New(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("cluster: connect to etcd: %w", err)
+	}
+	return c, nil
 }

@@ -71,17 +71,12 @@ func Open(ctx context.Context, cfg Config) (*Coordinator, error) {
 	}
 	log := cfg.Logger.With("component", "cluster", "site", cfg.Site, "node", cfg.NodeID)
 	closing := new(atomic.Bool)
-	client, err := clientv3.New(clientv3.Config{
-		Endpoints:   cfg.Endpoints,
-		DialTimeout: cfg.RequestTimeout,
-		Username:    cfg.Username,
-		Password:    cfg.Password,
-		TLS:         cfg.TLS,
-		Logger: newZapLogger(cfg.Logger.With("component", "etcd-client", "site", cfg.Site, "node", cfg.NodeID),
-			closing),
-	})
+	client, err := newClient(context.Background(), clientv3.Config{
+		Endpoints: cfg.Endpoints, DialTimeout: cfg.RequestTimeout,
+		Username: cfg.Username, Password: cfg.Password, TLS: cfg.TLS,
+	}, cfg.Logger.With("site", cfg.Site, "node", cfg.NodeID), closing)
 	if err != nil {
-		return nil, fmt.Errorf("cluster: connect to etcd: %w", err)
+		return nil, err
 	}
 	loopCtx, cancel := context.WithCancel(context.Background())
 	c := &Coordinator{

@@ -60,11 +60,8 @@ func Rejoin(ctx context.Context, cfg RejoinConfig) (map[string]string, error) {
 	if !anyListening(cfg.Endpoints) {
 		return nil, nil // the site's voters have not started: its first start
 	}
-	c, err := clientv3.New(clientv3.Config{
-		Endpoints: cfg.Endpoints, DialTimeout: rejoinTimeout, Context: ctx,
-		Username: cfg.Username, Password: cfg.Password, TLS: cfg.TLS,
-		Logger: newZapLogger(cfg.Logger.With("component", "etcd-client"), new(atomic.Bool)),
-	})
+	c, err := newClient(ctx, clientv3.Config{Endpoints: cfg.Endpoints, DialTimeout: rejoinTimeout,
+		Username: cfg.Username, Password: cfg.Password, TLS: cfg.TLS}, cfg.Logger, new(atomic.Bool))
 	if err != nil {
 		return nil, nil // no cluster to join yet
 	}

@@ -77,7 +77,7 @@ one) the site refuses to start and changes nothing.`,
 				}
 				nc := app.NodeConfig{Config: cfg, Nodes: nodes, NodeSecret: secret, LeaseTTL: leaseTTL}
 				if certsDir != "" {
-					if nc.TLS, err = nodeTLS(certsDir, cfg.Dir); err != nil {
+					if nc.TLS, err = nodeTLS(certsDir, cfg.Dir, cfg.TLS.Certificates[0]); err != nil {
 						return err
 					}
 				}
@@ -112,15 +112,8 @@ func loadCerts(dir string) (*tls.Config, *http.Client, error) {
 	if err != nil || pool == nil {
 		pool = x509.NewCertPool()
 	}
-	cas, _ := filepath.Glob(filepath.Join(dir, "CAs", "*.crt"))
-	for _, p := range cas {
-		pem, err := os.ReadFile(p)
-		if err != nil {
-			return nil, nil, fmt.Errorf("--certs-dir: %w", err)
-		}
-		if !pool.AppendCertsFromPEM(pem) {
-			return nil, nil, fmt.Errorf("--certs-dir: %s holds no PEM certificate", p)
-		}
+	if _, err := addCerts(pool, caFiles(dir)); err != nil {
+		return nil, nil, err
 	}
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.TLSClientConfig = &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
@@ -128,20 +121,17 @@ func loadCerts(dir string) (*tls.Config, *http.Client, error) {
 	return &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}, &http.Client{Transport: tr}, nil
 }
 
-// nodeTLS is how a node reaches the other nodes of its site over TLS:
-// it presents its certificate (certsDir/public.crt) and trusts that
-// certificate and certsDir/CAs/*.crt, and nothing else. etcd reads the
-// trusted certificates from one file, written to DIR/node-ca.pem.
-func nodeTLS(certsDir, dir string) (*app.NodeTLS, error) {
-	certFile, keyFile := filepath.Join(certsDir, "public.crt"), filepath.Join(certsDir, "private.key")
-	cert, err := tls.LoadX509KeyPair(certFile, keyFile)
-	if err != nil {
-		return nil, fmt.Errorf("--certs-dir: %w", err)
-	}
-	files, _ := filepath.Glob(filepath.Join(certsDir, "CAs", "*.crt"))
-	pool := x509.NewCertPool()
+// caFiles are the certificates dir/CAs/*.crt.
+func caFiles(dir string) []string {
+	files, _ := filepath.Glob(filepath.Join(dir, "CAs", "*.crt"))
+	return files
+}
+
+// addCerts adds the PEM certificates in files to pool and returns their
+// text, one after the other.
+func addCerts(pool *x509.CertPool, files []string) ([]byte, error) {
 	var bundle []byte
-	for _, p := range append([]string{certFile}, files...) {
+	for _, p := range files {
 		pem, err := os.ReadFile(p)
 		if err != nil {
 			return nil, fmt.Errorf("--certs-dir: %w", err)
@@ -150,6 +140,21 @@ func nodeTLS(certsDir, dir string) (*app.NodeTLS, error) {
 			return nil, fmt.Errorf("--certs-dir: %s holds no PEM certificate", p)
 		}
 		bundle = append(append(bundle, pem...), '\n')
+	}
+	return bundle, nil
+}
+
+// nodeTLS is how a node reaches the other nodes of its site over TLS:
+// it presents cert, its certificate (certsDir/public.crt, as loadCerts
+// read it), and trusts that certificate and certsDir/CAs/*.crt, and
+// nothing else. etcd reads the trusted certificates from one file,
+// written to DIR/node-ca.pem.
+func nodeTLS(certsDir, dir string, cert tls.Certificate) (*app.NodeTLS, error) {
+	certFile, keyFile := filepath.Join(certsDir, "public.crt"), filepath.Join(certsDir, "private.key")
+	pool := x509.NewCertPool()
+	bundle, err := addCerts(pool, append([]string{certFile}, caFiles(certsDir)...))
+	if err != nil {
+		return nil, err
 	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, err
