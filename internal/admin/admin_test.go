@@ -168,12 +168,12 @@ func TestConfigGetSet(t *testing.T) {
 
 	got, err := c.GetConfig(ctx, "replication")
 	if err != nil || got.Subsys != "replication" ||
-		renderConfig(got) != "max_retries=10(default) retry_base_delay=1s(default) retry_max_delay=5m(default) workers=16(default) mismatch_interval=5m(default)" {
+		renderConfig(got) != "max_retries=10(default) retry_base_delay=1s(default) retry_max_delay=5m(default) workers=16(default) mismatch_interval=5m(default) resync_backlog=20000(default)" {
 		t.Fatalf("GetConfig = %+v, %v", got, err)
 	}
 
 	got, err = c.SetConfig(ctx, "replication", map[string]string{"workers": "4", "retry_base_delay": "100ms"})
-	if err != nil || renderConfig(got) != "max_retries=10(default) retry_base_delay=100ms(stored) retry_max_delay=5m(default) workers=4(stored) mismatch_interval=5m(default)" {
+	if err != nil || renderConfig(got) != "max_retries=10(default) retry_base_delay=100ms(stored) retry_max_delay=5m(default) workers=4(stored) mismatch_interval=5m(default) resync_backlog=20000(default)" {
 		t.Fatalf("SetConfig = %+v, %v", got, err)
 	}
 	if site.Settings.Int(config.SubsysReplication, config.ReplicationWorkers) != 4 {

@@ -92,6 +92,8 @@ type BackfillJob struct {
 	Unchanged  int       `json:"unchanged"`
 	Warnings   []string  `json:"warnings,omitempty"`
 	Error      string    `json:"error,omitempty"`
+	// Warehouse is the warehouse in hand while the job runs.
+	Warehouse string `json:"warehouse,omitempty"`
 }
 
 // CatalogResetResult names the backup a catalog reset made.

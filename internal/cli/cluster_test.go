@@ -6,6 +6,7 @@ import (
 	"crypto/tls"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"net"
 	"net/http"
@@ -431,4 +432,138 @@ func clusterLeaderTLS(t *testing.T, ac *adminclient.Client, cl *testsite.Cluster
 	}
 	t.Fatalf("no leader in %+v", info.Nodes)
 	return -1
+}
+
+// TestClusterResyncResumesOnNewLeader: a resync from a 4-node site to a
+// single-node peer that is down fills the backlog resync_backlog allows
+// and waits there; the leader is killed; the new leader carries on the
+// same job from its saved cursor (nothing queued twice), and once the
+// peer is back the job completes and the backlog drains.
+func TestClusterResyncResumesOnNewLeader(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs five server processes")
+	}
+	bin := testsite.BuildBinary(t)
+	dir := t.TempDir()
+	env := []string{"TWINLAKE_ROOT_USER=clusteradmin", "TWINLAKE_ROOT_PASSWORD=cluster-secret-123",
+		"TWINLAKE_KMS_SECRET_KEY=" + "MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY=",
+		"TWINLAKE_REPLICATION_RESYNC_BACKLOG=256", "TWINLAKE_REPLICATION_MAX_RETRIES=1000",
+		"TWINLAKE_REPLICATION_RETRY_BASE_DELAY=50ms", "TWINLAKE_REPLICATION_RETRY_MAX_DELAY=500ms"}
+	cl := testsite.StartCluster(t, bin, filepath.Join(dir, "p"), 4, env...)
+	drAddr := testsite.FreeAddr(t)
+	dr := testsite.StartProcess(t, bin, filepath.Join(dir, "dr"), drAddr, env...)
+
+	e := newCLIEnv(t)
+	for i, n := range cl.Addrs {
+		e.must("alias", "set", fmt.Sprint("p", i), "http://"+n, "clusteradmin", "cluster-secret-123")
+	}
+	e.must("alias", "set", "dr", "http://"+drAddr, "clusteradmin", "cluster-secret-123")
+	e.must("admin", "replicate", "add", "p0", "dr")
+	e.must("mb", "p1/data")
+	const objects = 600
+	c, err := cmdutil.NewS3Client(cmdutil.Alias{URL: "http://" + cl.Addrs[1], AccessKey: "clusteradmin", SecretKey: "cluster-secret-123"}, cmdutil.S3ClientConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys := make(chan int)
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			for i := range keys {
+				body := fmt.Appendf(nil, "object %d", i)
+				if _, err := c.PutObject(t.Context(), "data", fmt.Sprintf("k%04d", i), bytes.NewReader(body), int64(len(body)), minio.PutObjectOptions{}); err != nil {
+					t.Error(err)
+				}
+			}
+		})
+	}
+	for i := range objects {
+		keys <- i
+	}
+	close(keys)
+	wg.Wait()
+	if t.Failed() {
+		t.FailNow()
+	}
+	resync := func(alias string) adminclient.ResyncStatus {
+		var job adminclient.ResyncStatus
+		if err := json.Unmarshal([]byte(e.must("admin", "replicate", "resync", "status", alias, "dr", "--json")), &job); err != nil {
+			t.Fatal(err)
+		}
+		return job
+	}
+	backlog := func(alias string) int64 {
+		var st adminclient.ReplicationStatus
+		if err := json.Unmarshal([]byte(e.must("admin", "replicate", "status", alias, "--json")), &st); err != nil {
+			t.Fatal(err)
+		}
+		var n int64
+		for _, tg := range st.Targets {
+			n += tg.Pending + tg.Retrying
+		}
+		return n
+	}
+	// The join's own resync and the writes reach the peer first.
+	testsite.Eventually(t, 60*time.Second, func() error {
+		if job := resync("p0"); job.State != "completed" {
+			return fmt.Errorf("join resync %s", job.State)
+		}
+		if n := backlog("p0"); n > 0 {
+			return fmt.Errorf("backlog %d", n)
+		}
+		return nil
+	})
+
+	// The peer goes down; a resync fills the backlog it may and waits.
+	dr.Kill(t)
+	e.must("admin", "replicate", "resync", "start", "p0", "dr")
+	var held adminclient.ResyncStatus
+	testsite.Eventually(t, 30*time.Second, func() error {
+		held = resync("p0")
+		if held.State != "running" || held.Queued < 256 {
+			return fmt.Errorf("resync %s, %d queued", held.State, held.Queued)
+		}
+		return nil
+	})
+	if held.Queued >= objects {
+		t.Fatalf("the resync queued %d of %d versions with its peer down: resync_backlog did not hold it", held.Queued, objects)
+	}
+
+	// The leader dies; another node takes the job on where it stood.
+	info := clusterInfo(t, e, "p0")
+	leader := slices.IndexFunc(cl.Addrs, func(a string) bool { return info[a] == "leader" })
+	if leader < 0 {
+		t.Fatalf("no leader: %v", info)
+	}
+	other := fmt.Sprint("p", (leader+1)%4)
+	cl.KillNode(leader)
+	testsite.Eventually(t, 30*time.Second, func() error {
+		if info := clusterInfo(t, e, other); !slices.Contains(slices.Collect(maps.Values(info)), "leader") {
+			return fmt.Errorf("no new leader: %v", info)
+		}
+		return nil
+	})
+	if job := resync(other); job.ID != held.ID || job.State != "running" || job.Queued < held.Queued || job.Queued >= objects {
+		t.Fatalf("after the leader's loss the resync is %+v, was %+v", job, held)
+	}
+
+	// The peer returns: the job completes, having queued each version once.
+	dr = testsite.StartProcess(t, bin, filepath.Join(dir, "dr"), drAddr, env...)
+	testsite.Eventually(t, 90*time.Second, func() error {
+		job := resync(other)
+		if job.State != "completed" {
+			return fmt.Errorf("resync %s, %d queued", job.State, job.Queued)
+		}
+		if job.ID != held.ID || job.Queued != objects || job.Buckets != 1 {
+			t.Fatalf("resumed resync %+v: want job %s, %d versions of 1 bucket, each queued once", job, held.ID, objects)
+		}
+		if n := backlog(other); n > 0 {
+			return fmt.Errorf("backlog %d", n)
+		}
+		return nil
+	})
+	out := e.must("ls", "--recursive", "dr/data")
+	if n := strings.Count(out, "\n"); n != objects {
+		t.Fatalf("the peer lists %d objects, want %d", n, objects)
+	}
 }

@@ -49,7 +49,7 @@ func TestDefaults(t *testing.T) {
 		{SubsysTables, "replica_catalog=off(default) replica_catalog_consistency=strict(default) " +
 			"replica_catalog_scan_interval=10s(default) replica_catalog_retry_interval=5m(default) " +
 			"replica_catalog_txn_stale_timeout=15m(default) maintenance_interval=6h(default)"},
-		{SubsysReplication, "max_retries=10(default) retry_base_delay=1s(default) retry_max_delay=5m(default) workers=16(default) mismatch_interval=5m(default)"},
+		{SubsysReplication, "max_retries=10(default) retry_base_delay=1s(default) retry_max_delay=5m(default) workers=16(default) mismatch_interval=5m(default) resync_backlog=20000(default)"},
 		{SubsysAPI, "requests_max=0(default) requests_deadline=10s(default) read_header_timeout=30s(default) body_idle_timeout=1m(default) body_deadline=24h(default) ssec_allow_http=off(default)"},
 		{SubsysILM, "interval=1m(default) day_length=24h(default)"},
 	} {

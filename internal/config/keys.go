@@ -30,6 +30,9 @@ const (
 	ReplicationRetryMaxDelay    = "retry_max_delay"
 	ReplicationWorkers          = "workers"
 	ReplicationMismatchInterval = "mismatch_interval"
+	// ReplicationResyncBacklog bounds the backlog a resync fills before
+	// it waits for the peer to take it.
+	ReplicationResyncBacklog = "resync_backlog"
 )
 
 // Key names of the api subsystem.
@@ -122,6 +125,8 @@ var keyTable = []Key{
 	{Subsys: SubsysReplication, Name: ReplicationMismatchInterval, Kind: KindDuration, Default: "5m",
 		MinDur: 100 * time.Millisecond, MaxDur: 7 * 24 * time.Hour,
 		Help: "pause between background comparisons with each peer (version mismatch detection)"},
+	{Subsys: SubsysReplication, Name: ReplicationResyncBacklog, Kind: KindInt, Default: "20000", Min: 256, Max: 1000000,
+		Help: "entries a resync keeps queued to its peer at most: it waits while the backlog to the peer is this deep, so a peer that is down or slow holds the job where it is"},
 
 	{Subsys: SubsysAPI, Name: APIRequestsMax, Kind: KindInt, Default: "0", Min: 0, Max: 100000,
 		Help: "S3 requests served at once; 0 means unlimited; others queue up to requests_deadline, then get 503 SlowDown"},

@@ -6,13 +6,13 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/twinlake/twinlake/internal/config"
 	"github.com/twinlake/twinlake/internal/meta"
 	"github.com/twinlake/twinlake/internal/objects"
 )
 
 const (
-	resyncBatch      = 256   // versions journalled (and the cursor saved) per batch
-	resyncHighWater  = 20000 // pause while the target's backlog is deeper than this
+	resyncBatch      = 256 // versions journalled (and the cursor saved) per batch
 	resyncPollOnFull = 100 * time.Millisecond
 )
 
@@ -147,8 +147,10 @@ func (e *Engine) resyncBucket(ctx context.Context, job *ResyncJob) error {
 			return errors.New("target left the configuration")
 		}
 		for {
+			// The job waits while the backlog to the peer is as deep as
+			// the setting allows (replication resync_backlog).
 			p, r := t.snapshot()
-			if p.n+r.n < resyncHighWater {
+			if p.n+r.n < int64(e.cfg.Settings.Int(config.SubsysReplication, config.ReplicationResyncBacklog)) {
 				break
 			}
 			select {

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/twinlake/twinlake/internal/catalog"
@@ -34,6 +36,11 @@ type BackfillJob struct {
 	Unchanged  int       `json:"unchanged"`
 	Warnings   []string  `json:"warnings,omitempty"`
 	Error      string    `json:"error,omitempty"`
+	// Warehouse and After are the job's cursor: the warehouse in hand
+	// (those before it are done) and the key of its last record
+	// handled.
+	Warehouse string `json:"warehouse,omitempty"`
+	After     string `json:"after,omitempty"`
 }
 
 type backfillRun struct {
@@ -67,16 +74,50 @@ func (s *Scanner) BackfillStart(ctx context.Context) (BackfillJob, error) {
 	if err := s.saveBackfill(job); err != nil {
 		return BackfillJob{}, err
 	}
+	s.runBackfillLocked(job)
+	return job, nil
+}
+
+// resumeBackfill carries on, from its cursor, a backfill that a restart
+// or a change of leader interrupted: its record says it is running, and no
+// run of this scanner holds it.
+func (s *Scanner) resumeBackfill() {
+	job, err := s.BackfillStatus(s.ctx)
+	if err != nil || job.State != BackfillRunning {
+		return
+	}
+	if s.replicaSide() {
+		job.State, job.Error, job.Finished = BackfillFailed, "the site became a replica before the backfill finished", s.cfg.Now().UTC()
+		if err := s.saveBackfill(job); err != nil {
+			s.log.Error("save backfill", "err", err)
+		}
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.backfill != nil {
+		return
+	}
+	s.log.Info("resuming backfill", "job", job.ID, "warehouse", job.Warehouse)
+	s.runBackfillLocked(job)
+}
+
+// runBackfillLocked runs job in the background. Canceled, it is saved
+// canceled; when the scanner stops it is left running with its cursor, to
+// resume where the next start finds it.
+func (s *Scanner) runBackfillLocked(job BackfillJob) {
 	bctx, cancel := context.WithCancel(s.ctx)
 	r := &backfillRun{cancel: cancel, done: make(chan struct{})}
 	s.backfill = r
 	s.wg.Add(1)
-	go func(job BackfillJob) {
+	go func() {
 		defer s.wg.Done()
 		defer close(r.done)
 		err := s.runBackfill(bctx, &job)
 		switch {
-		case bctx.Err() != nil && s.ctx.Err() == nil:
+		case s.ctx.Err() != nil:
+			return // stopping: the job resumes from its saved cursor
+		case bctx.Err() != nil:
 			job.State = BackfillCanceled
 		case err != nil:
 			job.State, job.Error = BackfillFailed, err.Error()
@@ -87,8 +128,7 @@ func (s *Scanner) BackfillStart(ctx context.Context) (BackfillJob, error) {
 		if err := s.saveBackfill(job); err != nil {
 			s.log.Error("save backfill", "err", err)
 		}
-	}(job)
-	return job, nil
+	}()
 }
 
 // BackfillStatus returns the last backfill job (ErrNoBackfill if none ran).
@@ -126,41 +166,66 @@ func (s *Scanner) saveBackfill(j BackfillJob) error {
 	return b.Commit(true)
 }
 
+// backfillSaveEvery is how many records a backfill handles between saves
+// of its cursor.
+const backfillSaveEvery = 64
+
+// backfillItem is one identity record of a warehouse to backfill.
+type backfillItem struct {
+	key string
+	rec catalog.Record
+	fn  string // the trace event's name
+}
+
+// runBackfill walks the warehouses in name order and each one's records in
+// key order from the job's cursor (Warehouse, After), saving the cursor
+// with the tallies every backfillSaveEvery records, so that a run that
+// stops resumes after the last record saved; the few records handled
+// again find their record present.
 func (s *Scanner) runBackfill(ctx context.Context, job *BackfillJob) error {
 	start := s.cfg.Now()
 	for _, b := range s.cfg.Objects.ListBuckets(ctx) {
-		if !b.Warehouse {
+		if !b.Warehouse || b.Name < job.Warehouse {
 			continue
 		}
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		job.Warehouses++
-		if err := s.saveBackfill(*job); err != nil { // progress, for status
-			return err
+		if b.Name != job.Warehouse {
+			job.Warehouse, job.After = b.Name, ""
+			job.Warehouses++
+			if err := s.saveBackfill(*job); err != nil { // progress, for status
+				return err
+			}
 		}
-		ex, err := s.cfg.Catalog.ExportWarehouse(ctx, b.Name)
+		items, err := s.backfillItems(ctx, job, b.Name)
 		if err != nil {
 			return err
 		}
-		for _, ns := range ex.Namespaces {
-			rec := catalog.Record{Kind: catalog.KindNamespace, Namespace: ns.Levels, Properties: ns.Properties, UpdatedMS: s.cfg.Now().UnixMilli()}
-			job.Namespaces++
-			if err := s.backfillOne(ctx, job, b.Name, rec, "backfillNamespaceIdentity"); err != nil {
+		handled := 0
+		for _, it := range items {
+			if it.key <= job.After {
+				continue
+			}
+			if err := ctx.Err(); err != nil {
 				return err
 			}
-		}
-		for _, e := range ex.Entries {
-			rec := s.cfg.Catalog.IdentityOf(e)
-			fn := "backfillTableIdentity"
-			if e.Kind == catalog.KindView {
-				fn = "backfillViewIdentity"
+			switch it.rec.Kind {
+			case catalog.KindNamespace:
+				job.Namespaces++
+			case catalog.KindView:
 				job.Views++
-			} else {
+			default:
 				job.Tables++
 			}
-			if err := s.backfillOne(ctx, job, b.Name, rec, fn); err != nil {
+			if err := s.backfillOne(ctx, job, b.Name, it.key, it.rec, it.fn); err != nil {
 				return err
+			}
+			job.After = it.key
+			if handled++; handled%backfillSaveEvery == 0 {
+				if err := s.saveBackfill(*job); err != nil {
+					return err
+				}
 			}
 		}
 	}
@@ -169,14 +234,42 @@ func (s *Scanner) runBackfill(ctx context.Context, job *BackfillJob) error {
 	return nil
 }
 
-// backfillOne writes rec unless the warehouse already holds an equal one.
-func (s *Scanner) backfillOne(ctx context.Context, job *BackfillJob, wh string, rec catalog.Record, fn string) error {
-	start := s.cfg.Now()
-	key, err := rec.Key()
+// backfillItems lists warehouse wh's identity records in key order. A
+// record without a valid key is a warning, given once: when the job
+// starts the warehouse.
+func (s *Scanner) backfillItems(ctx context.Context, job *BackfillJob, wh string) ([]backfillItem, error) {
+	ex, err := s.cfg.Catalog.ExportWarehouse(ctx, wh)
 	if err != nil {
-		job.Warnings = append(job.Warnings, err.Error())
-		return nil
+		return nil, err
 	}
+	var items []backfillItem
+	add := func(rec catalog.Record, fn string) {
+		key, err := rec.Key()
+		if err != nil {
+			if job.After == "" {
+				job.Warnings = append(job.Warnings, err.Error())
+			}
+			return
+		}
+		items = append(items, backfillItem{key, rec, fn})
+	}
+	for _, ns := range ex.Namespaces {
+		add(catalog.Record{Kind: catalog.KindNamespace, Namespace: ns.Levels, Properties: ns.Properties, UpdatedMS: s.cfg.Now().UnixMilli()}, "backfillNamespaceIdentity")
+	}
+	for _, e := range ex.Entries {
+		fn := "backfillTableIdentity"
+		if e.Kind == catalog.KindView {
+			fn = "backfillViewIdentity"
+		}
+		add(s.cfg.Catalog.IdentityOf(e), fn)
+	}
+	slices.SortFunc(items, func(a, b backfillItem) int { return strings.Compare(a.key, b.key) })
+	return items, nil
+}
+
+// backfillOne writes rec unless the warehouse already holds an equal one.
+func (s *Scanner) backfillOne(ctx context.Context, job *BackfillJob, wh, key string, rec catalog.Record, fn string) error {
+	start := s.cfg.Now()
 	path := wh + "/" + key
 	cur, err := s.read(ctx, wh, key, "")
 	switch {

@@ -18,6 +18,7 @@ import (
 	"github.com/minio/minio-go/v7/pkg/credentials"
 
 	"github.com/twinlake/twinlake/internal/adminclient"
+	"github.com/twinlake/twinlake/internal/catalog"
 	"github.com/twinlake/twinlake/internal/scanner"
 	"github.com/twinlake/twinlake/internal/testsite"
 	"github.com/twinlake/twinlake/internal/testsite/icetest"
@@ -1007,5 +1008,69 @@ func TestRestartedReplicaWaits(t *testing.T) {
 	waitVerified(t, p.replica, "ns", "t", metadataVersion(tbl), 10*time.Second)
 	if s := p.replica.Server().Scanner().State(); s != scanner.StateActive {
 		t.Fatalf("after the first cycle: state %q", s)
+	}
+}
+
+// TestBackfillResumesFromItsCursor: a backfill that a restart (or, on a
+// multi-node site, a change of leader) stopped midway resumes on the next
+// start from its saved cursor: the same job carries on, the records at or
+// before the cursor are not handled again, and the rest are written.
+func TestBackfillResumesFromItsCursor(t *testing.T) {
+	m := testsite.StartSites(t, 1, replSettings, nil)
+	p := &drPair{t: t, m: m, primary: m.Sites[0], warehous: "old"}
+	ctx := context.Background()
+	if _, err := p.admin(p.primary).CreateWarehouse(ctx, p.warehous, adminclient.WarehouseCreateRequest{}); err != nil {
+		t.Fatal(err)
+	}
+	cat := p.catalog(p.primary)
+	for _, ns := range []string{"a", "b", "c"} {
+		newTable(t, cat, table.Identifier{ns, "t"}, nil)
+	}
+	c := p.s3(p.primary)
+	removeRecords := func() {
+		for o := range c.ListObjects(ctx, p.warehous, minio.ListObjectsOptions{Prefix: ".twinlake/", Recursive: true, WithVersions: true}) {
+			if err := c.RemoveObject(ctx, p.warehous, o.Key, minio.RemoveObjectOptions{VersionID: o.VersionID}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	removeRecords()
+	// Six records in key order; the stopped run handled the first two.
+	keys := []string{
+		catalog.NamespaceRecordKey([]string{"a"}), catalog.NamespaceRecordKey([]string{"b"}),
+		catalog.NamespaceRecordKey([]string{"c"}), catalog.TableRecordKey([]string{"a"}, "t"),
+		catalog.TableRecordKey([]string{"b"}, "t"), catalog.TableRecordKey([]string{"c"}, "t"),
+	}
+	if !slices.IsSorted(keys) {
+		t.Fatalf("record keys out of order: %q", keys)
+	}
+	stopped := scanner.BackfillJob{ID: "stopped-midway", State: scanner.BackfillRunning, Started: time.Now().UTC(),
+		Warehouses: 1, Namespaces: 2, Written: 2, Warehouse: p.warehous, After: keys[1]}
+	if err := scanner.SaveBackfill(p.primary.Server().Scanner(), stopped); err != nil {
+		t.Fatal(err)
+	}
+	p.primary.Restart()
+
+	var job scanner.BackfillJob
+	testsite.Eventually(t, 10*time.Second, func() error {
+		var err error
+		job, err = p.primary.Server().Scanner().BackfillStatus(ctx)
+		if err != nil || job.State != scanner.BackfillCompleted {
+			return fmt.Errorf("%+v %v", job, err)
+		}
+		return nil
+	})
+	if job.ID != stopped.ID || job.Warehouses != 1 || job.Namespaces != 3 || job.Tables != 3 || job.Written != 6 || job.Unchanged != 0 {
+		t.Fatalf("resumed backfill %+v", job)
+	}
+	c = p.s3(p.primary)
+	for i, key := range keys {
+		_, err := c.StatObject(ctx, p.warehous, key, minio.StatObjectOptions{})
+		switch {
+		case i < 2 && err == nil:
+			t.Errorf("%s, before the cursor, was written again", key)
+		case i >= 2 && err != nil:
+			t.Errorf("%s, after the cursor: %v", key, err)
+		}
 	}
 }

@@ -149,10 +149,12 @@ func (s *Scanner) resetMemory() {
 	s.needFull = true
 }
 
-// Start runs the scanner loop.
+// Start runs the scanner loop, and resumes a backfill that a restart or a
+// change of leader interrupted.
 func (s *Scanner) Start() {
 	s.wg.Add(1)
 	go s.loop()
+	s.resumeBackfill()
 }
 
 // Close stops the loop and any backfill.

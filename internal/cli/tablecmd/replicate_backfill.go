@@ -114,6 +114,9 @@ func backfillHuman(action, alias string, job adminclient.BackfillJob) string {
 		{"Unchanged", fmt.Sprintf("%d (already present)", job.Unchanged)},
 		{"Warnings", fmt.Sprint(len(job.Warnings))},
 	}
+	if job.State == "running" && job.Warehouse != "" {
+		rows = append(rows, [2]string{"In hand", job.Warehouse})
+	}
 	if job.Error != "" {
 		rows = append(rows, [2]string{"Error", job.Error})
 	}
