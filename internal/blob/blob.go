@@ -9,6 +9,7 @@ package blob
 
 import (
 	"crypto/rand"
+	"encoding/binary"
 	"encoding/hex"
 	"fmt"
 	"io"
@@ -66,7 +67,8 @@ func OSFile(f File) (*os.File, bool) {
 	return p.File, ok
 }
 
-// NewID returns a fresh random blob ID.
+// NewID returns a fresh random blob ID, of data that belongs to no one
+// object: 32 hex digits. A drive set places its shards by the ID.
 func NewID() string {
 	var b [16]byte
 	if _, err := rand.Read(b[:]); err != nil {
@@ -75,7 +77,34 @@ func NewID() string {
 	return hex.EncodeToString(b[:])
 }
 
-func validID(id string) bool { return len(id) == 32 && validHex(id) }
+// NewPlacedID returns a fresh blob ID for data of object bucket/key: 48
+// hex digits, the object's erasure.KeyHash (16) then 128 random bits
+// (32). A drive set places the blob's shards by that hash, so that every
+// node finds an object's shards from its bucket and key over the drive
+// set alone, and each blob's placement from its ID alone when it heals.
+func NewPlacedID(bucket, key string) string {
+	var b [24]byte
+	binary.BigEndian.PutUint64(b[:8], erasure.KeyHash(bucket, key))
+	if _, err := rand.Read(b[8:]); err != nil {
+		panic(err) // crypto/rand never fails on supported platforms
+	}
+	return hex.EncodeToString(b[:])
+}
+
+// placedHash is the key hash a placed ID (NewPlacedID) carries, or false
+// for an ID from NewID.
+func placedHash(id string) (uint64, bool) {
+	if len(id) != 48 {
+		return 0, false
+	}
+	raw, err := hex.DecodeString(id[:16])
+	if err != nil {
+		return 0, false
+	}
+	return binary.BigEndian.Uint64(raw), true
+}
+
+func validID(id string) bool { return (len(id) == 32 || len(id) == 48) && validHex(id) }
 
 // validHex reports whether s is lowercase hex digits only, as NewID
 // writes them.
@@ -101,7 +130,8 @@ type Writer struct {
 // Create starts a new blob under a fresh ID.
 func (s *Store) Create() (*Writer, error) { return s.CreateAs(NewID()) }
 
-// CreateAs starts a new blob under id, which must come from NewID: a caller
+// CreateAs starts a new blob under id, which must come from NewID or
+// NewPlacedID: a caller
 // that must record the ID durably before the file exists (an intent) takes
 // it first. It fails if a blob with that ID exists.
 func (s *Store) CreateAs(id string) (*Writer, error) {

@@ -276,11 +276,12 @@ func closeAll(shards []ShardReader) {
 }
 
 // placed is the drives of blob id's shards, in shard order: the set's
-// drives in the rendezvous-hash order of the blob's ID (erasure.Place),
-// so that the data shards, which reads go to first, and the parity shards
-// are spread evenly over the drives rather than always on the same ones.
-// The ID is recorded with the version, so the placement is found again
-// from it alone.
+// drives in the rendezvous-hash order of the key hash a placed ID carries
+// (erasure.PlaceHash), so that an object's shards are placed by its
+// bucket and key and the data shards, which reads go to first, and the
+// parity shards are spread evenly over the drives rather than always on
+// the same ones. An ID without a key hash (NewID, and every blob written
+// before placement by key) is placed by the ID itself (erasure.PlaceName).
 func (s *Store) placed(id string) []Drive {
 	idx := s.driveOf(id)
 	out := make([]Drive, len(idx))
@@ -292,7 +293,12 @@ func (s *Store) placed(id string) []Drive {
 
 // driveOf maps blob id's shard indexes to drive indexes.
 func (s *Store) driveOf(id string) []int {
-	order := erasure.Place("", id, s.names)
+	var order []string
+	if h, ok := placedHash(id); ok {
+		order = erasure.PlaceHash(h, s.names)
+	} else {
+		order = erasure.PlaceName(id, s.names)
+	}
 	out := make([]int, len(order))
 	for i, name := range order {
 		out[i], _ = strconv.Atoi(name) // a name is its drive's index

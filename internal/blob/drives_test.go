@@ -272,3 +272,57 @@ func TestListSweepsStaleRewrites(t *testing.T) {
 		t.Errorf("the live rewrite was removed: %v", err)
 	}
 }
+
+// TestPlacedByBucketAndKey: a blob of an object is placed by the object's
+// bucket and key (erasure.Place over the drives), so every version and
+// part of one key lands on the same drives in the same order while other
+// keys spread; it writes, heals and reads like any blob. A blob ID without
+// a key hash keeps the placement by ID.
+func TestPlacedByBucketAndKey(t *testing.T) {
+	s, drives := driveSet(t, 6)
+	names := []string{"0", "1", "2", "3", "4", "5"}
+	want := erasure.Place("photos", "2026/cat.jpg", names)
+	a, b := NewPlacedID("photos", "2026/cat.jpg"), NewPlacedID("photos", "2026/cat.jpg")
+	if a == b || !validID(a) {
+		t.Fatalf("placed IDs %q %q", a, b)
+	}
+	for _, id := range []string{a, b} {
+		var got []string
+		for _, d := range s.driveOf(id) {
+			got = append(got, fmt.Sprint(d))
+		}
+		if !slices.Equal(got, want) {
+			t.Fatalf("%s placed on %v, want erasure.Place of its bucket and key: %v", id, got, want)
+		}
+	}
+	first := map[int]int{}
+	for i := range 600 {
+		first[s.driveOf(NewPlacedID("photos", fmt.Sprint(i)))[0]]++
+	}
+	for d := range 6 {
+		if first[d] < 60 || first[d] > 140 {
+			t.Errorf("drive %d holds shard 0 of %d of 600 keys", d, first[d])
+		}
+	}
+	legacy := NewID()
+	if got, want := s.driveOf(legacy), s.driveOf(legacy); !slices.Equal(got, want) || len(got) != 6 {
+		t.Fatalf("an unplaced ID's drives %v", got)
+	}
+
+	data := bytes.Repeat([]byte("placed"), erasure.MinBlockSize)
+	w, err := s.CreateAs(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Write(data)
+	if _, err := w.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(shardPath(drives, s.driveOf(a)[0], a))
+	if res, err := s.Heal(a, false, false); err != nil || res.Rebuilt != 1 {
+		t.Fatalf("heal %+v %v", res, err)
+	}
+	if got, err := readBlob(s, a); err != nil || !bytes.Equal(got, data) {
+		t.Fatalf("read back %d bytes, %v", len(got), err)
+	}
+}

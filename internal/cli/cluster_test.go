@@ -24,6 +24,8 @@ import (
 
 	"github.com/twinlake/twinlake/internal/adminclient"
 	"github.com/twinlake/twinlake/internal/cli/cmdutil"
+	"github.com/twinlake/twinlake/internal/cluster"
+	"github.com/twinlake/twinlake/internal/erasure"
 	"github.com/twinlake/twinlake/internal/testsite"
 )
 
@@ -286,6 +288,38 @@ func TestClusterTLSAndDrives(t *testing.T) {
 	}
 	if plain := shardIDs(t, cl.Dir(0)); len(plain) != 0 {
 		t.Fatalf("the node's directory holds %d shards besides its drives", len(plain))
+	}
+	// Each object's shards are placed by its bucket and key: the drive
+	// set (node by node, in the nodes' order) in erasure.Place order
+	// holds shards 0, 1, ...
+	sorted, err := cluster.SortNodes(cl.Addrs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var places []string
+	for i := range 6 {
+		places = append(places, strconv.Itoa(i))
+	}
+	for k := range clients {
+		key := fmt.Sprint("k", k)
+		for shard, place := range erasure.Place("tls", key, places) {
+			d, _ := strconv.Atoi(place)
+			drive := cl.DriveDirs(slices.Index(cl.Addrs, sorted[d/2]))[d%2]
+			ids := shardIDs(t, drive)
+			idx := slices.IndexFunc(ids, func(id string) bool {
+				return len(id) == 48 && id[:16] == fmt.Sprintf("%016x", erasure.KeyHash("tls", key))
+			})
+			if idx < 0 {
+				t.Fatalf("drive %s holds no shard of %s: %v", drive, key, ids)
+			}
+			raw, err := os.ReadFile(shardFile(drive, ids[idx]))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if h, err := erasure.ParseHeader(raw); err != nil || h.Index != shard {
+				t.Fatalf("drive %s holds shard %d of %s (%v), want shard %d by its bucket and key", drive, h.Index, key, err, shard)
+			}
+		}
 	}
 
 	// etcd's peer port takes nothing without the nodes' certificate; its

@@ -281,7 +281,7 @@ func shardIDs(t *testing.T, dir string) []string {
 	files, _ := filepath.Glob(filepath.Join(dir, "blobs", "??", "*"))
 	var ids []string
 	for _, f := range files {
-		if len(filepath.Base(f)) == 32 {
+		if n := filepath.Base(f); (len(n) == 32 || len(n) == 48) && !strings.Contains(n, ".") {
 			ids = append(ids, filepath.Base(f))
 		}
 	}

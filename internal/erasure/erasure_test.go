@@ -2,11 +2,15 @@ package erasure
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"slices"
 	"testing"
+
+	"github.com/cespare/xxhash/v2"
 )
 
 func TestForNodes(t *testing.T) {
@@ -398,4 +402,35 @@ func FuzzDecode(f *testing.F) {
 			t.Fatalf("wrong bytes without an error")
 		}
 	})
+}
+
+// TestPlaceNameKeepsTheOldOrder: blobs written before placement by key
+// were placed by the rendezvous hash of "", 0, their ID, 0 and the
+// member's name; PlaceName must find the same drives.
+func TestPlaceNameKeepsTheOldOrder(t *testing.T) {
+	members := []string{"0", "1", "2", "3", "4", "5"}
+	for i := range 200 {
+		id := fmt.Sprintf("%032x", i*7919)
+		type ranked struct {
+			m string
+			s uint64
+		}
+		var rs []ranked
+		for _, m := range members {
+			rs = append(rs, ranked{m, xxhash.Sum64String("\x00" + id + "\x00" + m)})
+		}
+		slices.SortFunc(rs, func(a, b ranked) int {
+			if c := cmp.Compare(b.s, a.s); c != 0 {
+				return c
+			}
+			return cmp.Compare(a.m, b.m)
+		})
+		var want []string
+		for _, r := range rs {
+			want = append(want, r.m)
+		}
+		if got := PlaceName(id, members); !slices.Equal(got, want) {
+			t.Fatalf("%s placed %v, was %v", id, got, want)
+		}
+	}
 }

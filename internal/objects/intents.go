@@ -24,9 +24,10 @@ import (
 // between a commit and a removal): the cost of recovery is the writes that
 // were in flight, not the objects stored.
 
-// storeBlob writes r to a new blob under a durable intent.
-func (l *Layer) storeBlob(seg *Segment, r io.Reader) error {
-	id := blob.NewID()
+// storeBlob writes r to a new blob of object bucket/key (which places its
+// shards on a drive set) under a durable intent.
+func (l *Layer) storeBlob(seg *Segment, r io.Reader, bucket, key string) error {
+	id := blob.NewPlacedID(bucket, key)
 	batch := l.meta.NewBatch()
 	batch.Set(intentKey(id), nil)
 	if err := l.commitPlain(batch, true); err != nil {

@@ -151,7 +151,7 @@ func (l *Layer) UploadPart(ctx context.Context, bucket, key, uploadID string, nu
 	if err != nil {
 		return nil, err
 	}
-	st, err := l.store(body, opts.Size, enc, alg)
+	st, err := l.store(bucket, key, body, opts.Size, enc, alg)
 	if err != nil {
 		return nil, err
 	}

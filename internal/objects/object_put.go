@@ -115,7 +115,7 @@ func (l *Layer) PutObject(ctx context.Context, bucket, key string, body io.Reade
 	if err := l.checkWriteConditions(bucket, key, opts.IfMatch, opts.IfNoneMatch); err != nil {
 		return nil, err
 	}
-	st, err := l.store(body, opts.Size, enc, opts.Checksum)
+	st, err := l.store(bucket, key, body, opts.Size, enc, opts.Checksum)
 	if err != nil {
 		return nil, err
 	}
@@ -156,9 +156,10 @@ func (l *Layer) resolveSSE(b Bucket, requested string) (string, error) {
 }
 
 // store reads body to its end, hashing the plaintext, encrypting it when
-// enc is set, and makes the data durable: inline when small, else in a
-// fsynced blob. Plaintext of an encrypted object never touches the disk.
-func (l *Layer) store(body io.Reader, size int64, enc *encryption, alg checksum.Algorithm) (*stored, error) {
+// enc is set, and makes the data of object bucket/key durable: inline when
+// small, else in a fsynced blob. Plaintext of an encrypted object never
+// touches the disk.
+func (l *Layer) store(bucket, key string, body io.Reader, size int64, enc *encryption, alg checksum.Algorithm) (*stored, error) {
 	var algs []checksum.Algorithm
 	if alg != "" {
 		algs = append(algs, alg)
@@ -182,7 +183,7 @@ func (l *Layer) store(body io.Reader, size int64, enc *encryption, alg checksum.
 	if size >= 0 && size <= l.cfg.InlineLimit {
 		seg.Inline, err = ReadSized(src, size)
 	} else {
-		err = l.storeBlob(&seg, src)
+		err = l.storeBlob(&seg, src, bucket, key)
 	}
 	if err != nil {
 		return nil, err

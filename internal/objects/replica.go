@@ -217,7 +217,7 @@ func (l *Layer) storeReplicaData(bucket, key string, in *Version, body io.Reader
 		return nil, ErrSSEUnavailable
 	}
 	if len(in.KeyCheck) > 0 {
-		return l.storeCustomerReplica(in, body)
+		return l.storeCustomerReplica(bucket, key, in, body)
 	}
 	enc, err := l.encryptionFor(bucket, key, in.SSE, nil)
 	if err != nil {
@@ -225,7 +225,7 @@ func (l *Layer) storeReplicaData(bucket, key string, in *Version, body io.Reader
 	}
 	var segs []Segment
 	for i, s := range in.Segments {
-		st, err := l.store(io.LimitReader(body, s.Size), s.Size, enc, "")
+		st, err := l.store(bucket, key, io.LimitReader(body, s.Size), s.Size, enc, "")
 		if err != nil {
 			l.release(segs...)
 			return nil, err

@@ -180,7 +180,7 @@ func (m *multiReadCloser) Close() error {
 // size and the stream format) with the sender's sealed key. Without the
 // client's key nothing here can check them; the stream's authentication
 // does, on every read.
-func (l *Layer) storeCustomerReplica(in *Version, body io.Reader) ([]Segment, error) {
+func (l *Layer) storeCustomerReplica(bucket, key string, in *Version, body io.Reader) ([]Segment, error) {
 	if l.cfg.Cipher == nil {
 		return nil, ErrSSEUnavailable
 	}
@@ -191,7 +191,7 @@ func (l *Layer) storeCustomerReplica(in *Version, body io.Reader) ([]Segment, er
 			return nil, fmt.Errorf("%w: SSE-C segment %d without its sealed key", ErrInvalidArgument, i)
 		}
 		n := l.cfg.Cipher.EncryptedSize(s.Size)
-		st, err := l.store(io.LimitReader(body, n), n, nil, "")
+		st, err := l.store(bucket, key, io.LimitReader(body, n), n, nil, "")
 		if err != nil {
 			l.release(segs...)
 			return nil, err
