@@ -27,6 +27,7 @@ import (
 	"github.com/twinlake/twinlake/internal/adminclient"
 	"github.com/twinlake/twinlake/internal/blob"
 	"github.com/twinlake/twinlake/internal/cluster"
+	"github.com/twinlake/twinlake/internal/httprec"
 	"github.com/twinlake/twinlake/internal/meta"
 	"github.com/twinlake/twinlake/internal/nodeapi"
 	"github.com/twinlake/twinlake/internal/trace"
@@ -237,8 +238,9 @@ func (n *Node) route(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	target := &url.URL{Scheme: n.scheme, Host: *leader}
+	var failed error
 	// The request keeps its Host header: its signature covers it.
-	(&httputil.ReverseProxy{
+	proxy := &httputil.ReverseProxy{
 		Transport: n.transport,
 		Rewrite: func(pr *httputil.ProxyRequest) {
 			pr.SetURL(target)
@@ -248,10 +250,25 @@ func (n *Node) route(w http.ResponseWriter, r *http.Request) {
 		// The leader went away (a change of leader under way): the
 		// client retries, by then on the new one.
 		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
+			failed = err
 			n.cfg.Logger.Debug("node: forwarding to the leader failed", "leader", *leader, "err", err)
 			unavailable(w, r, "The site's leader is changing; retry shortly.")
 		},
-	}).ServeHTTP(w, r)
+	}
+	if !n.bus.Enabled(trace.Internal) {
+		proxy.ServeHTTP(w, r)
+		return
+	}
+	start := time.Now()
+	rec := &httprec.Recorder{ResponseWriter: w}
+	proxy.ServeHTTP(rec, r)
+	ev := trace.Event{Type: trace.Internal, Time: start, FuncName: "node.Forward", Path: r.URL.Path, Method: r.Method,
+		StatusCode: rec.Status, Duration: time.Since(start), RemoteAddr: r.RemoteAddr, BytesIn: max(r.ContentLength, 0),
+		BytesOut: rec.Bytes, Msg: "passed to the leader", Attrs: map[string]string{"leader": *leader}}
+	if failed != nil {
+		ev.Error = failed.Error()
+	}
+	n.bus.Publish(ev)
 }
 
 // run starts the etcd member and the coordinator, then follows the
@@ -417,6 +434,7 @@ func checkEtcdScheme(dir, scheme string) error {
 func (n *Node) lead() error {
 	store, err := meta.NewEtcd(n.coord.Client(), meta.EtcdOptions{
 		Prefix: "/twinlake/site/meta/",
+		Trace:  n.bus,
 		Fence: func() []clientv3.Cmp {
 			if cmp, ok := n.coord.Fence(); ok {
 				return []clientv3.Cmp{cmp}

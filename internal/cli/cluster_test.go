@@ -181,17 +181,21 @@ func TestClusterSurvivesNodeLoss(t *testing.T) {
 	}
 
 	// admin trace through one node follows every node: the S3 call on
-	// the leader and a shard written on each node's drive.
-	out, stop := adminEnv{cliEnv: e}.startTrace(t, "--json", "--call", "s3,storage", fmt.Sprintf("n%d", leader))
-	var puts, writers map[string]bool
+	// the leader, a shard written on each node's drive, the follower
+	// passing the request to the leader and the leader's etcd commits.
+	out, stop := adminEnv{cliEnv: e}.startTrace(t, "--json", "-v", "--call", "s3,storage,internal", fmt.Sprintf("n%d", leader))
+	var puts, writers, forwards, commits map[string]bool
 	waitWithin(t, 30*time.Second, "trace events from every node", func() bool {
 		if err := put(t.Context(), clients[leader], "traced", make([]byte, 300<<10)); err != nil {
 			t.Fatal(err)
 		}
 		time.Sleep(200 * time.Millisecond)
-		puts, writers = map[string]bool{}, map[string]bool{}
+		puts, writers, forwards, commits = map[string]bool{}, map[string]bool{}, map[string]bool{}, map[string]bool{}
 		for _, line := range strings.Split(out.String(), "\n") {
-			var ev struct{ Type, Node, FuncName, Path string }
+			var ev struct {
+				Type, Node, FuncName, Path string
+				Attrs                      map[string]string
+			}
 			if json.Unmarshal([]byte(line), &ev) != nil {
 				continue
 			}
@@ -200,9 +204,13 @@ func TestClusterSurvivesNodeLoss(t *testing.T) {
 				puts[ev.Node] = true
 			case ev.Type == "storage" && ev.FuncName == "storage.WriteShard":
 				writers[ev.Node] = true
+			case ev.Type == "internal" && ev.FuncName == "node.Forward" && ev.Path == "/data/traced" && ev.Attrs["leader"] == nodes[next]:
+				forwards[ev.Node] = true
+			case ev.Type == "internal" && ev.FuncName == "etcd.Txn":
+				commits[ev.Node] = true
 			}
 		}
-		return puts[nodes[next]] && len(writers) == len(nodes)
+		return puts[nodes[next]] && len(writers) == len(nodes) && forwards[nodes[leader]] && commits[nodes[next]]
 	})
 	if err := stop(); err != nil {
 		t.Fatal(err)

@@ -4,9 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/twinlake/twinlake/internal/trace"
 )
 
 // EtcdStore is a Store kept in etcd under a key prefix, for a site of
@@ -26,6 +29,7 @@ type EtcdStore struct {
 	prefix  string
 	fence   func() []clientv3.Cmp
 	timeout time.Duration
+	trace   *trace.Bus
 }
 
 var _ Store = (*EtcdStore)(nil)
@@ -41,6 +45,10 @@ type EtcdOptions struct {
 	Fence func() []clientv3.Cmp
 	// Timeout bounds each call to etcd (default 10s).
 	Timeout time.Duration
+	// Trace, when set, gets every call to etcd as a trace.Internal event
+	// (etcd.Get, etcd.Txn, etcd.Range, etcd.Revision) while anyone
+	// traces them: one atomic load per call otherwise.
+	Trace *trace.Bus
 }
 
 // NewEtcd returns a Store over c. Closing it does not close c.
@@ -54,7 +62,32 @@ func NewEtcd(c *clientv3.Client, o EtcdOptions) (*EtcdStore, error) {
 	if o.Timeout < 100*time.Millisecond || o.Timeout > 5*time.Minute {
 		return nil, fmt.Errorf("meta: etcd timeout %s outside [100ms, 5m]", o.Timeout)
 	}
-	return &EtcdStore{c: c, prefix: o.Prefix, fence: o.Fence, timeout: o.Timeout}, nil
+	return &EtcdStore{c: c, prefix: o.Prefix, fence: o.Fence, timeout: o.Timeout, trace: o.Trace}, nil
+}
+
+// traced makes one call to etcd, about key (without the prefix), and
+// publishes it as the trace.Internal event etcd.op while anyone listens:
+// call returns how many keys it wrote or read and their bytes.
+func (s *EtcdStore) traced(op string, key []byte, write bool, call func() (keys int, bytes int64, err error)) error {
+	if !s.trace.Enabled(trace.Internal) {
+		_, _, err := call()
+		return err
+	}
+	start := time.Now()
+	keys, bytes, err := call()
+	q := strconv.Quote(string(key)) // keys hold NULs and other bytes a terminal should not get
+	ev := trace.Event{Type: trace.Internal, Time: start, FuncName: "etcd." + op, Path: q[1 : len(q)-1],
+		Duration: time.Since(start), Attrs: map[string]string{"keys": strconv.Itoa(keys)}}
+	if write {
+		ev.BytesIn = bytes
+	} else {
+		ev.BytesOut = bytes
+	}
+	if err != nil {
+		ev.Error = err.Error()
+	}
+	s.trace.Publish(ev)
+	return err
 }
 
 func (s *EtcdStore) ctx() (context.Context, context.CancelFunc) {
@@ -85,7 +118,14 @@ func (s *EtcdStore) Get(key []byte) ([]byte, error) {
 func (s *EtcdStore) View(key []byte, fn func([]byte) error) error {
 	ctx, cancel := s.ctx()
 	defer cancel()
-	resp, err := s.c.Get(ctx, s.key(key))
+	var resp *clientv3.GetResponse
+	err := s.traced("Get", key, false, func() (int, int64, error) {
+		var err error
+		if resp, err = s.c.Get(ctx, s.key(key)); err != nil || len(resp.Kvs) == 0 {
+			return 0, 0, err
+		}
+		return 1, int64(len(resp.Kvs[0].Value)), nil
+	})
 	if err != nil {
 		return fmt.Errorf("meta: etcd get: %w", err)
 	}
@@ -158,12 +198,29 @@ func (b *etcdBatch) Commit(bool) error {
 	}
 	ctx, cancel := s.ctx()
 	defer cancel()
-	resp, err := s.c.Txn(ctx).If(cmps...).Then(txn...).Commit()
+	var first []byte
+	var bytes int64
+	for _, w := range points {
+		if first == nil {
+			first = w.key
+		}
+		bytes += int64(len(w.key) + len(w.value))
+	}
+	if first == nil {
+		first = ranges[0].lo
+	}
+	err := s.traced("Txn", first, true, func() (int, int64, error) {
+		resp, err := s.c.Txn(ctx).If(cmps...).Then(txn...).Commit()
+		if err == nil && !resp.Succeeded {
+			err = ErrFenced
+		}
+		return len(txn), bytes, err
+	})
+	if errors.Is(err, ErrFenced) {
+		return ErrFenced
+	}
 	if err != nil {
 		return fmt.Errorf("meta: etcd commit of %d writes: %w", len(txn), err)
-	}
-	if !resp.Succeeded {
-		return ErrFenced
 	}
 	return nil
 }
@@ -179,7 +236,12 @@ func (s *EtcdStore) Iter(lower, upper []byte) (Iterator, error) {
 	ctx, cancel := s.ctx()
 	defer cancel()
 	// A read that finds nothing still fixes the revision.
-	resp, err := s.c.Get(ctx, s.key([]byte{}), clientv3.WithCountOnly())
+	var resp *clientv3.GetResponse
+	err := s.traced("Revision", lower, false, func() (int, int64, error) {
+		var err error
+		resp, err = s.c.Get(ctx, s.key([]byte{}), clientv3.WithCountOnly())
+		return 0, 0, err
+	})
 	if err != nil {
 		return nil, fmt.Errorf("meta: etcd iterate: %w", err)
 	}
@@ -214,8 +276,20 @@ func (i *etcdIter) seek(k []byte, inclusive bool) bool {
 	}
 	ctx, cancel := i.s.ctx()
 	defer cancel()
-	resp, err := i.s.c.Get(ctx, from, clientv3.WithRange(i.s.end(i.upper)), clientv3.WithRev(i.rev),
-		clientv3.WithLimit(etcdPage), clientv3.WithSort(clientv3.SortByKey, clientv3.SortAscend))
+	var resp *clientv3.GetResponse
+	err := i.s.traced("Range", k, false, func() (int, int64, error) {
+		var err error
+		resp, err = i.s.c.Get(ctx, from, clientv3.WithRange(i.s.end(i.upper)), clientv3.WithRev(i.rev),
+			clientv3.WithLimit(etcdPage), clientv3.WithSort(clientv3.SortByKey, clientv3.SortAscend))
+		if err != nil {
+			return 0, 0, err
+		}
+		var bytes int64
+		for _, kv := range resp.Kvs {
+			bytes += int64(len(kv.Key) + len(kv.Value))
+		}
+		return len(resp.Kvs), bytes, nil
+	})
 	if err != nil {
 		i.err = fmt.Errorf("meta: etcd iterate: %w", err)
 		i.page = nil

@@ -6,12 +6,15 @@ import (
 	"fmt"
 	"net"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/twinlake/twinlake/internal/cluster"
+	"github.com/twinlake/twinlake/internal/trace"
 )
 
 // startEtcd runs one embedded etcd member on loopback for the test.
@@ -113,6 +116,50 @@ func TestEtcdStore(t *testing.T) {
 		}
 		if v, _ := s.Get([]byte("x")); string(v) != "1" {
 			t.Fatalf("a fenced commit wrote: %q", v)
+		}
+	})
+	t.Run("Trace", func(t *testing.T) {
+		bus := trace.New("node-a")
+		s, _ := NewEtcd(c, EtcdOptions{Prefix: "/traced/", Trace: bus})
+		quiet := s.NewBatch() // nothing listens: nothing published
+		quiet.Set([]byte("q"), []byte("1"))
+		if err := quiet.Commit(true); err != nil {
+			t.Fatal(err)
+		}
+		events, stop := bus.Subscribe(trace.Filter{Types: trace.Internal}, 16)
+		defer stop()
+		b := s.NewBatch()
+		b.Set([]byte("o/v/b\x00k"), []byte("version"))
+		b.Set([]byte("o/j/1"), []byte("entry"))
+		if err := b.Commit(true); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Get([]byte("o/v/b\x00k")); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Get([]byte("missing")); !errors.Is(err, ErrNotFound) {
+			t.Fatal(err)
+		}
+		if err := Scan(s, []byte("o/"), PrefixEnd([]byte("o/")), func(k, v []byte) (bool, error) { return true, nil }); err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for range 5 {
+			ev := <-events
+			if ev.Node != "node-a" || ev.Duration <= 0 || ev.Error != "" {
+				t.Fatalf("event %+v", ev)
+			}
+			got = append(got, fmt.Sprintf("%s %s keys=%s in=%d out=%d", ev.FuncName, ev.Path, ev.Attrs["keys"], ev.BytesIn, ev.BytesOut))
+		}
+		want := []string{
+			`etcd.Txn o/v/b\x00k keys=2 in=24 out=0`,
+			`etcd.Get o/v/b\x00k keys=1 in=0 out=7`,
+			`etcd.Get missing keys=0 in=0 out=0`,
+			`etcd.Revision o/ keys=0 in=0 out=0`,
+			`etcd.Range o/ keys=2 in=0 out=40`,
+		}
+		if !slices.Equal(got, want) {
+			t.Fatalf("traced etcd calls:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 		}
 	})
 	if _, err := NewEtcd(c, EtcdOptions{}); err == nil {

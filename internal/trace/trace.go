@@ -32,10 +32,14 @@ const (
 	// node of a site. A stream shows them only when asked for by name:
 	// each object call makes several.
 	Storage
+	// Internal: a multi-node site's own traffic, on every node: a
+	// request a node passes to the leader, and the metadata store's
+	// calls to etcd. Like Storage, shown only when asked for by name.
+	Internal
 
 	// Default is what a stream that names no type shows.
 	Default = S3 | Tables | TablesScan | Replication | Admin | Peer | TablesMaintenance | ILM
-	All     = Default | Storage
+	All     = Default | Storage | Internal
 )
 
 // typeNames is the table of wire names for each Type, as used by --call.
@@ -46,6 +50,7 @@ var typeNames = []struct {
 	{S3, "s3"}, {Tables, "tables"}, {TablesScan, "tables-scan"},
 	{Replication, "replication"}, {Admin, "admin"}, {Peer, "peer"},
 	{TablesMaintenance, "tables-maintenance"}, {ILM, "ilm"}, {Storage, "storage"},
+	{Internal, "internal"},
 }
 
 // String returns the wire name of a single type.

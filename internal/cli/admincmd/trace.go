@@ -34,8 +34,10 @@ func newAdminTraceCmd(opts *cmdutil.Options) *cobra.Command {
 		Short: "Stream a site's calls and decisions live, until interrupted",
 		Long: `Stream a site's trace events live, one line each, until interrupted.
 Types (--call): ` + trace.All.String() + `. Without --call or --all every
-type but storage is shown; storage (the shard reads and writes on each
-node's drive, several per object call) only when asked for. On a
+type but storage and internal is shown: storage (the shard reads and
+writes on each node's drive, several per object call) and internal (a
+request a node passes to the leader, and the leader's calls to etcd) only
+when asked for. On a
 multi-node site the stream follows every node. Without -v a line shows
 time, node, function name, path, status and duration; -v adds msg, error
 and attributes.`,
