@@ -169,7 +169,9 @@ func (l *Layer) deleteBucketLocked(name string, at int64, report func(meta.Batch
 	if report != nil {
 		report(batch, l.buckets[name], true, at)
 	}
-	if err := batch.Commit(true); err != nil {
+	err := batch.Commit(true)
+	l.cellCache.clear() // the cells went with the bucket, or may have
+	if err != nil {
 		return err
 	}
 	delete(l.buckets, name)

@@ -307,7 +307,11 @@ func (l *Layer) commitVersionWith(ctx context.Context, bucket, key string, v *Ve
 	}
 	batch := l.meta.NewBatch()
 	var old *Version
-	if v.IsNull() {
+	// A key has its latest record exactly while it has a version (every
+	// write of a version sets it when it is missing; a removal deletes it
+	// with the last version), so a key without one has no null version
+	// to replace: a new key's write reads nothing more.
+	if v.IsNull() && cur != nil {
 		if old, err = l.getVersion(bucket, key, NullVersionID); err != nil && !errors.Is(err, ErrVersionNotFound) {
 			return err
 		}

@@ -85,9 +85,10 @@ type Layer struct {
 	// keys in the caller's goroutine.
 	lcWorkers int
 
-	cells   cellLocks
-	repl    Replicator
-	arrived func(bucket, key string)
+	cells     cellLocks
+	cellCache cellCache // the stats cells last committed (stats.go)
+	repl      Replicator
+	arrived   func(bucket, key string)
 	// hook, set by tests, is called at each crash point (after a commit,
 	// a blob's fsync, a blob's removal); it may panic to stop there.
 	hook func(point string)

@@ -115,6 +115,53 @@ func (c *cellLocks) stripe(cellKey []byte) int {
 	return int(maphash.Bytes(c.seed, cellKey) % uint64(len(c.stripes)))
 }
 
+// cellCacheMax bounds the stats cells cellCache holds; a full cache starts
+// again empty.
+const cellCacheMax = 1 << 16
+
+// cellCache holds the stats cells this layer last committed, so that a
+// write's read-modify-write of its cell need not read it from the
+// metadata store first: on a multi-node site that read is a round to etcd
+// on every write. It is sound because this layer is the only writer of
+// the cells (a multi-node site's leader is: its commits are fenced, and a
+// new leader starts a new layer with an empty cache), every change of a
+// cell is made by commit or commitTallies under the cell's stripe lock,
+// which keep the cache in step, and a commit that fails (whose outcome
+// may be unknown) forgets the cell. The rest (a bucket's deletion, the
+// upgrade) clears it.
+type cellCache struct {
+	mu sync.Mutex
+	m  map[string]cell
+}
+
+func (c *cellCache) get(ck []byte) (cell, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	v, ok := c.m[string(ck)]
+	return v, ok
+}
+
+func (c *cellCache) put(ck []byte, v cell) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil || len(c.m) >= cellCacheMax {
+		c.m = make(map[string]cell)
+	}
+	c.m[string(ck)] = v
+}
+
+func (c *cellCache) forget(ck []byte) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.m, string(ck))
+}
+
+func (c *cellCache) clear() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.m = nil
+}
+
 // lockAll locks the stripes of several cells, each once, in stripe order,
 // so two holders of several never wait for each other in a cycle; a
 // holder of one stripe (lock) never waits for another while holding it.
@@ -157,7 +204,12 @@ func (l *Layer) commit(batch meta.Batch, bucket string, t *tally, sync bool) err
 	} else {
 		batch.Set(ck, c.encode())
 	}
-	return l.commitPlain(batch, sync)
+	if err := l.commitPlain(batch, sync); err != nil {
+		l.cellCache.forget(ck)
+		return err
+	}
+	l.cellCache.put(ck, c)
+	return nil
 }
 
 // keyTally is one key's tally in a batch of several keys.
@@ -198,13 +250,23 @@ func (l *Layer) commitTallies(batch meta.Batch, ts []keyTally, sync bool) error 
 		c.digest ^= d.digest
 		c.objects += d.objects
 		c.bytes += d.bytes
+		sums[string(ck)] = c
 		if c == (cell{}) {
 			batch.Delete(ck)
 		} else {
 			batch.Set(ck, c.encode())
 		}
 	}
-	return l.commitPlain(batch, sync)
+	if err := l.commitPlain(batch, sync); err != nil {
+		for _, ck := range cks {
+			l.cellCache.forget(ck)
+		}
+		return err
+	}
+	for _, ck := range cks {
+		l.cellCache.put(ck, sums[string(ck)])
+	}
+	return nil
 }
 
 // commitPlain commits a batch that changes no stats cell.
@@ -216,7 +278,12 @@ func (l *Layer) commitPlain(batch meta.Batch, sync bool) error {
 	return nil
 }
 
+// readCell reads a stats cell, from the cache when this layer committed
+// it last. The caller holds the cell's stripe lock.
 func (l *Layer) readCell(ck []byte) (cell, error) {
+	if c, ok := l.cellCache.get(ck); ok {
+		return c, nil
+	}
 	raw, err := l.meta.Get(ck)
 	if errors.Is(err, meta.ErrNotFound) {
 		return cell{}, nil

@@ -50,7 +50,9 @@ func (l *Layer) upgrade() error {
 		}
 	}
 	batch.Set([]byte(keyFormat), binary.AppendUvarint(nil, formatVersion))
-	if err := batch.Commit(true); err != nil {
+	err = batch.Commit(true)
+	l.cellCache.clear() // every cell was written again
+	if err != nil {
 		return err
 	}
 	l.log.Info("object store upgraded", "format", formatVersion, "cells", len(cells))
