@@ -91,6 +91,10 @@ type Node struct {
 
 	mu   sync.Mutex
 	site *Server // while leading
+	// term is the candidate key of the lead site started under: its
+	// writes are fenced on that key, so a lead lost and won again is a
+	// new term, with a new server (term).
+	term string
 
 	stop chan struct{}
 	done chan struct{}
@@ -314,6 +318,9 @@ func (n *Node) run() {
 		case !lead && n.active.Load() != nil:
 			n.cfg.Logger.Warn("node: lost the lead; stopping the site here")
 			n.stepDown()
+		case lead && n.active.Load() != nil && !n.sameTerm():
+			n.cfg.Logger.Warn("node: lost the lead and won it again; starting the site here afresh")
+			n.stepDown()
 		}
 	}
 }
@@ -430,18 +437,20 @@ func checkEtcdScheme(dir, scheme string) error {
 }
 
 // lead starts the site's server over the metadata in etcd, fenced by this
-// node's leadership, and the drive set of every node's drive.
+// node's current lead, and the drive set of every node's drive. The fence
+// is this lead's alone: lost, every write of the server fails, even if the
+// node wins the lead again meanwhile (another node may have led and
+// written in between, and the server's memory would not know it), and the
+// node starts a new server for the new lead (run).
 func (n *Node) lead() error {
+	fence, ok := n.coord.Fence()
+	if !ok {
+		return errors.New("node: not leading")
+	}
 	store, err := meta.NewEtcd(n.coord.Client(), meta.EtcdOptions{
 		Prefix: "/twinlake/site/meta/",
 		Trace:  n.bus,
-		Fence: func() []clientv3.Cmp {
-			if cmp, ok := n.coord.Fence(); ok {
-				return []clientv3.Cmp{cmp}
-			}
-			// Not leading: a condition that never holds.
-			return []clientv3.Cmp{clientv3.Compare(clientv3.CreateRevision("/twinlake/site/never"), ">", 0)}
-		},
+		Fence:  func() []clientv3.Cmp { return []clientv3.Cmp{fence} },
 	})
 	if err != nil {
 		return err
@@ -459,7 +468,7 @@ func (n *Node) lead() error {
 		return err
 	}
 	n.mu.Lock()
-	n.site = site
+	n.site, n.term = site, string(fence.KeyBytes())
 	n.mu.Unlock()
 	n.active.Store(&h)
 	n.cfg.Logger.Info("node: leading the site", "node", n.cfg.Address, "nodes", len(n.nodes))
@@ -538,6 +547,15 @@ func drivesState(errs []error) string {
 		return first.Error()
 	}
 	return fmt.Sprintf("%d of %d drives unreachable: %v", bad, len(errs), first)
+}
+
+// sameTerm reports whether the site's server here started under the
+// node's current lead.
+func (n *Node) sameTerm() bool {
+	fence, ok := n.coord.Fence()
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return ok && string(fence.KeyBytes()) == n.term
 }
 
 // stepDown stops serving the site here.

@@ -243,3 +243,43 @@ func revokeSession(t *testing.T, endpoint, id string) {
 		t.Fatalf("revoke %s's lease: %v", id, err)
 	}
 }
+
+// TestFenceOfALostLeadNeverHoldsAgain: a node that loses the lead (its
+// session revoked) and wins it again leads under a new fence; a write
+// fenced on the lost lead fails for good, one on the new lead commits. A
+// node's site server keeps the fence of the lead it started under, so a
+// lead lost and won again starts a new server.
+func TestFenceOfALostLeadNeverHoldsAgain(t *testing.T) {
+	m := startMembers(t, 1)[0]
+	a := openCoordinator(t, "a", m.ClientURL())
+	if err := a.Campaign(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "a to lead", func() (bool, string) { return a.IsLeader(), "" })
+	first, ok := a.Fence()
+	if !ok {
+		t.Fatal("no fence while leading")
+	}
+	revokeSession(t, m.ClientURL(), "a")
+	var again clientv3.Cmp
+	waitFor(t, "a to lead again under a new fence", func() (bool, string) {
+		f, ok := a.Fence()
+		again = f
+		return ok && a.IsLeader() && string(f.KeyBytes()) != string(first.KeyBytes()), fmt.Sprintf("%v %q", ok, f.KeyBytes())
+	})
+	write := func(fence clientv3.Cmp) bool {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		resp, err := a.Client().Txn(ctx).If(fence).Then(clientv3.OpPut("/fenced-write", "x")).Commit()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp.Succeeded
+	}
+	if write(first) {
+		t.Fatal("a write fenced on the lost lead committed")
+	}
+	if !write(again) {
+		t.Fatal("a write fenced on the new lead failed")
+	}
+}
