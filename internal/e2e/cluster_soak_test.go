@@ -248,6 +248,33 @@ func (ld *soakLedger) check(t *testing.T, s3 []*minio.Client, op *operator, addr
 			t.Errorf("id %d in the table %d times, appended by no attempt", id, n)
 		}
 	}
+	// The site's usage counters, kept in stats cells by every write (and
+	// cached by each leader's object layer), equal what the buckets list,
+	// through every change of leader.
+	testsite.Eventually(t, 30*time.Second, func() error {
+		var info adminclient.ServerInfo
+		if err := json.Unmarshal([]byte(op.must("admin", "info", "n0", "--json")), &info); err != nil {
+			return err
+		}
+		var objects, size int64
+		buckets, err := s3[0].ListBuckets(ctx)
+		if err != nil {
+			return err
+		}
+		for _, b := range buckets {
+			for o := range s3[0].ListObjects(ctx, b.Name, minio.ListObjectsOptions{Recursive: true}) {
+				if o.Err != nil {
+					return o.Err
+				}
+				objects++
+				size += o.Size
+			}
+		}
+		if info.Objects != objects || info.TotalBytes != size {
+			return fmt.Errorf("usage counters: %d objects, %d bytes; the buckets list %d objects, %d bytes", info.Objects, info.TotalBytes, objects, size)
+		}
+		return nil
+	})
 	testsite.Eventually(t, 60*time.Second, func() error {
 		var rep adminclient.HealReport
 		out, _ := op.run("admin", "heal", "n0", "--scan", "--json") // exits 1 while blobs are missing
