@@ -51,8 +51,8 @@ func HasMemberData(dir string) bool {
 // (name to peer URL, this one included) for an EmbedConfig with
 // Existing set. It returns nil when there is nothing to replace: no
 // cluster answers (the site's first start, its voters starting together),
-// or the member has never started. Call it only when HasMemberData is
-// false.
+// or the member has never started. It fails when a running cluster does
+// not list this member at all. Call it only when HasMemberData is false.
 func Rejoin(ctx context.Context, cfg RejoinConfig) (map[string]string, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
@@ -75,6 +75,14 @@ func Rejoin(ctx context.Context, cfg RejoinConfig) (map[string]string, error) {
 		return nil, nil // nothing answers: no cluster to join yet
 	}
 	i := slices.IndexFunc(list.Members, func(m *etcdserverpb.Member) bool { return slices.Contains(m.PeerURLs, cfg.PeerURL) })
+	started := slices.ContainsFunc(list.Members, func(m *etcdserverpb.Member) bool { return m.Name != "" })
+	if i < 0 && started {
+		// A running cluster without this voter: it was removed (a
+		// replacement whose add failed), or the cluster is another
+		// site's. Starting a cluster of its own would only be refused
+		// by the others; an error is retried, and says what to do.
+		return nil, fmt.Errorf("cluster: the etcd cluster of the other voters runs without this voter (%s): add it back on a running voter with `etcdctl member add %s --peer-urls=%s`, then restart this node with its etcd directory empty", cfg.PeerURL, cfg.Name, cfg.PeerURL)
+	}
 	if i < 0 || list.Members[i].Name == "" {
 		// Never started (it joins as the cluster was bootstrapped), or
 		// not known to a member still starting: nothing to replace.

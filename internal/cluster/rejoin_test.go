@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -60,5 +61,32 @@ func TestRejoinWithoutACluster(t *testing.T) {
 		Endpoints: []string{fmt.Sprintf("http://127.0.0.1:%d", ports[0]), fmt.Sprintf("http://127.0.0.1:%d", ports[1])}})
 	if members != nil || err != nil {
 		t.Fatalf("rejoin: %v, %v", members, err)
+	}
+}
+
+// TestRejoinRemovedMember: a voter put back empty whose member the
+// running cluster no longer lists (removed, say by a replacement whose
+// add failed) is told how to add it back, rather than starting a cluster
+// of its own the others would refuse.
+func TestRejoinRemovedMember(t *testing.T) {
+	ctx := t.Context()
+	ms := startMembers(t, 3)
+	cfg := ms[2].etcd.Config()
+	name, peer := cfg.Name, cfg.AdvertisePeerUrls[0].String()
+	id := uint64(ms[2].etcd.Server.MemberID())
+	ms[2].Close()
+	c, err := clientv3.New(clientv3.Config{Endpoints: []string{ms[0].ClientURL(), ms[1].ClientURL()}, DialTimeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	rctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	if _, err := c.MemberRemove(rctx, id); err != nil {
+		t.Fatal(err)
+	}
+	members, err := Rejoin(ctx, RejoinConfig{Name: name, PeerURL: peer, Endpoints: []string{ms[0].ClientURL(), ms[1].ClientURL()}, Logger: testLogger(t)})
+	if members != nil || err == nil || !strings.Contains(err.Error(), "etcdctl member add "+name+" --peer-urls="+peer) {
+		t.Fatalf("rejoin of a removed member: %v, %v", members, err)
 	}
 }
