@@ -174,7 +174,17 @@ const backfillSaveEvery = 64
 type backfillItem struct {
 	key string
 	rec catalog.Record
-	fn  string // the trace event's name
+}
+
+// backfillEvent is the trace event's name for a record of kind.
+func backfillEvent(kind string) string {
+	switch kind {
+	case catalog.KindNamespace:
+		return "backfillNamespaceIdentity"
+	case catalog.KindView:
+		return "backfillViewIdentity"
+	}
+	return "backfillTableIdentity"
 }
 
 // runBackfill walks the warehouses in name order and each one's records in
@@ -218,7 +228,7 @@ func (s *Scanner) runBackfill(ctx context.Context, job *BackfillJob) error {
 			default:
 				job.Tables++
 			}
-			if err := s.backfillOne(ctx, job, b.Name, it.key, it.rec, it.fn); err != nil {
+			if err := s.backfillOne(ctx, job, b.Name, it.key, it.rec); err != nil {
 				return err
 			}
 			job.After = it.key
@@ -243,7 +253,7 @@ func (s *Scanner) backfillItems(ctx context.Context, job *BackfillJob, wh string
 		return nil, err
 	}
 	var items []backfillItem
-	add := func(rec catalog.Record, fn string) {
+	add := func(rec catalog.Record) {
 		key, err := rec.Key()
 		if err != nil {
 			if job.After == "" {
@@ -251,25 +261,21 @@ func (s *Scanner) backfillItems(ctx context.Context, job *BackfillJob, wh string
 			}
 			return
 		}
-		items = append(items, backfillItem{key, rec, fn})
+		items = append(items, backfillItem{key, rec})
 	}
 	for _, ns := range ex.Namespaces {
-		add(catalog.Record{Kind: catalog.KindNamespace, Namespace: ns.Levels, Properties: ns.Properties, UpdatedMS: s.cfg.Now().UnixMilli()}, "backfillNamespaceIdentity")
+		add(catalog.Record{Kind: catalog.KindNamespace, Namespace: ns.Levels, Properties: ns.Properties, UpdatedMS: s.cfg.Now().UnixMilli()})
 	}
 	for _, e := range ex.Entries {
-		fn := "backfillTableIdentity"
-		if e.Kind == catalog.KindView {
-			fn = "backfillViewIdentity"
-		}
-		add(s.cfg.Catalog.IdentityOf(e), fn)
+		add(s.cfg.Catalog.IdentityOf(e))
 	}
 	slices.SortFunc(items, func(a, b backfillItem) int { return strings.Compare(a.key, b.key) })
 	return items, nil
 }
 
 // backfillOne writes rec unless the warehouse already holds an equal one.
-func (s *Scanner) backfillOne(ctx context.Context, job *BackfillJob, wh, key string, rec catalog.Record, fn string) error {
-	start := s.cfg.Now()
+func (s *Scanner) backfillOne(ctx context.Context, job *BackfillJob, wh, key string, rec catalog.Record) error {
+	start, fn := s.cfg.Now(), backfillEvent(rec.Kind)
 	path := wh + "/" + key
 	cur, err := s.read(ctx, wh, key, "")
 	switch {
