@@ -223,11 +223,15 @@ func ParseHeader(h []byte) (ShardHeader, error) {
 type blockBuf struct {
 	data   []byte
 	shards [][]byte
+	room   int // the largest block it holds
 }
 
-func (c *Code) newBlockBuf() *blockBuf {
-	ch := c.chunk(c.blockSize)
-	b := &blockBuf{data: make([]byte, ch*c.layout.Data), shards: make([][]byte, c.layout.Shards())}
+// newBlockBuf returns the buffers for blocks of up to n bytes (at most the
+// block size): an object smaller than a block gets buffers of its size,
+// not a block's.
+func (c *Code) newBlockBuf(n int) *blockBuf {
+	ch := c.chunk(n)
+	b := &blockBuf{data: make([]byte, ch*c.layout.Data), shards: make([][]byte, c.layout.Shards()), room: n}
 	for i := c.layout.Data; i < c.layout.Shards(); i++ {
 		b.shards[i] = make([]byte, ch)
 	}

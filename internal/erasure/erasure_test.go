@@ -196,6 +196,28 @@ func TestRoundTrip(t *testing.T) {
 	}
 }
 
+// TestRoundTripDefaultBlock: with the default block size, objects of
+// sizes around where a Writer's buffers grow, and around a block, come
+// back whole, with any Parity shards lost.
+func TestRoundTripDefaultBlock(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	l, _ := ForNodes(4)
+	c, err := New(l, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bs := c.BlockSize()
+	for _, size := range []int{firstBuf - 1, firstBuf, firstBuf + 1, 5*firstBuf + 3, bs - 1, bs, bs + 1, 2*bs + bs/3} {
+		data := randomBytes(rng, size)
+		shards := encode(t, c, data)
+		lost := rng.Perm(l.Shards())[:l.Parity]
+		got, _, err := decode(t, c, shards.sources(lost...), int64(size))
+		if err != nil || !bytes.Equal(got, data) {
+			t.Fatalf("size %d lost %v: %d bytes, err %v", size, lost, len(got), err)
+		}
+	}
+}
+
 // TestCorruptionIsReadAround: a flipped byte in a shard's piece or header
 // is caught by its checksum, the block comes from the other shards, and
 // the shard is reported bad.

@@ -99,7 +99,7 @@ func (r *Reader) load(b int64) error {
 		return nil
 	}
 	if r.buf == nil {
-		r.buf = r.c.newBlockBuf()
+		r.buf = r.c.newBlockBuf(r.c.blockLen(0, r.size))
 	}
 	r.blk = -1
 	n := r.c.blockLen(b, r.size)
@@ -239,7 +239,7 @@ func (c *Code) CheckShard(src io.ReaderAt, index int, size int64) error {
 		return fmt.Errorf("erasure: shard %d outside layout %s", index, c.layout)
 	}
 	r.src[index] = src
-	buf := c.newBlockBuf()
+	buf := c.newBlockBuf(c.blockLen(0, size))
 	for b := range c.blocks(size) {
 		buf.cut(c, c.blockLen(b, size))
 		if err := r.readPiece(index, b, buf.shards[index]); err != nil {

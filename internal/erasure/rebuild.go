@@ -37,7 +37,7 @@ func (c *Code) Rebuild(src []io.ReaderAt, size int64, dst map[int]io.Writer) err
 	if err != nil {
 		return err
 	}
-	r.buf = c.newBlockBuf()
+	r.buf = c.newBlockBuf(c.blockLen(0, size))
 	for _, i := range targets {
 		if _, err := dst[i].Write(c.header(i)); err != nil {
 			return fmt.Errorf("erasure: rebuild shard %d: %w", i, err)

@@ -31,7 +31,7 @@ func (c *Code) NewWriter(dst []io.Writer) (*Writer, error) {
 	if len(dst) != c.layout.Shards() {
 		return nil, fmt.Errorf("erasure: %d destinations for %d shards", len(dst), c.layout.Shards())
 	}
-	w := &Writer{c: c, dst: append([]io.Writer(nil), dst...), errs: make([]error, len(dst)), buf: c.newBlockBuf()}
+	w := &Writer{c: c, dst: append([]io.Writer(nil), dst...), errs: make([]error, len(dst)), buf: c.newBlockBuf(min(c.blockSize, firstBuf))}
 	for i, d := range dst {
 		if d == nil {
 			w.errs[i] = fmt.Errorf("erasure: shard %d has no destination", i)
@@ -50,7 +50,10 @@ func (w *Writer) Write(p []byte) (int, error) {
 	}
 	written := 0
 	for len(p) > 0 {
-		k := copy(w.buf.data[w.n:w.c.blockSize], p)
+		if w.n == w.buf.room {
+			w.grow(w.n + len(p))
+		}
+		k := copy(w.buf.data[w.n:w.buf.room], p)
 		w.n += k
 		p = p[k:]
 		written += k
@@ -61,6 +64,18 @@ func (w *Writer) Write(p []byte) (int, error) {
 		}
 	}
 	return written, nil
+}
+
+// firstBuf is the block a Writer's buffers hold at first: they grow,
+// doubling up to the block size, as the object proves larger, so that a
+// small object does not cost a block's buffers.
+const firstBuf = 16 << 10
+
+// grow makes the buffers hold a block of need bytes, or the block size.
+func (w *Writer) grow(need int) {
+	nb := w.c.newBlockBuf(min(w.c.blockSize, max(need, 2*w.buf.room)))
+	copy(nb.data, w.buf.data[:w.n])
+	w.buf = nb
 }
 
 // Close writes the last block and reports the object's size and the
