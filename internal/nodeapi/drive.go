@@ -61,7 +61,7 @@ func NewDrive(base string, i int, secret []byte, client *http.Client) (*Drive, e
 func (d *Drive) String() string { return d.base + d.path }
 
 // do sends a signed request and returns the response of a 2xx answer;
-// others become errors (404 wraps blob.ErrNotFound).
+// others become errors (404 wraps blob.ErrNotFound, 400 errRefused).
 func (d *Drive) do(ctx context.Context, method, path string, body io.Reader, hdr http.Header) (*http.Response, error) {
 	req, err := http.NewRequestWithContext(ctx, method, d.base+path, body)
 	if err != nil {
@@ -82,11 +82,17 @@ func (d *Drive) do(ctx context.Context, method, path string, body io.Reader, hdr
 	var e apiError
 	json.NewDecoder(io.LimitReader(resp.Body, 4<<10)).Decode(&e)
 	err = fmt.Errorf("node %s: %s %s: %d %s", d.base, method, path, resp.StatusCode, e.Error)
-	if resp.StatusCode == http.StatusNotFound {
+	switch resp.StatusCode {
+	case http.StatusNotFound:
 		err = fmt.Errorf("%w: %v", blob.ErrNotFound, err)
+	case http.StatusBadRequest:
+		err = fmt.Errorf("%w: %v", errRefused, err)
 	}
 	return nil, err
 }
+
+// errRefused is a node's 400 answer: a request it does not take.
+var errRefused = errors.New("refused")
 
 // call is do with the drive's timeout, for calls whose answer is read at
 // once; fn reads the body.
@@ -169,28 +175,67 @@ func (u *upload) Abort() {
 	<-u.done
 }
 
-// Open implements blob.Drive: the size comes from a HEAD, each ReadAt is
-// one ranged GET.
+// wholeShard is the size up to which Open fetches a shard whole, in the
+// call that learns its size: a small object's read is then one round
+// trip to each node instead of one for the size, one for the footer and
+// one per block.
+const wholeShard = 64 << 10
+
+// Open implements blob.Drive. One GET asks for the shard whole if it is
+// at most wholeShard bytes: the node sends it (200), or only its size
+// (204), and each ReadAt of a larger shard is then one ranged GET. A node
+// that does not know the request (400: it wants a range) is asked the
+// size with a HEAD.
 func (d *Drive) Open(id string) (blob.ShardReader, error) {
-	var size int64
-	err := d.call(http.MethodHead, d.path+pathShards+id, nil, nil, func(resp *http.Response) error {
-		n, err := strconv.ParseInt(resp.Header.Get(headerShardSize), 10, 64)
-		if err != nil || n < 0 {
-			return fmt.Errorf("node %s: shard %s: no size", d.base, id)
+	var r *remoteShard
+	hdr := http.Header{headerWholeUpTo: {strconv.Itoa(wholeShard)}}
+	err := d.call(http.MethodGet, d.path+pathShards+id, nil, hdr, func(resp *http.Response) error {
+		size, err := shardSize(d, id, resp)
+		if err != nil {
+			return err
 		}
-		size = n
+		r = &remoteShard{d: d, id: id, size: size}
+		if resp.StatusCode != http.StatusOK {
+			return nil
+		}
+		if size > wholeShard {
+			return fmt.Errorf("node %s: shard %s of %d bytes sent whole", d.base, id, size)
+		}
+		r.data = make([]byte, size)
+		if _, err := io.ReadFull(resp.Body, r.data); err != nil {
+			return fmt.Errorf("node %s: shard %s: %w", d.base, id, err)
+		}
 		return nil
 	})
+	if errors.Is(err, errRefused) {
+		err = d.call(http.MethodHead, d.path+pathShards+id, nil, nil, func(resp *http.Response) error {
+			size, err := shardSize(d, id, resp)
+			r = &remoteShard{d: d, id: id, size: size}
+			return err
+		})
+	}
 	if err != nil {
 		return nil, err
 	}
-	return &remoteShard{d: d, id: id, size: size}, nil
+	return r, nil
 }
 
+// shardSize reads the shard's size from its node's answer.
+func shardSize(d *Drive, id string, resp *http.Response) (int64, error) {
+	n, err := strconv.ParseInt(resp.Header.Get(headerShardSize), 10, 64)
+	if err != nil || n < 0 {
+		return 0, fmt.Errorf("node %s: shard %s: no size", d.base, id)
+	}
+	return n, nil
+}
+
+// remoteShard is a shard on another node: in memory when Open fetched it
+// whole (data not nil), read a range at a time otherwise.
 type remoteShard struct {
 	d    *Drive
 	id   string
 	size int64
+	data []byte
 }
 
 func (r *remoteShard) Size() int64  { return r.size }
@@ -199,6 +244,13 @@ func (r *remoteShard) Close() error { return nil }
 func (r *remoteShard) ReadAt(p []byte, off int64) (int, error) {
 	if off >= r.size {
 		return 0, io.EOF
+	}
+	if r.data != nil {
+		n := copy(p, r.data[off:])
+		if n < len(p) {
+			return n, io.EOF
+		}
+		return n, nil
 	}
 	want := min(int64(len(p)), r.size-off)
 	hdr := http.Header{"Range": {fmt.Sprintf("bytes=%d-%d", off, off+want-1)}}

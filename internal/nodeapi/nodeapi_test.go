@@ -9,10 +9,12 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -150,6 +152,10 @@ func driveContract(t *testing.T, d blob.Drive) {
 	}
 	if r, err := d.Open(id); err != nil || r.Size() != 3 {
 		t.Fatalf("rewrite: %v (size %d)", err, r.Size())
+	} else if n, err := r.ReadAt(p[:3], 0); n != 3 || err != nil || string(p[:3]) != "new" {
+		t.Fatalf("ReadAt of the rewritten shard: %d %v %q", n, err, p[:n])
+	} else if n, err := r.ReadAt(p[:3], 1); n != 2 || !errors.Is(err, io.EOF) || string(p[:2]) != "ew" {
+		t.Fatalf("ReadAt past the end of the rewritten shard: %d %v", n, err)
 	}
 	aborted := blob.NewID()
 	aw, _ := d.Create(aborted)
@@ -457,4 +463,86 @@ func TestServesEveryDrive(t *testing.T) {
 	if _, err := NewServer(nil, secret, nil, nil); err == nil {
 		t.Fatal("a node with no drive accepted")
 	}
+}
+
+// countingTransport counts the requests it carries.
+type countingTransport struct{ n atomic.Int64 }
+
+func (c *countingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	c.n.Add(1)
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+// TestSmallShardOneRequest: a shard of at most wholeShard bytes is
+// opened and read in one request; a larger one's size comes first and
+// each read is a request of its own; a node that wants a range on every
+// GET (as before whole reads) is asked the size with a HEAD.
+func TestSmallShardOneRequest(t *testing.T) {
+	n := startNode(t, t.TempDir(), "127.0.0.1:0")
+	ct := &countingTransport{}
+	d, err := NewDrive("http://"+n.addr, 0, secret, &http.Client{Transport: ct})
+	if err != nil {
+		t.Fatal(err)
+	}
+	small := bytes.Repeat([]byte("s"), wholeShard)
+	large := bytes.Repeat([]byte("l"), wholeShard+1)
+	smallID, largeID := putShard(t, d, small), putShard(t, d, large)
+	read := func(d *Drive, id string, want []byte) int64 {
+		t.Helper()
+		before := ct.n.Load()
+		r, err := d.Open(id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer r.Close()
+		got := make([]byte, r.Size())
+		for off := 0; off < len(got); off += 40000 {
+			if _, err := r.ReadAt(got[off:min(off+40000, len(got))], int64(off)); err != nil && !errors.Is(err, io.EOF) {
+				t.Fatal(err)
+			}
+		}
+		if !bytes.Equal(got, want) {
+			t.Fatalf("shard %s read back wrong", id)
+		}
+		return ct.n.Load() - before
+	}
+	if got := read(d, smallID, small); got != 1 {
+		t.Fatalf("a shard of %d bytes took %d requests, want 1", len(small), got)
+	}
+	if got := read(d, largeID, large); got != 1+2 {
+		t.Fatalf("a shard of %d bytes read in 2 parts took %d requests, want 3", len(large), got)
+	}
+
+	// A node that answers a GET without a range 400, as one from before.
+	h, err := NewServer([]blob.Drive{mustLocal(t, n.dir)}, secret, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodGet && r.Header.Get("Range") == "" && strings.Contains(r.URL.Path, pathShards) {
+			writeError(w, http.StatusBadRequest, errBadRequest)
+			return
+		}
+		h.ServeHTTP(w, r)
+	}))
+	defer old.Close()
+	od, err := NewDrive(old.URL, 0, secret, &http.Client{Transport: ct})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := read(od, smallID, small); got != 1+1+2 {
+		t.Fatalf("a shard from an older node took %d requests, want the refused GET, a HEAD and 2 reads", got)
+	}
+	if _, err := od.Open(blob.NewID()); !errors.Is(err, blob.ErrNotFound) {
+		t.Fatalf("a missing shard on an older node: %v", err)
+	}
+}
+
+func mustLocal(t *testing.T, dir string) blob.Drive {
+	t.Helper()
+	d, err := blob.NewLocalDrive(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
 }

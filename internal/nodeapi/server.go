@@ -166,9 +166,19 @@ func (s *Server) putShard(d blob.Drive, w http.ResponseWriter, r *http.Request, 
 	return nil
 }
 
-// getShard answers a shard's size (HEAD) or a byte range of it (GET with
-// Range: bytes=A-B).
+// getShard answers a shard's size (HEAD), a byte range of it (GET with
+// Range: bytes=A-B), or, asked with X-Twinlake-Whole-Up-To: N (a GET
+// without a range), the whole shard if it is at most N bytes (200) and
+// otherwise only its size (204).
 func (s *Server) getShard(d blob.Drive, w http.ResponseWriter, r *http.Request, id string) error {
+	upTo := int64(-1)
+	if h := r.Header.Get(headerWholeUpTo); h != "" && r.Method == http.MethodGet {
+		n, err := strconv.ParseInt(h, 10, 64)
+		if err != nil || n < 0 || n > maxWholeUpTo {
+			return fmt.Errorf("%w: %s %q: want 0 to %d", errBadRequest, headerWholeUpTo, h, maxWholeUpTo)
+		}
+		upTo = n
+	}
 	sr, err := d.Open(id)
 	if err != nil {
 		return err
@@ -176,8 +186,19 @@ func (s *Server) getShard(d blob.Drive, w http.ResponseWriter, r *http.Request, 
 	defer sr.Close()
 	size := sr.Size()
 	w.Header().Set(headerShardSize, strconv.FormatInt(size, 10))
-	if r.Method == http.MethodHead {
+	switch {
+	case r.Method == http.MethodHead:
 		w.WriteHeader(http.StatusOK)
+		return nil
+	case upTo >= 0 && size > upTo:
+		w.WriteHeader(http.StatusNoContent)
+		return nil
+	case upTo >= 0:
+		w.Header().Set("Content-Length", strconv.FormatInt(size, 10))
+		w.WriteHeader(http.StatusOK)
+		if _, err := io.Copy(w, io.NewSectionReader(sr, 0, size)); err != nil {
+			s.log.Debug("node api: shard read cut", "id", id, "err", err)
+		}
 		return nil
 	}
 	off, n, err := parseRange(r.Header.Get("Range"), size)
@@ -195,6 +216,13 @@ func (s *Server) getShard(d blob.Drive, w http.ResponseWriter, r *http.Request, 
 
 // headerShardSize carries a shard's whole size on HEAD and GET.
 const headerShardSize = "X-Twinlake-Shard-Size"
+
+// headerWholeUpTo asks for a shard whole if it is at most that many
+// bytes; maxWholeUpTo bounds it.
+const (
+	headerWholeUpTo = "X-Twinlake-Whole-Up-To"
+	maxWholeUpTo    = 1 << 20
+)
 
 // parseRange reads "bytes=A-B" (inclusive) within size.
 func parseRange(h string, size int64) (off, n int64, err error) {
