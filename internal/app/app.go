@@ -181,6 +181,24 @@ func New(cfg Config) (*Server, error) {
 	return s, nil
 }
 
+// sharedInlineLimit is the largest object a multi-node site keeps inside
+// its version record. Its metadata store is etcd, which holds its whole
+// keyspace, and an hour of each key's old revisions, in one file of a
+// few GiB: every byte kept inline there is a byte fewer for versions, so
+// the data of all but the tiniest objects (folder markers, version hints,
+// catalog identity records) is erasure-coded across the nodes' drives.
+const sharedInlineLimit = 1 << 10
+
+// inlineLimit is the object layer's inline limit: the layer's default
+// (128 KiB) when the metadata is this node's own Pebble, sharedInlineLimit
+// when it is a multi-node site's etcd.
+func (s *Server) inlineLimit() int64 {
+	if s.cfg.Meta != nil {
+		return sharedInlineLimit
+	}
+	return 0
+}
+
 func (s *Server) build() error {
 	cfg := s.cfg
 	root, created, err := iam.LoadOrCreateRoot(cfg.Dir, cfg.RootUser, cfg.RootPassword)
@@ -241,6 +259,7 @@ func (s *Server) build() error {
 	}
 	s.objects, err = objects.New(s.meta, blobs, objects.Config{
 		SiteID: s.deploymentID, Cipher: sseCipher{ring}, Logger: s.log, Clock: hlc.New(cfg.Clock),
+		InlineLimit: s.inlineLimit(),
 	})
 	if err != nil {
 		return err

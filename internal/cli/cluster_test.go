@@ -269,20 +269,30 @@ func TestClusterTLSAndDrives(t *testing.T) {
 	if err := clients[0].MakeBucket(ctx, "tls", minio.MakeBucketOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	body := bytes.Repeat([]byte("shard over tls "), 20<<10) // a blob across the nodes
+	// Objects across the nodes: two of 300 KiB and one of 4 KiB, which
+	// a single node would keep inline; the version records in etcd keep
+	// only tiny objects' data (the 100-byte one).
+	body := bytes.Repeat([]byte("shard over tls "), 20<<10)
+	bodies := [][]byte{body[:4<<10], body, body}
 	for i, c := range clients {
-		if _, err := c.PutObject(ctx, "tls", fmt.Sprint("k", i), bytes.NewReader(body), int64(len(body)), minio.PutObjectOptions{}); err != nil {
+		if _, err := c.PutObject(ctx, "tls", fmt.Sprint("k", i), bytes.NewReader(bodies[i]), int64(len(bodies[i])), minio.PutObjectOptions{}); err != nil {
 			t.Fatalf("put through node %d: %v", i, err)
 		}
+	}
+	if _, err := clients[1].PutObject(ctx, "tls", "tiny", bytes.NewReader(body[:100]), 100, minio.PutObjectOptions{}); err != nil {
+		t.Fatal(err)
 	}
 	readAll := func(live []int) {
 		t.Helper()
 		for _, i := range live {
 			for k := range clients {
 				got, err := getObject(ctx, clients[i], "tls", fmt.Sprint("k", k))
-				if err != nil || !bytes.Equal(got, body) {
+				if err != nil || !bytes.Equal(got, bodies[k]) {
 					t.Fatalf("get k%d through node %d: %v", k, i, err)
 				}
+			}
+			if got, err := getObject(ctx, clients[i], "tls", "tiny"); err != nil || !bytes.Equal(got, body[:100]) {
+				t.Fatalf("get tiny through node %d: %v", i, err)
 			}
 		}
 	}
@@ -290,7 +300,7 @@ func TestClusterTLSAndDrives(t *testing.T) {
 	for i := range cl.Addrs {
 		for _, d := range cl.DriveDirs(i) {
 			if got := len(shardIDs(t, d)); got != len(clients) {
-				t.Fatalf("drive %s holds %d shards, want one of each of %d objects", d, got, len(clients))
+				t.Fatalf("drive %s holds %d shards, want one of each of the %d objects above 1 KiB", d, got, len(clients))
 			}
 		}
 	}
