@@ -619,3 +619,151 @@ func TestClusterResyncResumesOnNewLeader(t *testing.T) {
 		t.Fatalf("the peer lists %d objects, want %d", n, objects)
 	}
 }
+
+// TestClusterBackfillResumesOnNewLeader: a catalog backfill on a 4-node
+// site holds while its peer is away (each record it writes is a change
+// queued for the peer, and it stops at replication resync_backlog), the
+// leader is killed, the new leader takes the job on from its cursor, and
+// once the peer is back the job completes, every record handled once and
+// every record on the peer.
+func TestClusterBackfillResumesOnNewLeader(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs five server processes")
+	}
+	bin := testsite.BuildBinary(t)
+	dir := t.TempDir()
+	env := []string{"TWINLAKE_ROOT_USER=clusteradmin", "TWINLAKE_ROOT_PASSWORD=cluster-secret-123",
+		"TWINLAKE_KMS_SECRET_KEY=" + "MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY=",
+		"TWINLAKE_REPLICATION_RESYNC_BACKLOG=256", "TWINLAKE_REPLICATION_MAX_RETRIES=1000",
+		"TWINLAKE_REPLICATION_RETRY_BASE_DELAY=50ms", "TWINLAKE_REPLICATION_RETRY_MAX_DELAY=500ms"}
+	cl := testsite.StartCluster(t, bin, filepath.Join(dir, "p"), 4, env...)
+	drAddr := testsite.FreeAddr(t)
+	dr := testsite.StartProcess(t, bin, filepath.Join(dir, "dr"), drAddr, env...)
+	e := newCLIEnv(t)
+	for i, n := range cl.Addrs {
+		e.must("alias", "set", fmt.Sprint("p", i), "http://"+n, "clusteradmin", "cluster-secret-123")
+	}
+	e.must("alias", "set", "dr", "http://"+drAddr, "clusteradmin", "cluster-secret-123")
+
+	// A warehouse whose namespaces lack their identity records, as if it
+	// predated them.
+	const namespaces = 300
+	e.must("table", "warehouse", "create", "p1", "lake")
+	for i := range namespaces {
+		e.must("table", "namespace", "create", fmt.Sprint("p", i%4), "lake", fmt.Sprintf("ns%03d", i))
+	}
+	s3At := func(addr string) *minio.Client {
+		c, err := cmdutil.NewS3Client(cmdutil.Alias{URL: "http://" + addr, AccessKey: "clusteradmin", SecretKey: "cluster-secret-123"}, cmdutil.S3ClientConfig{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	c := s3At(cl.Addrs[2])
+	records := func(c *minio.Client) []string {
+		var keys []string
+		for o := range c.ListObjects(t.Context(), "lake", minio.ListObjectsOptions{Prefix: ".twinlake/", Recursive: true, WithVersions: true}) {
+			if o.Err != nil {
+				t.Fatal(o.Err)
+			}
+			keys = append(keys, o.Key+" "+o.VersionID)
+		}
+		return keys
+	}
+	for _, kv := range records(c) {
+		key, version, _ := strings.Cut(kv, " ")
+		if err := c.RemoveObject(t.Context(), "lake", key, minio.RemoveObjectOptions{VersionID: version}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if left := records(c); len(left) != 0 {
+		t.Fatalf("identity records left: %v", left[:min(5, len(left))])
+	}
+	e.must("admin", "config", "set", "dr", "tables", "replica_catalog=on")
+	e.must("admin", "replicate", "add", "p0", "dr")
+	backfill := func(alias string) adminclient.BackfillJob {
+		var job adminclient.BackfillJob
+		if err := json.Unmarshal([]byte(e.must("table", "replicate", "backfill", "status", alias, "--json")), &job); err != nil {
+			t.Fatal(err)
+		}
+		return job
+	}
+	testsite.Eventually(t, 60*time.Second, func() error {
+		var job adminclient.ResyncStatus
+		if err := json.Unmarshal([]byte(e.must("admin", "replicate", "resync", "status", "p0", "dr", "--json")), &job); err != nil {
+			t.Fatal(err)
+		}
+		if job.State != "completed" {
+			return fmt.Errorf("join resync %s", job.State)
+		}
+		var st adminclient.ReplicationStatus
+		if err := json.Unmarshal([]byte(e.must("admin", "replicate", "status", "p0", "--json")), &st); err != nil {
+			t.Fatal(err)
+		}
+		for _, tg := range st.Targets {
+			if n := tg.Pending + tg.Retrying; n > 0 {
+				return fmt.Errorf("backlog %d", n)
+			}
+		}
+		return nil
+	})
+
+	// The peer goes down; the backfill writes what the backlog allows and
+	// holds.
+	dr.Kill(t)
+	e.must("table", "replicate", "backfill", "start", "p0")
+	var held adminclient.BackfillJob
+	testsite.Eventually(t, 30*time.Second, func() error {
+		held = backfill("p0")
+		if held.State != "running" || held.Written < 192 {
+			return fmt.Errorf("backfill %s, %d written", held.State, held.Written)
+		}
+		return nil
+	})
+	time.Sleep(time.Second) // a backfill not held would finish meanwhile
+	if held = backfill("p0"); held.State != "running" || held.Namespaces >= namespaces {
+		t.Fatalf("with its peer down the backfill is %+v: resync_backlog did not hold it", held)
+	}
+
+	// The leader dies; another node takes the job on where it stood.
+	info := clusterInfo(t, e, "p0")
+	leader := slices.IndexFunc(cl.Addrs, func(a string) bool { return info[a] == "leader" })
+	if leader < 0 {
+		t.Fatalf("no leader: %v", info)
+	}
+	other := fmt.Sprint("p", (leader+1)%4)
+	cl.KillNode(leader)
+	testsite.Eventually(t, 30*time.Second, func() error {
+		if info := clusterInfo(t, e, other); !slices.Contains(slices.Collect(maps.Values(info)), "leader") {
+			return fmt.Errorf("no new leader: %v", info)
+		}
+		return nil
+	})
+	if job := backfill(other); job.ID != held.ID || job.State != "running" || job.Namespaces < held.Namespaces || job.Namespaces >= namespaces {
+		t.Fatalf("after the leader's loss the backfill is %+v, was %+v", job, held)
+	}
+
+	// The peer returns: the job completes, each record handled once, and
+	// the peer holds every record.
+	dr = testsite.StartProcess(t, bin, filepath.Join(dir, "dr"), drAddr, env...)
+	testsite.Eventually(t, 90*time.Second, func() error {
+		job := backfill(other)
+		if job.State != "completed" {
+			return fmt.Errorf("backfill %s, %d written", job.State, job.Written)
+		}
+		if job.ID != held.ID || job.Namespaces != namespaces || job.Written+job.Unchanged != namespaces || job.Warehouses != 1 {
+			t.Fatalf("resumed backfill %+v: want job %s, %d namespaces of 1 warehouse, each handled once", job, held.ID, namespaces)
+		}
+		return nil
+	})
+	live, drc := s3At(cl.Addrs[(leader+1)%4]), s3At(drAddr)
+	testsite.Eventually(t, 60*time.Second, func() error {
+		want, got := records(live), records(drc)
+		slices.Sort(want)
+		slices.Sort(got)
+		if len(want) < namespaces || !slices.Equal(got, want) {
+			return fmt.Errorf("the peer holds %d identity record versions, the site %d (want at least %d)", len(got), len(want), namespaces)
+		}
+		return nil
+	})
+}

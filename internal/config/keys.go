@@ -30,8 +30,8 @@ const (
 	ReplicationRetryMaxDelay    = "retry_max_delay"
 	ReplicationWorkers          = "workers"
 	ReplicationMismatchInterval = "mismatch_interval"
-	// ReplicationResyncBacklog bounds the backlog a resync fills before
-	// it waits for the peer to take it.
+	// ReplicationResyncBacklog bounds the backlog a resync or a catalog
+	// backfill fills before it waits for the peer to take it.
 	ReplicationResyncBacklog = "resync_backlog"
 )
 
@@ -126,7 +126,7 @@ var keyTable = []Key{
 		MinDur: 100 * time.Millisecond, MaxDur: 7 * 24 * time.Hour,
 		Help: "pause between background comparisons with each peer (version mismatch detection)"},
 	{Subsys: SubsysReplication, Name: ReplicationResyncBacklog, Kind: KindInt, Default: "20000", Min: 256, Max: 1000000,
-		Help: "entries a resync keeps queued to its peer at most: it waits while the backlog to the peer is this deep, so a peer that is down or slow holds the job where it is"},
+		Help: "entries a resync or a catalog backfill keeps queued to a peer at most: it waits while the backlog to the peer is this deep, so a peer that is down or slow holds the job where it is"},
 
 	{Subsys: SubsysAPI, Name: APIRequestsMax, Kind: KindInt, Default: "0", Min: 0, Max: 100000,
 		Help: "S3 requests served at once; 0 means unlimited; others queue up to requests_deadline, then get 503 SlowDown"},

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/twinlake/twinlake/internal/config"
@@ -146,13 +147,9 @@ func (e *Engine) resyncBucket(ctx context.Context, job *ResyncJob) error {
 		if t == nil {
 			return errors.New("target left the configuration")
 		}
-		for {
-			// The job waits while the backlog to the peer is as deep as
-			// the setting allows (replication resync_backlog).
-			p, r := t.snapshot()
-			if p.n+r.n < int64(e.cfg.Settings.Int(config.SubsysReplication, config.ReplicationResyncBacklog)) {
-				break
-			}
+		// The job waits while the backlog to the peer is as deep as the
+		// setting allows.
+		for e.full(t) {
 			select {
 			case <-ctx.Done():
 				return ctx.Err()
@@ -249,4 +246,26 @@ func (e *Engine) ResyncCancel(ctx context.Context, peer string) (ResyncJob, erro
 		}
 	}
 	return job, nil
+}
+
+// full reports whether the backlog to t is as deep as the setting
+// replication resync_backlog allows.
+func (e *Engine) full(t *target) bool {
+	p, r := t.snapshot()
+	return p.n+r.n >= int64(e.cfg.Settings.Int(config.SubsysReplication, config.ReplicationResyncBacklog))
+}
+
+// WaitForRoom returns once no peer's backlog is as deep as the setting
+// replication resync_backlog allows, or when ctx ends: work that queues a
+// change for every record it walks (a catalog backfill) holds while a
+// peer is away, as a resync does, instead of filling the journal.
+func (e *Engine) WaitForRoom(ctx context.Context) error {
+	for slices.ContainsFunc(*e.targets.Load(), e.full) {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(resyncPollOnFull):
+		}
+	}
+	return nil
 }

@@ -217,7 +217,9 @@ func (s *Scanner) runBackfill(ctx context.Context, job *BackfillJob) error {
 			if it.key <= job.After {
 				continue
 			}
-			if err := ctx.Err(); err != nil {
+			// A record written is a change queued for every peer: the
+			// job holds while a peer's backlog is full.
+			if err := s.cfg.Replication.WaitForRoom(ctx); err != nil {
 				return err
 			}
 			switch it.rec.Kind {
