@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"sync"
+	"sync/atomic"
 )
 
 // ReplicaItem is one received version for ApplyReplicas.
@@ -47,6 +49,7 @@ func (l *Layer) ApplyReplicas(ctx context.Context, items []ReplicaItem) (out []A
 		staged   []int       // items whose writes are in batch
 		newSegs  [][]Segment // by staged item: released if the batch fails
 		replaced []*Version  // copies replaced: their segments go once it commits
+		copies   []replicaData
 	)
 	for i, it := range items {
 		in := it.Version
@@ -90,21 +93,24 @@ func (l *Layer) ApplyReplicas(ctx context.Context, items []ReplicaItem) (out []A
 				continue
 			}
 		}
-		v := replicaCopy(in)
-		if v.Segments, err = l.storeReplicaData(it.Bucket, it.Key, in, bytes.NewReader(it.Data), b); err != nil {
-			errs[i] = err
+		copies = append(copies, replicaData{i: i, v: replicaCopy(in), cur: cur, b: b})
+	}
+	l.storeReplicas(items, copies, errs)
+	for _, c := range copies {
+		if errs[c.i] != nil {
 			continue
 		}
-		t, err := l.stageReplica(batch, it.Bucket, it.Key, v, cur)
+		it := items[c.i]
+		t, err := l.stageReplica(batch, it.Bucket, it.Key, c.v, c.cur)
 		if err != nil {
-			l.release(v.Segments...)
-			errs[i] = err
+			l.release(c.v.Segments...)
+			errs[c.i] = err
 			continue
 		}
 		tallies = append(tallies, keyTally{it.Bucket, t})
-		staged, newSegs = append(staged, i), append(newSegs, v.Segments)
-		if cur != nil {
-			replaced = append(replaced, cur)
+		staged, newSegs = append(staged, c.i), append(newSegs, c.v.Segments)
+		if c.cur != nil {
+			replaced = append(replaced, c.cur)
 		}
 	}
 	if len(staged) == 0 {
@@ -125,4 +131,51 @@ func (l *Layer) ApplyReplicas(ctx context.Context, items []ReplicaItem) (out []A
 		l.notifyArrival(items[i].Bucket, items[i].Key)
 	}
 	return out, errs, true
+}
+
+// replicaData is a received version whose data ApplyReplicas stores.
+type replicaData struct {
+	i   int // its item
+	v   *Version
+	cur *Version // the copy it replaces, if any
+	b   Bucket
+}
+
+// replicaStoreWorkers bounds how many received versions' data a batch
+// stores at once.
+const replicaStoreWorkers = 8
+
+// storeReplicas stores the data of copies, several at once: on a site
+// whose data is coded across nodes each one is a round of shard writes
+// and fsyncs, which a batch would otherwise pay one after another. Each
+// copy's segments go in its v; a failure goes in errs at its item.
+func (l *Layer) storeReplicas(items []ReplicaItem, copies []replicaData, errs []error) {
+	sem := make(chan struct{}, replicaStoreWorkers)
+	var (
+		wg       sync.WaitGroup
+		panicked atomic.Pointer[any]
+	)
+	for n := range copies {
+		c := &copies[n]
+		it := items[c.i]
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			defer func() {
+				// A panic is the caller's, as it was when the batch stored
+				// its copies itself.
+				if p := recover(); p != nil {
+					panicked.CompareAndSwap(nil, &p)
+				}
+			}()
+			var err error
+			if c.v.Segments, err = l.storeReplicaData(it.Bucket, it.Key, it.Version, bytes.NewReader(it.Data), c.b); err != nil {
+				errs[c.i] = err
+			}
+		})
+	}
+	wg.Wait()
+	if p := panicked.Load(); p != nil {
+		panic(*p)
+	}
 }
