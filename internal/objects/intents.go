@@ -1,7 +1,9 @@
 package objects
 
 import (
+	"errors"
 	"io"
+	"sync"
 
 	"github.com/twinlake/twinlake/internal/blob"
 	"github.com/twinlake/twinlake/internal/meta"
@@ -28,9 +30,7 @@ import (
 // shards on a drive set) under a durable intent.
 func (l *Layer) storeBlob(seg *Segment, r io.Reader, bucket, key string) error {
 	id := blob.NewPlacedID(bucket, key)
-	batch := l.meta.NewBatch()
-	batch.Set(intentKey(id), nil)
-	if err := l.commitPlain(batch, true); err != nil {
+	if err := l.intents.write(l, id); err != nil {
 		return err
 	}
 	w, err := l.blobs.CreateAs(id)
@@ -138,4 +138,65 @@ func (l *Layer) crashPoint(name string) {
 	if l.hook != nil {
 		l.hook(name)
 	}
+}
+
+// intentGroup commits the intents of concurrent blob writes together: the
+// intents that arrive while one commit is in flight go in the next one, a
+// synced commit for the lot (a group commit), instead of one each. On a
+// multi-node site each commit is an etcd transaction, a round of
+// consensus.
+type intentGroup struct {
+	mu    sync.Mutex
+	cond  *sync.Cond // signalled when a commit ends
+	busy  bool       // a commit is in flight
+	queue []*intentReq
+}
+
+type intentReq struct {
+	id   string
+	done bool
+	err  error
+}
+
+// errIntentCommitAborted is a grouped intent's error when the commit
+// carrying it panicked.
+var errIntentCommitAborted = errors.New("objects: intent commit aborted")
+
+// write makes blob id's intent durable, in a commit shared with those of
+// the writes waiting at the same time.
+func (g *intentGroup) write(l *Layer, id string) error {
+	r := &intentReq{id: id}
+	g.mu.Lock()
+	if g.cond == nil {
+		g.cond = sync.NewCond(&g.mu)
+	}
+	g.queue = append(g.queue, r)
+	for g.busy && !r.done {
+		g.cond.Wait()
+	}
+	if r.done {
+		g.mu.Unlock()
+		return r.err
+	}
+	// This write leads the next commit: every intent queued so far.
+	g.busy = true
+	reqs := g.queue
+	g.queue = nil
+	g.mu.Unlock()
+	var err error = errIntentCommitAborted
+	defer func() {
+		g.mu.Lock()
+		for _, q := range reqs {
+			q.done, q.err = true, err
+		}
+		g.busy = false
+		g.cond.Broadcast()
+		g.mu.Unlock()
+	}()
+	batch := l.meta.NewBatch()
+	for _, q := range reqs {
+		batch.Set(intentKey(q.id), nil)
+	}
+	err = l.commitPlain(batch, true)
+	return err
 }

@@ -67,8 +67,9 @@ type Layer struct {
 	cfg   Config
 	log   *slog.Logger
 
-	locks [256]sync.Mutex // striped per bucket/key
-	seed  maphash.Seed
+	locks   [256]sync.Mutex // striped per bucket/key
+	seed    maphash.Seed
+	intents intentGroup // blob intents' group commit (intents.go)
 
 	bucketsMu sync.RWMutex
 	buckets   map[string]*Bucket
