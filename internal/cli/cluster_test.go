@@ -495,21 +495,8 @@ func TestClusterResyncResumesOnNewLeader(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs five server processes")
 	}
-	bin := testsite.BuildBinary(t)
-	dir := t.TempDir()
-	env := []string{"TWINLAKE_ROOT_USER=clusteradmin", "TWINLAKE_ROOT_PASSWORD=cluster-secret-123",
-		"TWINLAKE_KMS_SECRET_KEY=" + "MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY=",
-		"TWINLAKE_REPLICATION_RESYNC_BACKLOG=256", "TWINLAKE_REPLICATION_MAX_RETRIES=1000",
-		"TWINLAKE_REPLICATION_RETRY_BASE_DELAY=50ms", "TWINLAKE_REPLICATION_RETRY_MAX_DELAY=500ms"}
-	cl := testsite.StartCluster(t, bin, filepath.Join(dir, "p"), 4, env...)
-	drAddr := testsite.FreeAddr(t)
-	dr := testsite.StartProcess(t, bin, filepath.Join(dir, "dr"), drAddr, env...)
-
-	e := newCLIEnv(t)
-	for i, n := range cl.Addrs {
-		e.must("alias", "set", fmt.Sprint("p", i), "http://"+n, "clusteradmin", "cluster-secret-123")
-	}
-	e.must("alias", "set", "dr", "http://"+drAddr, "clusteradmin", "cluster-secret-123")
+	f := startClusterAndPeer(t)
+	cl, e := f.cl, f.e
 	e.must("admin", "replicate", "add", "p0", "dr")
 	e.must("mb", "p1/data")
 	const objects = 600
@@ -567,7 +554,7 @@ func TestClusterResyncResumesOnNewLeader(t *testing.T) {
 	})
 
 	// The peer goes down; a resync fills the backlog it may and waits.
-	dr.Kill(t)
+	f.dr.Kill(t)
 	e.must("admin", "replicate", "resync", "start", "p0", "dr")
 	var held adminclient.ResyncStatus
 	testsite.Eventually(t, 30*time.Second, func() error {
@@ -582,25 +569,13 @@ func TestClusterResyncResumesOnNewLeader(t *testing.T) {
 	}
 
 	// The leader dies; another node takes the job on where it stood.
-	info := clusterInfo(t, e, "p0")
-	leader := slices.IndexFunc(cl.Addrs, func(a string) bool { return info[a] == "leader" })
-	if leader < 0 {
-		t.Fatalf("no leader: %v", info)
-	}
-	other := fmt.Sprint("p", (leader+1)%4)
-	cl.KillNode(leader)
-	testsite.Eventually(t, 30*time.Second, func() error {
-		if info := clusterInfo(t, e, other); !slices.Contains(slices.Collect(maps.Values(info)), "leader") {
-			return fmt.Errorf("no new leader: %v", info)
-		}
-		return nil
-	})
+	_, other := f.killLeader(t)
 	if job := resync(other); job.ID != held.ID || job.State != "running" || job.Queued < held.Queued || job.Queued >= objects {
 		t.Fatalf("after the leader's loss the resync is %+v, was %+v", job, held)
 	}
 
 	// The peer returns: the job completes, having queued each version once.
-	dr = testsite.StartProcess(t, bin, filepath.Join(dir, "dr"), drAddr, env...)
+	f.startPeer(t)
 	testsite.Eventually(t, 90*time.Second, func() error {
 		job := resync(other)
 		if job.State != "completed" {
@@ -630,20 +605,8 @@ func TestClusterBackfillResumesOnNewLeader(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs five server processes")
 	}
-	bin := testsite.BuildBinary(t)
-	dir := t.TempDir()
-	env := []string{"TWINLAKE_ROOT_USER=clusteradmin", "TWINLAKE_ROOT_PASSWORD=cluster-secret-123",
-		"TWINLAKE_KMS_SECRET_KEY=" + "MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY=",
-		"TWINLAKE_REPLICATION_RESYNC_BACKLOG=256", "TWINLAKE_REPLICATION_MAX_RETRIES=1000",
-		"TWINLAKE_REPLICATION_RETRY_BASE_DELAY=50ms", "TWINLAKE_REPLICATION_RETRY_MAX_DELAY=500ms"}
-	cl := testsite.StartCluster(t, bin, filepath.Join(dir, "p"), 4, env...)
-	drAddr := testsite.FreeAddr(t)
-	dr := testsite.StartProcess(t, bin, filepath.Join(dir, "dr"), drAddr, env...)
-	e := newCLIEnv(t)
-	for i, n := range cl.Addrs {
-		e.must("alias", "set", fmt.Sprint("p", i), "http://"+n, "clusteradmin", "cluster-secret-123")
-	}
-	e.must("alias", "set", "dr", "http://"+drAddr, "clusteradmin", "cluster-secret-123")
+	f := startClusterAndPeer(t)
+	cl, e, drAddr := f.cl, f.e, f.drAddr
 
 	// A warehouse whose namespaces lack their identity records, as if it
 	// predated them.
@@ -710,7 +673,7 @@ func TestClusterBackfillResumesOnNewLeader(t *testing.T) {
 
 	// The peer goes down; the backfill writes what the backlog allows and
 	// holds.
-	dr.Kill(t)
+	f.dr.Kill(t)
 	e.must("table", "replicate", "backfill", "start", "p0")
 	var held adminclient.BackfillJob
 	testsite.Eventually(t, 30*time.Second, func() error {
@@ -726,26 +689,14 @@ func TestClusterBackfillResumesOnNewLeader(t *testing.T) {
 	}
 
 	// The leader dies; another node takes the job on where it stood.
-	info := clusterInfo(t, e, "p0")
-	leader := slices.IndexFunc(cl.Addrs, func(a string) bool { return info[a] == "leader" })
-	if leader < 0 {
-		t.Fatalf("no leader: %v", info)
-	}
-	other := fmt.Sprint("p", (leader+1)%4)
-	cl.KillNode(leader)
-	testsite.Eventually(t, 30*time.Second, func() error {
-		if info := clusterInfo(t, e, other); !slices.Contains(slices.Collect(maps.Values(info)), "leader") {
-			return fmt.Errorf("no new leader: %v", info)
-		}
-		return nil
-	})
+	leader, other := f.killLeader(t)
 	if job := backfill(other); job.ID != held.ID || job.State != "running" || job.Namespaces < held.Namespaces || job.Namespaces >= namespaces {
 		t.Fatalf("after the leader's loss the backfill is %+v, was %+v", job, held)
 	}
 
 	// The peer returns: the job completes, each record handled once, and
 	// the peer holds every record.
-	dr = testsite.StartProcess(t, bin, filepath.Join(dir, "dr"), drAddr, env...)
+	f.startPeer(t)
 	testsite.Eventually(t, 90*time.Second, func() error {
 		job := backfill(other)
 		if job.State != "completed" {
@@ -766,4 +717,57 @@ func TestClusterBackfillResumesOnNewLeader(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// clusterAndPeer is a 4-node site (aliases p0 to p3) and a single-node
+// peer (alias dr), whose resync and backfill hold at a backlog of 256 and
+// whose senders retry quickly and long, for tests that catch a job
+// midway.
+type clusterAndPeer struct {
+	bin, dir, drAddr string
+	env              []string
+	cl               *testsite.Cluster
+	dr               *testsite.Process
+	e                cliEnv
+}
+
+func startClusterAndPeer(t *testing.T) *clusterAndPeer {
+	f := &clusterAndPeer{bin: testsite.BuildBinary(t), dir: t.TempDir(), drAddr: testsite.FreeAddr(t),
+		env: []string{"TWINLAKE_ROOT_USER=clusteradmin", "TWINLAKE_ROOT_PASSWORD=cluster-secret-123",
+			"TWINLAKE_KMS_SECRET_KEY=" + "MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY=",
+			"TWINLAKE_REPLICATION_RESYNC_BACKLOG=256", "TWINLAKE_REPLICATION_MAX_RETRIES=1000",
+			"TWINLAKE_REPLICATION_RETRY_BASE_DELAY=50ms", "TWINLAKE_REPLICATION_RETRY_MAX_DELAY=500ms"}}
+	f.cl = testsite.StartCluster(t, f.bin, filepath.Join(f.dir, "p"), 4, f.env...)
+	f.startPeer(t)
+	f.e = newCLIEnv(t)
+	for i, n := range f.cl.Addrs {
+		f.e.must("alias", "set", fmt.Sprint("p", i), "http://"+n, "clusteradmin", "cluster-secret-123")
+	}
+	f.e.must("alias", "set", "dr", "http://"+f.drAddr, "clusteradmin", "cluster-secret-123")
+	return f
+}
+
+// startPeer starts the peer, or starts it again where it was.
+func (f *clusterAndPeer) startPeer(t *testing.T) {
+	f.dr = testsite.StartProcess(t, f.bin, filepath.Join(f.dir, "dr"), f.drAddr, f.env...)
+}
+
+// killLeader kills the site's leader (kill -9) and waits for another node
+// to lead; it returns the killed node and the alias of the one after it.
+func (f *clusterAndPeer) killLeader(t *testing.T) (leader int, other string) {
+	t.Helper()
+	info := clusterInfo(t, f.e, "p0")
+	leader = slices.IndexFunc(f.cl.Addrs, func(a string) bool { return info[a] == "leader" })
+	if leader < 0 {
+		t.Fatalf("no leader: %v", info)
+	}
+	other = fmt.Sprint("p", (leader+1)%4)
+	f.cl.KillNode(leader)
+	testsite.Eventually(t, 30*time.Second, func() error {
+		if info := clusterInfo(t, f.e, other); !slices.Contains(slices.Collect(maps.Values(info)), "leader") {
+			return fmt.Errorf("no new leader: %v", info)
+		}
+		return nil
+	})
+	return leader, other
 }
