@@ -143,7 +143,8 @@ func targetsOf(ts []replication.TargetStatus) []adminclient.ReplicationTarget {
 		out = append(out, adminclient.ReplicationTarget{Name: t.Name, DeploymentID: t.DeploymentID, Endpoint: t.Endpoint,
 			Online: t.Online, Latency: t.Latency, Pending: t.Pending, PendingBytes: t.PendingBytes,
 			Retrying: t.Retrying, RetryingBytes: t.RetryingBytes, Lag: t.Lag,
-			IAMUnsupported: t.IAMUnsupported, IAMUnsupportedSince: t.IAMUnsupportedSince, LastContact: t.LastContact})
+			IAMUnsupported: t.IAMUnsupported, IAMUnsupportedSince: t.IAMUnsupportedSince, LastContact: t.LastContact,
+			LastError: t.LastError, LastErrorTime: t.LastErrorTime})
 	}
 	return out
 }

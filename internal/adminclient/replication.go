@@ -79,6 +79,10 @@ type ReplicationTarget struct {
 	// changes wait for its upgrade, spending no retry.
 	IAMUnsupported      bool      `json:"iamUnsupported,omitempty"`
 	IAMUnsupportedSince time.Time `json:"iamUnsupportedSince,omitzero"`
+	// LastError is why the last send to the peer failed, and
+	// LastErrorTime when, while its retry queue holds entries.
+	LastError     string    `json:"lastError,omitempty"`
+	LastErrorTime time.Time `json:"lastErrorTime,omitzero"`
 }
 
 // LinkSample is one point of a link's last hour: sampled every 10 s by the

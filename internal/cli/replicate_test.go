@@ -337,3 +337,39 @@ func TestAdminReplicateResync(t *testing.T) {
 		return err
 	})
 }
+
+// TestReplicateStatusShowsWhyRetrying: while a peer refuses work (a
+// warehouse sent to a site that is not the Tables replica), replicate
+// status names the refusal beside the retry queue; once the peer takes
+// the work, the queue and the error are gone.
+func TestReplicateStatusShowsWhyRetrying(t *testing.T) {
+	e := newReplEnv(t, 2)
+	e.must("admin", "config", "set", "site1", "replication", "retry_base_delay=50ms", "retry_max_delay=200ms")
+	e.must("admin", "replicate", "add", "site1", "site2")
+	e.must("table", "warehouse", "create", "site1", "lake")
+	var refused adminclient.ReplicationTarget
+	eventually(t, func() error {
+		st := decode[adminclient.ReplicationStatus](t, e, "admin", "replicate", "status", "site1")
+		if len(st.Targets) != 1 || st.Targets[0].Retrying == 0 || st.Targets[0].LastError == "" {
+			return fmt.Errorf("targets = %+v", st.Targets)
+		}
+		refused = st.Targets[0]
+		return nil
+	})
+	if !strings.Contains(refused.LastError, "not the Tables replica") || refused.LastErrorTime.IsZero() {
+		t.Fatalf("the retry queue's reason: %+v", refused)
+	}
+	e.contains(t, []string{"admin", "replicate", "status", "site1"}, "Last error to site2 (", "not the Tables replica")
+
+	e.must("admin", "config", "set", "site2", "tables", "replica_catalog=on")
+	eventually(t, func() error {
+		st := decode[adminclient.ReplicationStatus](t, e, "admin", "replicate", "status", "site1")
+		if tg := st.Targets[0]; tg.Retrying != 0 || tg.Pending != 0 || tg.LastError != "" {
+			return fmt.Errorf("target = %+v", tg)
+		}
+		return nil
+	})
+	if out := e.must("admin", "replicate", "status", "site1"); strings.Contains(out, "Last error") {
+		t.Fatalf("status after the peer took the work:\n%s", out)
+	}
+}

@@ -75,6 +75,12 @@ func (t *target) done(j job, out objects.ApplyOutcome, sent int64, start time.Ti
 	}
 }
 
+// sendFailure is a failed send's error and time.
+type sendFailure struct {
+	err string
+	at  time.Time
+}
+
 // failed moves a journal entry to the retry queue, or reschedules a retry
 // with exponential backoff, or drops it after max_retries.
 func (t *target) failed(j job, cause error, start time.Time) {
@@ -86,6 +92,7 @@ func (t *target) failed(j job, cause error, start time.Time) {
 	} else {
 		which, retries = 1, m.RetryCount
 	}
+	t.lastFail.Store(&sendFailure{err: cause.Error(), at: now})
 	pol := currentRetryPolicy(t.e.cfg.Settings)
 	d := pol.next(retries, now)
 	if d.drop && errors.Is(cause, ErrUnsupported) {

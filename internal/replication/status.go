@@ -24,6 +24,11 @@ type TargetStatus struct {
 	// LastContact is when the peer last answered the link's health probe
 	// (zero: not since this site started).
 	LastContact time.Time `json:"lastContact,omitzero"`
+	// LastError is why the last send to the peer failed, and
+	// LastErrorTime when, while the retry queue holds entries: what they
+	// are waiting on (a refusal, an unreachable peer).
+	LastError     string    `json:"lastError,omitempty"`
+	LastErrorTime time.Time `json:"lastErrorTime,omitzero"`
 	// IAMUnsupported is set while the peer takes no IAM records (an older
 	// build answered NoSuchCall): IAM changes wait for its upgrade,
 	// counted in Pending, spending no retry. IAMUnsupportedSince is the
@@ -122,10 +127,14 @@ func (e *Engine) Status(ctx context.Context) (Status, error) {
 func (t *target) status() TargetStatus {
 	p, r := t.snapshot()
 	refused, since, _ := t.iam.state()
-	return TargetStatus{Name: t.site.Name, DeploymentID: t.site.ID, Endpoint: t.site.Endpoint,
+	st := TargetStatus{Name: t.site.Name, DeploymentID: t.site.ID, Endpoint: t.site.Endpoint,
 		Online: t.online(), Latency: time.Duration(t.latency.Load()),
 		Pending: p.n, PendingBytes: p.bytes, Retrying: r.n, RetryingBytes: r.bytes, Lag: t.oldestPending(),
 		IAMUnsupported: refused, IAMUnsupportedSince: since, LastContact: unixNanoTime(t.lastOK.Load())}
+	if f := t.lastFail.Load(); f != nil && r.n > 0 {
+		st.LastError, st.LastErrorTime = f.err, f.at
+	}
+	return st
 }
 
 // unixNanoTime is the time of ns, or the zero time for 0.

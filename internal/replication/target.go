@@ -40,6 +40,9 @@ type target struct {
 	link     atomic.Int32 // a linkState
 	latency  atomic.Int64 // last probe round trip, ns
 	lastOK   atomic.Int64 // when the peer last answered a probe, Unix ns; 0 never
+	// lastFail is the last send to the peer that failed, nil if none
+	// since this site started.
+	lastFail atomic.Pointer[sendFailure]
 	// needCompare is set when work for the peer was dropped, cameBack
 	// when the link comes up: with both, once the backlog is empty,
 	// mismatch detection runs at once instead of waiting for its interval.

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -103,7 +104,8 @@ func writeSites(b *strings.Builder, sites []adminclient.ReplicationPeer) {
 }
 
 // writeTargets renders one row per peer: link, waiting work, retry queue
-// and lag.
+// and lag; then, for a peer whose retry queue holds entries, why its last
+// send failed.
 func writeTargets(b *strings.Builder, targets []adminclient.ReplicationTarget) {
 	if len(targets) == 0 {
 		b.WriteString("Peers: none\n")
@@ -117,4 +119,9 @@ func writeTargets(b *strings.Builder, targets []adminclient.ReplicationTarget) {
 			fmtCount(t.Pending, t.PendingBytes), fmtCount(t.Retrying, t.RetryingBytes), cmdutil.FmtDuration(t.Lag))
 	}
 	tw.Flush()
+	for _, t := range targets {
+		if t.LastError != "" {
+			fmt.Fprintf(b, "Last error to %s (%s): %s\n", t.Name, t.LastErrorTime.UTC().Format(time.DateTime+" UTC"), t.LastError)
+		}
+	}
 }
