@@ -255,11 +255,15 @@ func (e *Engine) full(t *target) bool {
 	return p.n+r.n >= int64(e.cfg.Settings.Int(config.SubsysReplication, config.ReplicationResyncBacklog))
 }
 
-// WaitForRoom returns once no peer's backlog is as deep as the setting
-// replication resync_backlog allows, or when ctx ends: work that queues a
-// change for every record it walks (a catalog backfill) holds while a
-// peer is away, as a resync does, instead of filling the journal.
+// WaitForRoom returns nil once no peer's backlog is as deep as the
+// setting replication resync_backlog allows, and ctx's error once ctx has
+// ended (at once if it has): work that queues a change for every record
+// it walks (a catalog backfill) holds while a peer is away, as a resync
+// does, instead of filling the journal, and stops when canceled.
 func (e *Engine) WaitForRoom(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	for slices.ContainsFunc(*e.targets.Load(), e.full) {
 		select {
 		case <-ctx.Done():
