@@ -137,16 +137,11 @@ func TestCellCacheKeepsCountersExact(t *testing.T) {
 
 // listKeyVersions lists one key's version IDs.
 func (l *Layer) listKeyVersions(bucket, key string) ([]string, error) {
-	var ids []string
-	p := versionsPrefix(bucket, key)
-	err := meta.Scan(l.meta, p, meta.PrefixEnd(p), func(_, raw []byte) (bool, error) {
-		v := &Version{}
-		if err := decode(raw, v); err != nil {
-			return false, err
-		}
-		ids = append(ids, v.VersionID)
-		return true, nil
-	})
+	vs, _, err := l.keyState(bucket, key)
+	ids := make([]string, len(vs))
+	for i, v := range vs {
+		ids[i] = v.VersionID
+	}
 	return ids, err
 }
 
