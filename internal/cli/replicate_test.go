@@ -344,9 +344,13 @@ func TestAdminReplicateResync(t *testing.T) {
 // the work, the queue and the error are gone.
 func TestReplicateStatusShowsWhyRetrying(t *testing.T) {
 	e := newReplEnv(t, 2)
-	e.must("admin", "config", "set", "site1", "replication", "retry_base_delay=50ms", "retry_max_delay=200ms")
-	e.must("admin", "replicate", "add", "site1", "site2")
+	// Retried often, and never dropped while the test looks (10 retries
+	// by default would drop the refused work within about 2 s).
+	e.must("admin", "config", "set", "site1", "replication", "retry_base_delay=50ms", "retry_max_delay=200ms", "max_retries=1000")
+	// The warehouse exists before the join, so the peer sees it flagged
+	// from its first copy.
 	e.must("table", "warehouse", "create", "site1", "lake")
+	e.must("admin", "replicate", "add", "site1", "site2")
 	var refused adminclient.ReplicationTarget
 	eventually(t, func() error {
 		st := decode[adminclient.ReplicationStatus](t, e, "admin", "replicate", "status", "site1")
