@@ -47,7 +47,7 @@ import (
 type Objects interface {
 	Bucket(ctx context.Context, name string) (objects.Bucket, error)
 	ListBuckets(ctx context.Context) []objects.Bucket
-	CreateBucket(ctx context.Context, name string) error
+	CreateWarehouseBucket(ctx context.Context, name string) error
 	UpdateBucket(ctx context.Context, name string, fn func(b *objects.Bucket) error) error
 	SetBucketEncryption(ctx context.Context, name, alg string) error
 	PutObject(ctx context.Context, bucket, key string, body io.Reader, opts objects.PutOptions) (*objects.Version, error)

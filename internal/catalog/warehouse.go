@@ -32,12 +32,7 @@ func (c *Catalog) CreateWarehouse(ctx context.Context, name string, opts CreateW
 	b, err := c.obj.Bucket(ctx, name)
 	switch {
 	case errors.Is(err, objects.ErrBucketNotFound):
-		if err := c.obj.CreateBucket(ctx, name); err != nil {
-			if errors.Is(err, objects.ErrInvalidBucketName) {
-				return Warehouse{}, false, fmt.Errorf("%w: %q is not a valid bucket name", ErrInvalidIdentifier, name)
-			}
-			return Warehouse{}, false, err
-		}
+		return c.createWarehouseBucket(ctx, name)
 	case err != nil:
 		return Warehouse{}, false, err
 	case b.Warehouse && opts.IgnoreExisting:
@@ -55,7 +50,24 @@ func (c *Catalog) CreateWarehouse(ctx context.Context, name string, opts CreateW
 	if err != nil {
 		return Warehouse{}, false, err
 	}
-	b, err = c.obj.Bucket(ctx, name)
+	return c.createdWarehouse(ctx, name)
+}
+
+// createWarehouseBucket makes a new bucket that is a warehouse from its
+// first commit.
+func (c *Catalog) createWarehouseBucket(ctx context.Context, name string) (Warehouse, bool, error) {
+	err := c.obj.CreateWarehouseBucket(ctx, name)
+	switch {
+	case errors.Is(err, objects.ErrInvalidBucketName):
+		return Warehouse{}, false, fmt.Errorf("%w: %q is not a valid bucket name", ErrInvalidIdentifier, name)
+	case err != nil:
+		return Warehouse{}, false, err
+	}
+	return c.createdWarehouse(ctx, name)
+}
+
+func (c *Catalog) createdWarehouse(ctx context.Context, name string) (Warehouse, bool, error) {
+	b, err := c.obj.Bucket(ctx, name)
 	if err != nil {
 		return Warehouse{}, false, err
 	}

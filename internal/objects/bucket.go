@@ -79,6 +79,24 @@ func (l *Layer) ListBuckets(ctx context.Context) []Bucket {
 
 // CreateBucket creates an empty bucket.
 func (l *Layer) CreateBucket(ctx context.Context, name string) error {
+	return l.createBucket(name, nil)
+}
+
+// CreateWarehouseBucket creates an empty bucket with versioning enabled and
+// flagged as a warehouse, in one commit: no peer ever receives the bucket
+// without its flag, so none takes replicated writes into it as a plain
+// bucket that its own guard would refuse for a warehouse.
+func (l *Layer) CreateWarehouseBucket(ctx context.Context, name string) error {
+	return l.createBucket(name, func(b *Bucket) {
+		b.Versioning = VersioningEnabled
+		b.Warehouse = true
+		b.FieldTimes = map[string]int64{FieldVersioning: b.ModTime, FieldWarehouse: b.ModTime}
+	})
+}
+
+// createBucket stores a new bucket record, which init, when not nil, sets
+// up before the record's only commit.
+func (l *Layer) createBucket(name string, init func(b *Bucket)) error {
 	if !ValidBucketName(name) {
 		return ErrInvalidBucketName
 	}
@@ -88,6 +106,9 @@ func (l *Layer) CreateBucket(ctx context.Context, name string) error {
 		return ErrBucketExists
 	}
 	b := &Bucket{Name: name, Created: time.Now().UTC(), ModTime: l.cfg.Clock.Now()}
+	if init != nil {
+		init(b)
+	}
 	return l.putBucketLocked(b, l.replBucket)
 }
 

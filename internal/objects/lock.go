@@ -145,18 +145,11 @@ func (l *Layer) now() time.Time { return time.Now() }
 // CreateBucketWithLock creates an empty bucket with versioning enabled and
 // object lock on (without a default retention).
 func (l *Layer) CreateBucketWithLock(ctx context.Context, name string) error {
-	if !ValidBucketName(name) {
-		return ErrInvalidBucketName
-	}
-	l.bucketsMu.Lock()
-	defer l.bucketsMu.Unlock()
-	if _, ok := l.buckets[name]; ok {
-		return ErrBucketExists
-	}
-	now := l.cfg.Clock.Now()
-	b := &Bucket{Name: name, Created: time.Now().UTC(), ModTime: now, Versioning: VersioningEnabled,
-		ObjectLock: &LockConfig{}, FieldTimes: map[string]int64{FieldVersioning: now, FieldObjectLock: now}}
-	return l.putBucketLocked(b, l.replBucket)
+	return l.createBucket(name, func(b *Bucket) {
+		b.Versioning = VersioningEnabled
+		b.ObjectLock = &LockConfig{}
+		b.FieldTimes = map[string]int64{FieldVersioning: b.ModTime, FieldObjectLock: b.ModTime}
+	})
 }
 
 // ValidateLockConfig checks a default retention: none, or a mode with
