@@ -356,6 +356,7 @@ func (n *Node) join() error {
 			return err
 		}
 		client, peer, _ := etcdURLs(n.cfg.Address, n.scheme)
+		token := "twinlake-" + fmt.Sprint(n.nodes)
 		existing := false
 		if !cluster.HasMemberData(dir) {
 			// Empty: the site's first start, or this node put back
@@ -363,7 +364,8 @@ func (n *Node) join() error {
 			others := slices.DeleteFunc(slices.Clone(endpoints), func(ep string) bool { return ep == client })
 			members, err := cluster.Rejoin(context.Background(), cluster.RejoinConfig{
 				Name: n.cfg.Address, PeerURL: peer, Endpoints: others,
-				Username: cluster.RootUser, Password: password, TLS: clientTLS, Logger: n.cfg.Logger,
+				Username: cluster.RootUser, Password: password, TLS: clientTLS,
+				ClusterToken: token, Logger: n.cfg.Logger,
 			})
 			if err != nil {
 				return err
@@ -374,7 +376,7 @@ func (n *Node) join() error {
 		}
 		n.etcd, err = cluster.StartEmbedded(context.Background(), cluster.EmbedConfig{
 			Name: n.cfg.Address, Dir: dir, PeerURL: peer, ClientURL: client, TLS: files,
-			InitialCluster: initial, Existing: existing, ClusterToken: "twinlake-" + fmt.Sprint(n.nodes),
+			InitialCluster: initial, Existing: existing, ClusterToken: token,
 			ReadyTimeout: 5 * time.Minute, Logger: n.cfg.Logger,
 		})
 		if err != nil {

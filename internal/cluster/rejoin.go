@@ -16,7 +16,9 @@ import (
 
 	"go.etcd.io/etcd/api/v3/etcdserverpb"
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
+	"go.etcd.io/etcd/client/pkg/v3/types"
 	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.etcd.io/etcd/server/v3/etcdserver/api/membership"
 )
 
 // RejoinConfig finds whether a voter whose member data is gone (a node
@@ -30,7 +32,9 @@ type RejoinConfig struct {
 	// Username, Password and TLS reach them, as in Config.
 	Username, Password string
 	TLS                *tls.Config
-	Logger             *slog.Logger
+	// ClusterToken is the token the cluster was bootstrapped with.
+	ClusterToken string
+	Logger       *slog.Logger
 }
 
 // rejoinTimeout bounds how long Rejoin waits for the other voters: a
@@ -49,10 +53,14 @@ func HasMemberData(dir string) bool {
 // a member that has started (it has a name), it removes that member and
 // adds a new one at the same URL, and returns the cluster's members
 // (name to peer URL, this one included) for an EmbedConfig with
-// Existing set. It returns nil when there is nothing to replace: no
-// cluster answers (the site's first start, its voters starting together),
-// or the member has never started. It fails when a running cluster does
-// not list this member at all. Call it only when HasMemberData is false.
+// Existing set. A running cluster that no longer lists this member (a
+// replacement removed it, then could not add it back) gets it added; one
+// that lists it as added but never started (the node stopped between the
+// add and its start) is joined as it is. It returns nil when there is
+// nothing to replace: no cluster answers (the site's first start, its
+// voters starting together), or the member is the one the cluster was
+// bootstrapped with and has never started. Call it only when
+// HasMemberData is false.
 func Rejoin(ctx context.Context, cfg RejoinConfig) (map[string]string, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
@@ -74,42 +82,98 @@ func Rejoin(ctx context.Context, cfg RejoinConfig) (map[string]string, error) {
 	if err != nil {
 		return nil, nil // nothing answers: no cluster to join yet
 	}
-	i := slices.IndexFunc(list.Members, func(m *etcdserverpb.Member) bool { return slices.Contains(m.PeerURLs, cfg.PeerURL) })
-	started := slices.ContainsFunc(list.Members, func(m *etcdserverpb.Member) bool { return m.Name != "" })
-	if i < 0 && started {
-		// A running cluster without this voter: it was removed (a
-		// replacement whose add failed), or the cluster is another
-		// site's. Starting a cluster of its own would only be refused
-		// by the others; an error is retried, and says what to do.
-		return nil, fmt.Errorf("cluster: the etcd cluster of the other voters runs without this voter (%s): add it back on a running voter with `etcdctl member add %s --peer-urls=%s`, then restart this node with its etcd directory empty", cfg.PeerURL, cfg.Name, cfg.PeerURL)
-	}
-	if i < 0 || list.Members[i].Name == "" {
-		// Never started (it joins as the cluster was bootstrapped), or
-		// not known to a member still starting: nothing to replace.
+	switch step := rejoinStep(list.Members, cfg.PeerURL, cfg.ClusterToken); step.action {
+	case rejoinNone:
 		return nil, nil
+	case rejoinJoin:
+		cfg.Logger.Warn("cluster: this voter's etcd member was added but never started; joining the running cluster as it",
+			"peerURL", cfg.PeerURL)
+		return existingMembers(list.Members, step.member.ID, cfg.Name)
+	case rejoinAdd:
+		cfg.Logger.Warn("cluster: the running etcd cluster no longer lists this voter; adding it again",
+			"peerURL", cfg.PeerURL)
+	case rejoinReplace:
+		cfg.Logger.Warn("cluster: this voter's etcd data is gone; replacing its member in the running cluster",
+			"member", step.member.Name, "peerURL", cfg.PeerURL)
+		rctx, rcancel := context.WithTimeout(ctx, DefaultRequestTimeout)
+		defer rcancel()
+		if _, err := c.MemberRemove(rctx, step.member.ID); err != nil {
+			return nil, fmt.Errorf("cluster: remove the lost member %s: %w", step.member.Name, err)
+		}
 	}
-	old := list.Members[i]
-	cfg.Logger.Warn("cluster: this voter's etcd data is gone; replacing its member in the running cluster",
-		"member", old.Name, "peerURL", cfg.PeerURL)
-	rctx, rcancel := context.WithTimeout(ctx, DefaultRequestTimeout)
-	defer rcancel()
-	if _, err := c.MemberRemove(rctx, old.ID); err != nil {
-		return nil, fmt.Errorf("cluster: remove the lost member %s: %w", old.Name, err)
-	}
+	// Should the add fail now (another voter down, so no quorum), the
+	// node's start fails and is retried: the next try finds the member
+	// missing (rejoinAdd), or added but not started (rejoinJoin).
 	added, err := addMember(ctx, c, cfg.PeerURL)
 	if err != nil {
-		return nil, fmt.Errorf("cluster: add this member again at %s (removed: add it by hand with etcdctl member add): %w", cfg.PeerURL, err)
+		return nil, fmt.Errorf("cluster: add this member again at %s: %w", cfg.PeerURL, err)
 	}
+	return existingMembers(added.Members, added.Member.ID, cfg.Name)
+}
+
+type rejoinAction int
+
+const (
+	rejoinNone    rejoinAction = iota // start as configured
+	rejoinReplace                     // remove the lost member, add a new one
+	rejoinAdd                         // add a member: the cluster lists none here
+	rejoinJoin                        // start the member added but never started
+)
+
+type rejoinPlan struct {
+	action rejoinAction
+	member *etcdserverpb.Member // the member at this peer URL, if any
+}
+
+// rejoinStep decides what a voter with no member data does, from the
+// member list of the running cluster of the others. token is the cluster
+// token: with it a member added later is told from one the cluster was
+// bootstrapped with, whose ID derives from its peer URL and the token
+// alone; without it every unstarted member counts as bootstrapped.
+func rejoinStep(members []*etcdserverpb.Member, peerURL, token string) rejoinPlan {
+	i := slices.IndexFunc(members, func(m *etcdserverpb.Member) bool { return slices.Contains(m.PeerURLs, peerURL) })
+	started := slices.ContainsFunc(members, func(m *etcdserverpb.Member) bool { return m.Name != "" })
+	switch {
+	case i < 0 && started:
+		// A running cluster without this voter: a replacement removed
+		// it and could not add it back (a voter died in between). The
+		// others are this site's voters, reached with its credentials.
+		return rejoinPlan{action: rejoinAdd}
+	case i < 0:
+		return rejoinPlan{action: rejoinNone} // a cluster still forming
+	case members[i].Name != "":
+		return rejoinPlan{action: rejoinReplace, member: members[i]}
+	case token != "" && members[i].ID != bootstrapMemberID(peerURL, token):
+		return rejoinPlan{action: rejoinJoin, member: members[i]}
+	}
+	// Never started, as the cluster was bootstrapped: the site's voters
+	// are starting together.
+	return rejoinPlan{action: rejoinNone}
+}
+
+// bootstrapMemberID is the ID etcd gives the member at peerURL of a
+// cluster bootstrapped with token.
+func bootstrapMemberID(peerURL, token string) uint64 {
+	urls, err := types.NewURLs([]string{peerURL})
+	if err != nil {
+		return 0
+	}
+	return uint64(membership.NewMember("", urls, token, nil).ID)
+}
+
+// existingMembers maps every member's name to its peer URL for a member
+// joining the cluster as self (which has no name yet) under name.
+func existingMembers(members []*etcdserverpb.Member, self uint64, name string) (map[string]string, error) {
 	initial := map[string]string{}
-	for _, m := range added.Members {
-		name := m.Name
-		if m.ID == added.Member.ID {
-			name = cfg.Name
+	for _, m := range members {
+		n := m.Name
+		if m.ID == self {
+			n = name
 		}
-		if name == "" || len(m.PeerURLs) == 0 {
+		if n == "" || len(m.PeerURLs) == 0 {
 			return nil, fmt.Errorf("cluster: member %x has not started; replace one member at a time", m.ID)
 		}
-		initial[name] = m.PeerURLs[0]
+		initial[n] = m.PeerURLs[0]
 	}
 	return initial, nil
 }

@@ -4,10 +4,10 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"strings"
 	"testing"
 	"time"
 
+	"go.etcd.io/etcd/api/v3/etcdserverpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
@@ -65,28 +65,100 @@ func TestRejoinWithoutACluster(t *testing.T) {
 }
 
 // TestRejoinRemovedMember: a voter put back empty whose member the
-// running cluster no longer lists (removed, say by a replacement whose
-// add failed) is told how to add it back, rather than starting a cluster
-// of its own the others would refuse.
+// running cluster no longer lists (a replacement removed it, then could
+// not add it back), or lists as added but never started (the node
+// stopped between the add and its start), takes its place again and
+// votes, rather than starting a cluster of its own the others would
+// refuse.
 func TestRejoinRemovedMember(t *testing.T) {
-	ctx := t.Context()
-	ms := startMembers(t, 3)
-	cfg := ms[2].etcd.Config()
-	name, peer := cfg.Name, cfg.AdvertisePeerUrls[0].String()
-	id := uint64(ms[2].etcd.Server.MemberID())
-	ms[2].Close()
-	c, err := clientv3.New(clientv3.Config{Endpoints: []string{ms[0].ClientURL(), ms[1].ClientURL()}, DialTimeout: 5 * time.Second})
-	if err != nil {
-		t.Fatal(err)
+	for _, addedBefore := range []bool{false, true} {
+		t.Run(fmt.Sprintf("added=%v", addedBefore), func(t *testing.T) {
+			ctx := t.Context()
+			ms := startMembers(t, 3)
+			cfg := ms[2].etcd.Config()
+			name, peer, client, dir := cfg.Name, cfg.AdvertisePeerUrls[0].String(), ms[2].ClientURL(), cfg.Dir
+			id := uint64(ms[2].etcd.Server.MemberID())
+			if want := bootstrapMemberID(peer, cfg.InitialClusterToken); id != want {
+				t.Fatalf("a bootstrapped member's ID is %x, bootstrapMemberID says %x", id, want)
+			}
+			ms[2].Close()
+			if err := os.RemoveAll(dir); err != nil {
+				t.Fatal(err)
+			}
+			c, err := clientv3.New(clientv3.Config{Endpoints: []string{ms[0].ClientURL(), ms[1].ClientURL()}, DialTimeout: 5 * time.Second})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			rctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+			defer cancel()
+			if _, err := c.MemberRemove(rctx, id); err != nil {
+				t.Fatal(err)
+			}
+			if addedBefore {
+				if _, err := addMember(rctx, c, peer); err != nil {
+					t.Fatal(err)
+				}
+			}
+			members, err := Rejoin(ctx, RejoinConfig{Name: name, PeerURL: peer, ClusterToken: cfg.InitialClusterToken,
+				Endpoints: []string{ms[0].ClientURL(), ms[1].ClientURL()}, Logger: testLogger(t)})
+			if err != nil || len(members) != 3 || members[name] != peer {
+				t.Fatalf("rejoin of a removed member: %v, %v", members, err)
+			}
+			list, err := c.MemberList(rctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n := len(list.Members); n != 3 {
+				t.Fatalf("the cluster lists %d members after the rejoin, want 3 (one added, never two)", n)
+			}
+			e, err := StartEmbedded(ctx, EmbedConfig{Name: name, Dir: dir, PeerURL: peer, ClientURL: client,
+				InitialCluster: members, Existing: true, ClusterToken: cfg.InitialClusterToken,
+				TickMs: testTickMs, ElectionMs: testElectionMs, ReadyTimeout: 20 * time.Second, Logger: testLogger(t)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer e.Close()
+			ms[0].Close()
+			c2, err := clientv3.New(clientv3.Config{Endpoints: []string{client, ms[1].ClientURL()}, DialTimeout: 5 * time.Second})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c2.Close()
+			if _, err := c2.Put(rctx, "after-rejoin", "x"); err != nil {
+				t.Fatalf("a write with the rejoined member and one other: %v", err)
+			}
+		})
 	}
-	defer c.Close()
-	rctx, cancel := context.WithTimeout(ctx, 20*time.Second)
-	defer cancel()
-	if _, err := c.MemberRemove(rctx, id); err != nil {
-		t.Fatal(err)
+}
+
+// rejoinStep tells a voter with no data what to do from the others'
+// member list.
+func TestRejoinStep(t *testing.T) {
+	const token, self, other = "tok", "http://127.0.0.1:1", "http://127.0.0.1:2"
+	boot := func(url, name string) *etcdserverpb.Member {
+		return &etcdserverpb.Member{ID: bootstrapMemberID(url, token), Name: name, PeerURLs: []string{url}}
 	}
-	members, err := Rejoin(ctx, RejoinConfig{Name: name, PeerURL: peer, Endpoints: []string{ms[0].ClientURL(), ms[1].ClientURL()}, Logger: testLogger(t)})
-	if members != nil || err == nil || !strings.Contains(err.Error(), "etcdctl member add "+name+" --peer-urls="+peer) {
-		t.Fatalf("rejoin of a removed member: %v, %v", members, err)
+	added := &etcdserverpb.Member{ID: bootstrapMemberID(self, token) ^ 1, PeerURLs: []string{self}}
+	tests := []struct {
+		name    string
+		members []*etcdserverpb.Member
+		token   string
+		want    rejoinAction
+	}{
+		{"first start, no one started", []*etcdserverpb.Member{boot(self, ""), boot(other, "")}, token, rejoinNone},
+		{"first start, the other started", []*etcdserverpb.Member{boot(self, ""), boot(other, "b")}, token, rejoinNone},
+		{"lost data", []*etcdserverpb.Member{boot(self, "a"), boot(other, "b")}, token, rejoinReplace},
+		{"removed", []*etcdserverpb.Member{boot(other, "b")}, token, rejoinAdd},
+		{"not listed, none started", []*etcdserverpb.Member{boot(other, "")}, token, rejoinNone},
+		{"added, never started", []*etcdserverpb.Member{added, boot(other, "b")}, token, rejoinJoin},
+		{"added, token unknown", []*etcdserverpb.Member{added, boot(other, "b")}, "", rejoinNone},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := rejoinStep(tt.members, self, tt.token); got.action != tt.want {
+				t.Errorf("rejoinStep = %d, want %d", got.action, tt.want)
+			}
+		})
 	}
 }
