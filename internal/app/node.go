@@ -49,6 +49,10 @@ type NodeConfig struct {
 	NodeSecret []byte
 	// LeaseTTL is how long a dead leader holds the lead (0: default).
 	LeaseTTL time.Duration
+	// Etcd, when set, is an etcd cluster run apart from the site, which
+	// its nodes keep their records in instead of running members of
+	// their own.
+	Etcd *ExternalEtcd
 	// TLS, when set (with Config.TLS, which serves the node's port),
 	// encrypts everything between the nodes: the node API, requests
 	// passed to the leader and etcd, whose ports then take only
@@ -57,6 +61,49 @@ type NodeConfig struct {
 	// start with it, nor the other way round.
 	TLS *NodeTLS
 }
+
+// ExternalEtcd is an etcd cluster a multi-node site uses rather than
+// running one on its nodes.
+type ExternalEtcd struct {
+	// Endpoints are its client URLs: 1 to MaxEtcdEndpoints, all http:// or
+	// all https://.
+	Endpoints []string
+	// Username and Password, when set, authenticate the nodes. The etcd's
+	// operator makes the user and turns authentication on; without it,
+	// anyone who reaches its port reads and writes the site's records.
+	Username, Password string
+	// TLS is how https:// endpoints are reached: the roots the etcd's
+	// certificate chains to.
+	TLS *tls.Config
+}
+
+// MaxEtcdEndpoints bounds ExternalEtcd.Endpoints.
+const MaxEtcdEndpoints = 16
+
+// validate reports what is wrong with e, if anything.
+func (e *ExternalEtcd) validate() error {
+	if n := len(e.Endpoints); n == 0 || n > MaxEtcdEndpoints {
+		return fmt.Errorf("--etcd: %d endpoints; give 1 to %d", n, MaxEtcdEndpoints)
+	}
+	scheme := ""
+	for _, ep := range e.Endpoints {
+		u, err := url.Parse(ep)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || (u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.User != nil {
+			return fmt.Errorf("--etcd: %q is not an etcd client URL (http://host:port or https://host:port)", ep)
+		}
+		if scheme != "" && u.Scheme != scheme {
+			return errors.New("--etcd: the endpoints are all http:// or all https://")
+		}
+		scheme = u.Scheme
+	}
+	if (e.Username == "") != (e.Password == "") {
+		return errors.New("--etcd: give both TWINLAKE_ETCD_USER and TWINLAKE_ETCD_PASSWORD, or neither")
+	}
+	return nil
+}
+
+// https reports whether the endpoints are reached over TLS.
+func (e *ExternalEtcd) https() bool { return strings.HasPrefix(e.Endpoints[0], "https://") }
 
 // NodeTLS is how the nodes of a site reach each other over TLS.
 type NodeTLS struct {
@@ -153,6 +200,11 @@ func StartNode(nc NodeConfig) (*Node, error) {
 	}
 	if !slices.Contains(nodes, nc.Address) {
 		return nil, fmt.Errorf("--address %s is not one of --cluster %v", nc.Address, nodes)
+	}
+	if nc.Etcd != nil {
+		if err := nc.Etcd.validate(); err != nil {
+			return nil, err
+		}
 	}
 	if (nc.TLS == nil) != (nc.Config.TLS == nil) {
 		return nil, errors.New("a node serves TLS only with TLS between the nodes too, and the other way round")
@@ -325,9 +377,16 @@ func (n *Node) run() {
 	}
 }
 
-// join starts this node's etcd member if it votes, then its coordinator,
-// and campaigns.
+// join starts this node's etcd member if it votes (unless the site uses
+// an etcd of its own), then its coordinator, and campaigns.
 func (n *Node) join() error {
+	if e := n.cfg.Etcd; e != nil {
+		var tlsCfg *tls.Config
+		if e.https() {
+			tlsCfg = cmp.Or(e.TLS, &tls.Config{MinVersion: tls.VersionTLS12})
+		}
+		return n.campaign(e.Endpoints, e.Username, e.Password, tlsCfg)
+	}
 	voters, err := cluster.Voters(n.nodes)
 	if err != nil {
 		return err
@@ -389,11 +448,18 @@ func (n *Node) join() error {
 	if err := cluster.EnableAuthAt(context.Background(), endpoints, password, clientTLS, n.cfg.Logger); err != nil {
 		return err
 	}
+	return n.campaign(endpoints, cluster.RootUser, password, clientTLS)
+}
+
+// campaign opens this node's coordinator on the site's etcd and puts the
+// node up for leader.
+func (n *Node) campaign(endpoints []string, user, password string, clientTLS *tls.Config) error {
 	coord, err := cluster.Open(context.Background(), cluster.Config{
 		Endpoints: endpoints, Site: "site", NodeID: n.cfg.Address, LeaseTTL: n.cfg.LeaseTTL,
+		Nodes:    n.nodes,
 		Info:     cluster.NodeInfo{Address: n.cfg.Address, Started: time.Now()},
 		Logger:   n.cfg.Logger,
-		Username: cluster.RootUser, Password: password, TLS: clientTLS,
+		Username: user, Password: password, TLS: clientTLS,
 	})
 	if err != nil {
 		return err

@@ -225,17 +225,30 @@ func TestClusterSurvivesNodeLoss(t *testing.T) {
 // clusterInfo is admin info's nodes: address to state.
 func clusterInfo(t *testing.T, e cliEnv, alias string) map[string]string {
 	t.Helper()
+	info, err := tryClusterInfo(e, alias)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return info
+}
+
+// tryClusterInfo is clusterInfo for a node that may not answer.
+func tryClusterInfo(e cliEnv, alias string) (map[string]string, error) {
+	out, err := e.run("admin", "info", alias, "--json")
+	if err != nil {
+		return nil, err
+	}
 	var info struct {
 		Nodes []struct{ Address, State string } `json:"nodes"`
 	}
-	if err := json.Unmarshal([]byte(e.must("admin", "info", alias, "--json")), &info); err != nil {
-		t.Fatal(err)
+	if err := json.Unmarshal([]byte(out), &info); err != nil {
+		return nil, err
 	}
-	out := map[string]string{}
+	states := map[string]string{}
 	for _, n := range info.Nodes {
-		out[n.Address] = n.State
+		states[n.Address] = n.State
 	}
-	return out
+	return states, nil
 }
 
 // TestClusterTLSAndDrives: a site of 3 nodes of 2 drives each (6 drives,

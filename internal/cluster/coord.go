@@ -22,6 +22,7 @@ const (
 	keyRoot     = "/twinlake/"
 	membersDir  = "members/"
 	electionDir = "leader" // concurrency.Election adds the '/'
+	nodesKey    = "nodes"  // the site's node list, comma-separated
 )
 
 // Coordinator is one node's view of its site's coordination: its membership
@@ -85,7 +86,13 @@ func Open(ctx context.Context, cfg Config) (*Coordinator, error) {
 		ctx:    loopCtx, cancel: cancel,
 		campaign: make(chan struct{}), done: make(chan struct{}), closing: closing,
 	}
-	sess, err := c.newSession(ctx)
+	if len(cfg.Nodes) > 0 {
+		err = c.claimNodes(ctx, cfg.Nodes)
+	}
+	var sess *concurrency.Session
+	if err == nil {
+		sess, err = c.newSession(ctx)
+	}
 	if err != nil {
 		cancel()
 		client.Close()
@@ -94,6 +101,35 @@ func Open(ctx context.Context, cfg Config) (*Coordinator, error) {
 	c.sess = sess
 	go c.run()
 	return c, nil
+}
+
+// claimNodes records nodes as the site's node list if none is recorded,
+// and fails with ErrOtherSite if another list is.
+func (c *Coordinator) claimNodes(ctx context.Context, nodes []string) error {
+	ctx, cancel := context.WithTimeout(ctx, c.cfg.RequestTimeout)
+	defer cancel()
+	want := strings.Join(nodes, ",")
+	key := c.prefix + nodesKey
+	resp, err := c.client.Txn(ctx).
+		If(clientv3.Compare(clientv3.CreateRevision(key), "=", 0)).
+		Then(clientv3.OpPut(key, want)).
+		Else(clientv3.OpGet(key)).
+		Commit()
+	if err != nil {
+		return fmt.Errorf("cluster: record the site's nodes: %w", err)
+	}
+	if resp.Succeeded {
+		return nil
+	}
+	kvs := resp.Responses[0].GetResponseRange().Kvs
+	if len(kvs) == 1 && string(kvs[0].Value) == want {
+		return nil
+	}
+	got := ""
+	if len(kvs) == 1 {
+		got = string(kvs[0].Value)
+	}
+	return fmt.Errorf("%w: %s holds a site of nodes %s, and this node was started with --cluster %s: give every node the list the site first started with, or this site an etcd of its own", ErrOtherSite, key, got, want)
 }
 
 // newSession grants a lease of LeaseTTL, keeps it alive for as long as the

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"time"
 	"unicode"
@@ -51,6 +52,10 @@ type Config struct {
 	// host:port). Required, spelled as Site. A second coordinator opened
 	// with the same NodeID takes the membership record over.
 	NodeID string
+	// Nodes, when set, are the site's nodes. The first node to open
+	// records them under nodes; Open refuses a site whose record lists
+	// others (ErrOtherSite), before the node registers.
+	Nodes []string
 	// Info is published under members/<NodeID> for as long as the node's
 	// session lives.
 	Info NodeInfo
@@ -114,6 +119,14 @@ func (c Config) Validate() error {
 	}
 	if err := checkName(c.NodeID); err != nil {
 		bad("NodeID: %v", err)
+	}
+	for _, n := range c.Nodes {
+		if err := checkName(n); err != nil || strings.Contains(n, ",") {
+			bad("Nodes: %q is not a node name", n)
+		}
+	}
+	if len(c.Nodes) > 0 && !slices.Contains(c.Nodes, c.NodeID) {
+		bad("Nodes: %s is not among them", c.NodeID)
 	}
 	if c.LeaseTTL < MinLeaseTTL || c.LeaseTTL > MaxLeaseTTL || c.LeaseTTL%time.Second != 0 {
 		bad("LeaseTTL %v is not whole seconds in %v..%v", c.LeaseTTL, MinLeaseTTL, MaxLeaseTTL)

@@ -283,3 +283,47 @@ func TestFenceOfALostLeadNeverHoldsAgain(t *testing.T) {
 		t.Fatal("a write fenced on the new lead failed")
 	}
 }
+
+// The first node to open records the site's node list; a node of the same
+// list opens, one of another list is refused before it registers, and
+// the record stays the first list's.
+func TestOpenClaimsTheSitesNodes(t *testing.T) {
+	m := startMembers(t, 1)[0]
+	open := func(id string, nodes ...string) (*Coordinator, error) {
+		return Open(t.Context(), Config{Endpoints: []string{m.ClientURL()}, Site: "s", NodeID: id, Nodes: nodes,
+			LeaseTTL: testLeaseTTL, Logger: testLogger(t)})
+	}
+	for _, id := range []string{"a:1", "b:1"} {
+		c, err := open(id, "a:1", "b:1")
+		if err != nil {
+			t.Fatalf("node %s of the site: %v", id, err)
+		}
+		defer c.Close(context.Background())
+	}
+	if c, err := open("c:1", "a:1", "c:1"); !errors.Is(err, ErrOtherSite) {
+		if c != nil {
+			c.Close(context.Background())
+		}
+		t.Fatalf("a node of another list opened: %v, want ErrOtherSite", err)
+	}
+	cl, err := clientv3.New(clientv3.Config{Endpoints: []string{m.ClientURL()}, DialTimeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	resp, err := cl.Get(t.Context(), keyRoot+"s/", clientv3.WithPrefix())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, kv := range resp.Kvs {
+		switch k := string(kv.Key); {
+		case k == keyRoot+"s/"+nodesKey && string(kv.Value) != "a:1,b:1":
+			t.Errorf("the node list is %q, want the first nodes'", kv.Value)
+		case strings.Contains(k, "c:1"):
+			t.Errorf("the refused node left %s", k)
+		}
+	}
+	if _, err := open("d:1", "a:1", "d,1"); !errors.Is(err, ErrInvalidConfig) {
+		t.Errorf("a node list with a comma in a name: %v, want ErrInvalidConfig", err)
+	}
+}

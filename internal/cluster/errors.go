@@ -31,3 +31,8 @@ var ErrNoLeader = errors.New("cluster: no leader")
 
 // ErrClosed is returned by the Coordinator's methods after Close.
 var ErrClosed = errors.New("cluster: coordinator closed")
+
+// ErrOtherSite is returned by Open when the site's records in etcd were
+// made by nodes of another node list: another site's, or this one's
+// before its list changed, which the placement of its data cannot follow.
+var ErrOtherSite = errors.New("cluster: the etcd records belong to another node list")

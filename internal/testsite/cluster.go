@@ -82,6 +82,9 @@ type ClusterOptions struct {
 	// Drives, when set, gives every node that many drives (--drives),
 	// directories driveJ in its own.
 	Drives int
+	// Etcd, when set, is every node's --etcd: the client URLs of an etcd
+	// run apart from the site.
+	Etcd []string
 }
 
 // StartClusterWith is StartCluster with opts.
@@ -137,6 +140,9 @@ func (c *Cluster) StartNode(i int) {
 	}
 	if c.opts.Drives > 0 {
 		args = append(args, "--drives", strings.Join(c.DriveDirs(i), ","))
+	}
+	if len(c.opts.Etcd) > 0 {
+		args = append(args, "--etcd", strings.Join(c.opts.Etcd, ","))
 	}
 	c.nodes[i] = spawn(c.t, c.bin, c.dirs[i], c.Addrs[i], args, c.env)
 }

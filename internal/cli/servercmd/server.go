@@ -21,7 +21,7 @@ import (
 func AddServerCommands(root *cobra.Command, opts *cmdutil.Options) {
 	var cfg app.Config
 	var logLevel, logFormat, accessLog, certsDir string
-	var nodes []string
+	var nodes, etcd []string
 	var leaseTTL time.Duration
 	cmd := &cobra.Command{
 		Use:   "server",
@@ -70,6 +70,9 @@ one) the site refuses to start and changes nothing.`,
 				}
 				cfg.TLS, cfg.PeerHTTPClient = tlsCfg, peer
 			}
+			if len(etcd) > 0 && len(nodes) == 0 {
+				return fmt.Errorf("--etcd is for the nodes of a multi-node site: give --cluster too")
+			}
 			if len(nodes) > 0 {
 				secret := []byte(os.Getenv("TWINLAKE_NODE_SECRET"))
 				if len(secret) == 0 {
@@ -81,6 +84,11 @@ one) the site refuses to start and changes nothing.`,
 						return err
 					}
 				}
+				if len(etcd) > 0 {
+					if nc.Etcd, err = externalEtcd(etcd, certsDir); err != nil {
+						return err
+					}
+				}
 				return runNode(cmd.Context(), nc)
 			}
 			return runServer(cmd.Context(), cfg)
@@ -89,7 +97,8 @@ one) the site refuses to start and changes nothing.`,
 	f := cmd.Flags()
 	f.StringVar(&cfg.Address, "address", "127.0.0.1:9000", "listen address")
 	f.StringVar(&cfg.Dir, "dir", "./data", "data directory")
-	f.StringSliceVar(&nodes, "cluster", nil, "run as one node of a multi-node site of these 2 to 16 nodes (host:port, comma-separated, the same list on every node, --address among them; each node also uses the next two ports for etcd)")
+	f.StringSliceVar(&nodes, "cluster", nil, "run as one node of a multi-node site of these 2 to 16 nodes (host:port, comma-separated, the same list on every node, --address among them; without --etcd each node also uses the next two ports for etcd)")
+	f.StringSliceVar(&etcd, "etcd", nil, "with --cluster: keep the site's records in this etcd cluster (its client URLs, comma-separated, all http:// or all https://; its user and password from TWINLAKE_ETCD_USER and TWINLAKE_ETCD_PASSWORD; https trusts the system roots and --certs-dir CAs/*.crt) instead of running etcd on the nodes; one etcd per site")
 	f.DurationVar(&leaseTTL, "cluster-lease", 0, "with --cluster: how long a dead leader holds the lead before another node takes over (2s to 60s; default 10s)")
 	f.StringSliceVar(&cfg.Drives, "drives", nil, "erasure-code object data across these 2 to 16 directories, one per drive (comma-separated; --dir keeps the metadata; fixed when the site first starts; with --cluster: this node's drives, as many on every node, 16 in all at most)")
 	f.StringVar(&cfg.SiteName, "site-name", "", "this site's name (default derived from its deployment ID)")
@@ -167,6 +176,25 @@ func nodeTLS(certsDir, dir string, cert tls.Certificate) (*app.NodeTLS, error) {
 		Files:  cluster.TLSFiles{CertFile: certFile, KeyFile: keyFile, TrustedCAFile: caFile},
 		Client: &tls.Config{RootCAs: pool, Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12},
 	}, nil
+}
+
+// externalEtcd is the etcd at endpoints, with the credentials in the
+// environment, reached over TLS (for https://) trusting the system roots
+// and certsDir/CAs/*.crt.
+func externalEtcd(endpoints []string, certsDir string) (*app.ExternalEtcd, error) {
+	e := &app.ExternalEtcd{Endpoints: endpoints,
+		Username: os.Getenv("TWINLAKE_ETCD_USER"), Password: os.Getenv("TWINLAKE_ETCD_PASSWORD")}
+	pool, err := x509.SystemCertPool()
+	if err != nil || pool == nil {
+		pool = x509.NewCertPool()
+	}
+	if certsDir != "" {
+		if _, err := addCerts(pool, caFiles(certsDir)); err != nil {
+			return nil, err
+		}
+	}
+	e.TLS = &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
+	return e, nil
 }
 
 // runNode runs one node of a multi-node site until ctx ends.

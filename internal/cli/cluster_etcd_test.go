@@ -1,0 +1,197 @@
+package cli
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/minio/minio-go/v7"
+	"github.com/minio/minio-go/v7/pkg/credentials"
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/twinlake/twinlake/internal/cluster"
+	"github.com/twinlake/twinlake/internal/testsite"
+)
+
+// startExternalEtcd runs a one-member etcd in the test process, with
+// authentication on (user root), as an etcd run apart from the site would
+// be, and returns its client URL and root password.
+func startExternalEtcd(t *testing.T) (string, string) {
+	t.Helper()
+	const password = "etcd-root-secret"
+	client, peer := "http://"+testsite.FreeAddr(t), "http://"+testsite.FreeAddr(t)
+	e, err := cluster.StartEmbedded(t.Context(), cluster.EmbedConfig{
+		Name: "ext", Dir: filepath.Join(t.TempDir(), "etcd"), PeerURL: peer, ClientURL: client,
+		InitialCluster: map[string]string{"ext": peer}, ClusterToken: "external-" + t.Name(),
+		ReadyTimeout: 30 * time.Second, Logger: slog.New(slog.DiscardHandler),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(e.Close)
+	if err := cluster.EnableAuthAt(t.Context(), []string{client}, password, nil, slog.New(slog.DiscardHandler)); err != nil {
+		t.Fatal(err)
+	}
+	return client, password
+}
+
+// TestClusterExternalEtcd: a site of 3 nodes started with --etcd keeps its
+// records in an etcd run apart from it, with the user and password the
+// environment gives: no node runs an etcd member, any node takes any
+// request, a leader killed with -9 is replaced with nothing acknowledged
+// lost, and a node given another --cluster list is refused the site's
+// records rather than sharing them.
+func TestClusterExternalEtcd(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs four server processes")
+	}
+	bin := testsite.BuildBinary(t)
+	etcdURL, password := startExternalEtcd(t)
+	env := []string{"TWINLAKE_ROOT_USER=clusteradmin", "TWINLAKE_ROOT_PASSWORD=cluster-secret-123",
+		"TWINLAKE_KMS_SECRET_KEY=" + "MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY=",
+		"TWINLAKE_ETCD_USER=root", "TWINLAKE_ETCD_PASSWORD=" + password}
+	cl := testsite.StartClusterWith(t, bin, t.TempDir(), 3, testsite.ClusterOptions{Etcd: []string{etcdURL}}, env...)
+	for i := range cl.Addrs {
+		if cluster.HasMemberData(filepath.Join(cl.Dir(i), "etcd")) {
+			t.Fatalf("node %s runs an etcd member of its own", cl.Addrs[i])
+		}
+	}
+
+	e := newCLIEnv(t)
+	clients := make([]*minio.Client, len(cl.Addrs))
+	for i, n := range cl.Addrs {
+		e.must("alias", "set", fmt.Sprint("n", i), "http://"+n, "clusteradmin", "cluster-secret-123")
+		c, err := minio.New(n, &minio.Options{Creds: credentials.NewStaticV4("clusteradmin", "cluster-secret-123", "")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		clients[i] = c
+	}
+	leader := clusterLeader(t, e, cl.Addrs, -1)
+
+	// Any node takes any request; a small object and one coded across
+	// the nodes.
+	ctx := t.Context()
+	e.must("mb", fmt.Sprintf("n%d/data", (leader+1)%3))
+	bodies := map[string][]byte{"small": bytes.Repeat([]byte("s"), 4<<10), "large": bytes.Repeat([]byte("large object "), 20<<10)}
+	for k, b := range bodies {
+		if _, err := clients[(leader+1)%3].PutObject(ctx, "data", k, bytes.NewReader(b), int64(len(b)), minio.PutObjectOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	readAll := func(c *minio.Client) error {
+		for k, want := range bodies {
+			o, err := c.GetObject(ctx, "data", k, minio.GetObjectOptions{})
+			if err != nil {
+				return err
+			}
+			got, err := io.ReadAll(o)
+			o.Close()
+			if err != nil {
+				return err
+			}
+			if !bytes.Equal(got, want) {
+				return fmt.Errorf("%s: read %d bytes that differ from the %d written", k, len(got), len(want))
+			}
+		}
+		return nil
+	}
+	if err := readAll(clients[(leader+2)%3]); err != nil {
+		t.Fatal(err)
+	}
+
+	// The site's records are in the external etcd, under its node list.
+	ec, err := clientv3.New(clientv3.Config{Endpoints: []string{etcdURL}, Username: "root", Password: password, DialTimeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ec.Close()
+	resp, err := ec.Get(ctx, "/twinlake/site/nodes")
+	if err != nil || len(resp.Kvs) != 1 {
+		t.Fatalf("the site's node list in etcd: %v, %v", resp, err)
+	}
+	recorded := strings.Split(string(resp.Kvs[0].Value), ",")
+	if want := slices.Sorted(slices.Values(cl.Addrs)); !slices.Equal(slices.Sorted(slices.Values(recorded)), want) {
+		t.Fatalf("etcd records the nodes %v, want %v", recorded, want)
+	}
+	if resp, err := ec.Get(ctx, "/twinlake/site/meta/", clientv3.WithPrefix(), clientv3.WithCountOnly()); err != nil || resp.Count == 0 {
+		t.Fatalf("no metadata records in the external etcd: %v, %v", resp, err)
+	}
+
+	// The leader killed: another node leads, over the same etcd, and
+	// every acknowledged object reads; back, the node rejoins.
+	cl.KillNode(leader)
+	survivor := (leader + 1) % 3
+	next := clusterLeader(t, e, cl.Addrs, leader)
+	if next == leader {
+		t.Fatalf("node %s still leads after its kill", cl.Addrs[leader])
+	}
+	testsite.Eventually(t, 30*time.Second, func() error { return readAll(clients[survivor]) })
+	bodies["after"] = []byte("written after the leader's loss")
+	if _, err := clients[survivor].PutObject(ctx, "data", "after", bytes.NewReader(bodies["after"]), int64(len(bodies["after"])), minio.PutObjectOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	cl.Start()
+	testsite.Eventually(t, 30*time.Second, func() error {
+		info, err := tryClusterInfo(e, fmt.Sprint("n", survivor))
+		if err != nil {
+			return err
+		}
+		if info[cl.Addrs[leader]] == "offline" {
+			return errors.New("the restarted node is not back")
+		}
+		return nil
+	})
+	if err := readAll(clients[leader]); err != nil {
+		t.Fatal(err)
+	}
+
+	// A node of another list, on the same etcd, is refused and changes
+	// nothing.
+	stray := testsite.FreeAddr(t)
+	p := testsite.SpawnProcess(t, bin, t.TempDir(), stray, []string{"--cluster", stray + "," + testsite.FreeAddr(t), "--etcd", etcdURL}, env...)
+	testsite.Eventually(t, 30*time.Second, func() error {
+		if !strings.Contains(p.Log(), "another node list") {
+			return fmt.Errorf("the stray node's log says nothing of the other site:\n%s", p.Log())
+		}
+		return nil
+	})
+	p.Kill(t)
+	if resp, err := ec.Get(ctx, "/twinlake/site/members/"+stray); err != nil || len(resp.Kvs) != 0 {
+		t.Fatalf("the stray node registered in the site: %v, %v", resp, err)
+	}
+	if err := readAll(clients[survivor]); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// clusterLeader waits until the site names a leader other than node not
+// (-1: any), asking the other nodes, and returns its index.
+func clusterLeader(t *testing.T, e cliEnv, addrs []string, not int) int {
+	t.Helper()
+	leader := -1
+	testsite.Eventually(t, 60*time.Second, func() error {
+		for i := range addrs {
+			if i == not {
+				continue
+			}
+			info, err := tryClusterInfo(e, fmt.Sprint("n", i))
+			if err != nil {
+				continue
+			}
+			if j := slices.IndexFunc(addrs, func(a string) bool { return info[a] == "leader" }); j >= 0 && j != not {
+				leader = j
+				return nil
+			}
+		}
+		return errors.New("no leader yet")
+	})
+	return leader
+}
