@@ -2,10 +2,12 @@ package cli
 
 import (
 	"bytes"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -16,19 +18,29 @@ import (
 	"github.com/minio/minio-go/v7/pkg/credentials"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
+	"github.com/twinlake/twinlake/internal/adminclient"
 	"github.com/twinlake/twinlake/internal/cluster"
 	"github.com/twinlake/twinlake/internal/testsite"
 )
 
 // startExternalEtcd runs a one-member etcd in the test process, with
 // authentication on (user root), as an etcd run apart from the site would
-// be, and returns its client URL and root password.
-func startExternalEtcd(t *testing.T) (string, string) {
+// be, over TLS with certs' certificate when certs is set; it returns its
+// client URL and root password.
+func startExternalEtcd(t *testing.T, certs string) (string, string) {
 	t.Helper()
 	const password = "etcd-root-secret"
-	client, peer := "http://"+testsite.FreeAddr(t), "http://"+testsite.FreeAddr(t)
+	scheme, files := "http", (*cluster.TLSFiles)(nil)
+	var clientTLS *tls.Config
+	if certs != "" {
+		scheme = "https"
+		files = &cluster.TLSFiles{CertFile: filepath.Join(certs, "public.crt"), KeyFile: filepath.Join(certs, "private.key"),
+			TrustedCAFile: filepath.Join(certs, "CAs", "site.crt")}
+		clientTLS = testsite.CertsClient(t, certs).Transport.(*http.Transport).TLSClientConfig
+	}
+	client, peer := scheme+"://"+testsite.FreeAddr(t), scheme+"://"+testsite.FreeAddr(t)
 	e, err := cluster.StartEmbedded(t.Context(), cluster.EmbedConfig{
-		Name: "ext", Dir: filepath.Join(t.TempDir(), "etcd"), PeerURL: peer, ClientURL: client,
+		Name: "ext", Dir: filepath.Join(t.TempDir(), "etcd"), PeerURL: peer, ClientURL: client, TLS: files,
 		InitialCluster: map[string]string{"ext": peer}, ClusterToken: "external-" + t.Name(),
 		ReadyTimeout: 30 * time.Second, Logger: slog.New(slog.DiscardHandler),
 	})
@@ -36,7 +48,7 @@ func startExternalEtcd(t *testing.T) (string, string) {
 		t.Fatal(err)
 	}
 	t.Cleanup(e.Close)
-	if err := cluster.EnableAuthAt(t.Context(), []string{client}, password, nil, slog.New(slog.DiscardHandler)); err != nil {
+	if err := cluster.EnableAuthAt(t.Context(), []string{client}, password, clientTLS, slog.New(slog.DiscardHandler)); err != nil {
 		t.Fatal(err)
 	}
 	return client, password
@@ -44,42 +56,60 @@ func startExternalEtcd(t *testing.T) (string, string) {
 
 // TestClusterExternalEtcd: a site of 3 nodes started with --etcd keeps its
 // records in an etcd run apart from it, with the user and password the
-// environment gives: no node runs an etcd member, any node takes any
-// request, a leader killed with -9 is replaced with nothing acknowledged
-// lost, and a node given another --cluster list is refused the site's
-// records rather than sharing them.
+// environment gives, over http or (trusting --certs-dir's CAs) https: no
+// node runs an etcd member, any node takes any request, a leader killed
+// with -9 is replaced with nothing acknowledged lost, and a node given
+// another --cluster list is refused the site's records rather than
+// sharing them.
 func TestClusterExternalEtcd(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs four server processes")
 	}
 	bin := testsite.BuildBinary(t)
-	etcdURL, password := startExternalEtcd(t)
+	for _, withTLS := range []bool{false, true} {
+		t.Run(fmt.Sprintf("tls=%v", withTLS), func(t *testing.T) { testExternalEtcd(t, bin, withTLS) })
+	}
+}
+
+func testExternalEtcd(t *testing.T, bin string, withTLS bool) {
+	certs := ""
+	if withTLS {
+		certs = t.TempDir()
+		testsite.WriteCerts(t, certs)
+	}
+	etcdURL, password := startExternalEtcd(t, certs)
 	env := []string{"TWINLAKE_ROOT_USER=clusteradmin", "TWINLAKE_ROOT_PASSWORD=cluster-secret-123",
 		"TWINLAKE_KMS_SECRET_KEY=" + "MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY=",
 		"TWINLAKE_ETCD_USER=root", "TWINLAKE_ETCD_PASSWORD=" + password}
-	cl := testsite.StartClusterWith(t, bin, t.TempDir(), 3, testsite.ClusterOptions{Etcd: []string{etcdURL}}, env...)
+	cl := testsite.StartClusterWith(t, bin, t.TempDir(), 3, testsite.ClusterOptions{Certs: certs, Etcd: []string{etcdURL}}, env...)
 	for i := range cl.Addrs {
 		if cluster.HasMemberData(filepath.Join(cl.Dir(i), "etcd")) {
 			t.Fatalf("node %s runs an etcd member of its own", cl.Addrs[i])
 		}
 	}
 
-	e := newCLIEnv(t)
+	creds := credentials.NewStaticV4("clusteradmin", "cluster-secret-123", "")
 	clients := make([]*minio.Client, len(cl.Addrs))
+	admins := make([]*adminclient.Client, len(cl.Addrs))
 	for i, n := range cl.Addrs {
-		e.must("alias", "set", fmt.Sprint("n", i), "http://"+n, "clusteradmin", "cluster-secret-123")
-		c, err := minio.New(n, &minio.Options{Creds: credentials.NewStaticV4("clusteradmin", "cluster-secret-123", "")})
+		c, err := minio.New(n, &minio.Options{Creds: creds, Secure: withTLS, Transport: cl.Client().Transport})
 		if err != nil {
 			t.Fatal(err)
 		}
 		clients[i] = c
+		if admins[i], err = adminclient.New(cl.URL(i), adminclient.Credentials{AccessKey: "clusteradmin", SecretKey: "cluster-secret-123"},
+			adminclient.Config{HTTPClient: cl.Client()}); err != nil {
+			t.Fatal(err)
+		}
 	}
-	leader := clusterLeader(t, e, cl.Addrs, -1)
+	leader := siteLeader(t, admins, cl.Addrs, -1)
 
 	// Any node takes any request; a small object and one coded across
 	// the nodes.
 	ctx := t.Context()
-	e.must("mb", fmt.Sprintf("n%d/data", (leader+1)%3))
+	if err := clients[(leader+1)%3].MakeBucket(ctx, "data", minio.MakeBucketOptions{}); err != nil {
+		t.Fatal(err)
+	}
 	bodies := map[string][]byte{"small": bytes.Repeat([]byte("s"), 4<<10), "large": bytes.Repeat([]byte("large object "), 20<<10)}
 	for k, b := range bodies {
 		if _, err := clients[(leader+1)%3].PutObject(ctx, "data", k, bytes.NewReader(b), int64(len(b)), minio.PutObjectOptions{}); err != nil {
@@ -108,7 +138,12 @@ func TestClusterExternalEtcd(t *testing.T) {
 	}
 
 	// The site's records are in the external etcd, under its node list.
-	ec, err := clientv3.New(clientv3.Config{Endpoints: []string{etcdURL}, Username: "root", Password: password, DialTimeout: 5 * time.Second})
+	var etcdTLS *tls.Config
+	if withTLS {
+		etcdTLS = cl.Client().Transport.(*http.Transport).TLSClientConfig
+	}
+	ec, err := clientv3.New(clientv3.Config{Endpoints: []string{etcdURL}, Username: "root", Password: password,
+		TLS: etcdTLS, DialTimeout: 5 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,8 +164,7 @@ func TestClusterExternalEtcd(t *testing.T) {
 	// every acknowledged object reads; back, the node rejoins.
 	cl.KillNode(leader)
 	survivor := (leader + 1) % 3
-	next := clusterLeader(t, e, cl.Addrs, leader)
-	if next == leader {
+	if next := siteLeader(t, admins, cl.Addrs, leader); next == leader {
 		t.Fatalf("node %s still leads after its kill", cl.Addrs[leader])
 	}
 	testsite.Eventually(t, 30*time.Second, func() error { return readAll(clients[survivor]) })
@@ -140,12 +174,14 @@ func TestClusterExternalEtcd(t *testing.T) {
 	}
 	cl.Start()
 	testsite.Eventually(t, 30*time.Second, func() error {
-		info, err := tryClusterInfo(e, fmt.Sprint("n", survivor))
+		info, err := admins[survivor].ServerInfo(ctx)
 		if err != nil {
 			return err
 		}
-		if info[cl.Addrs[leader]] == "offline" {
-			return errors.New("the restarted node is not back")
+		for _, n := range info.Nodes {
+			if n.Address == cl.Addrs[leader] && n.State == "offline" {
+				return errors.New("the restarted node is not back")
+			}
 		}
 		return nil
 	})
@@ -156,7 +192,11 @@ func TestClusterExternalEtcd(t *testing.T) {
 	// A node of another list, on the same etcd, is refused and changes
 	// nothing.
 	stray := testsite.FreeAddr(t)
-	p := testsite.SpawnProcess(t, bin, t.TempDir(), stray, []string{"--cluster", stray + "," + testsite.FreeAddr(t), "--etcd", etcdURL}, env...)
+	args := []string{"--cluster", stray + "," + testsite.FreeAddr(t), "--etcd", etcdURL}
+	if withTLS {
+		args = append(args, "--certs-dir", certs)
+	}
+	p := testsite.SpawnProcess(t, bin, t.TempDir(), stray, args, env...)
 	testsite.Eventually(t, 30*time.Second, func() error {
 		if !strings.Contains(p.Log(), "another node list") {
 			return fmt.Errorf("the stray node's log says nothing of the other site:\n%s", p.Log())
@@ -172,23 +212,25 @@ func TestClusterExternalEtcd(t *testing.T) {
 	}
 }
 
-// clusterLeader waits until the site names a leader other than node not
+// siteLeader waits until the site names a leader other than node not
 // (-1: any), asking the other nodes, and returns its index.
-func clusterLeader(t *testing.T, e cliEnv, addrs []string, not int) int {
+func siteLeader(t *testing.T, admins []*adminclient.Client, addrs []string, not int) int {
 	t.Helper()
 	leader := -1
 	testsite.Eventually(t, 60*time.Second, func() error {
-		for i := range addrs {
+		for i, a := range admins {
 			if i == not {
 				continue
 			}
-			info, err := tryClusterInfo(e, fmt.Sprint("n", i))
+			info, err := a.ServerInfo(t.Context())
 			if err != nil {
 				continue
 			}
-			if j := slices.IndexFunc(addrs, func(a string) bool { return info[a] == "leader" }); j >= 0 && j != not {
-				leader = j
-				return nil
+			for _, n := range info.Nodes {
+				if j := slices.Index(addrs, n.Address); n.State == "leader" && j >= 0 && j != not {
+					leader = j
+					return nil
+				}
 			}
 		}
 		return errors.New("no leader yet")
