@@ -64,6 +64,9 @@ type ServerInfo struct {
 	DiskFree      uint64 `json:"diskFree"`
 	// Nodes lists a multi-node site's nodes; empty on a single server.
 	Nodes []NodeInfo `json:"nodes,omitempty"`
+	// Etcd is the storage of a multi-node site's etcd, which bounds the
+	// site's metadata; absent on a single server.
+	Etcd *EtcdInfo `json:"etcd,omitempty"`
 	// Heal is the latest heal scan's progress (on demand or in the
 	// background), absent if none ran since the server started.
 	Heal *HealInfo `json:"heal,omitempty"`
@@ -81,6 +84,25 @@ type HealInfo struct {
 	Degraded      int64     `json:"degraded"`
 	ShardsRebuilt int64     `json:"shardsRebuilt"`
 	MissingCount  int64     `json:"missingCount"`
+}
+
+// EtcdInfo sums up what a multi-node site's etcd endpoints report of their
+// storage: the largest database and use, the smallest quota.
+type EtcdInfo struct {
+	// DBSize is the largest member's database file, in bytes.
+	DBSize int64 `json:"dbSize"`
+	// DBSizeInUse is the most any member uses of its file, in bytes.
+	DBSizeInUse int64 `json:"dbSizeInUse"`
+	// Quota is the smallest member quota, in bytes: past it etcd refuses
+	// every write of the site.
+	Quota int64 `json:"quota"`
+	// Alarms are the alarms the members report (NOSPACE: the quota is
+	// reached), and a member without a raft leader.
+	Alarms []string `json:"alarms,omitempty"`
+	// Endpoints is how many endpoints the site uses; Unreachable those
+	// that did not answer.
+	Endpoints   int      `json:"endpoints"`
+	Unreachable []string `json:"unreachable,omitempty"`
 }
 
 // NodeInfo is one node of a multi-node site as its leader sees it.

@@ -95,6 +95,9 @@ func (s *Server) Info(ctx context.Context) (adminclient.ServerInfo, error) {
 	} else {
 		info.Address = s.cfg.Address
 	}
+	if s.cfg.Etcd != nil {
+		info.Etcd = s.cfg.Etcd(ctx)
+	}
 	if s.cfg.Nodes != nil {
 		info.Nodes = s.cfg.Nodes(ctx)
 	}

@@ -60,6 +60,9 @@ type Config struct {
 	Blobs *blob.Store
 	// Nodes, when set, reports a multi-node site's nodes for admin info.
 	Nodes func(ctx context.Context) []adminclient.NodeInfo
+	// Etcd, when set, reports a multi-node site's etcd storage for admin
+	// info and the metrics.
+	Etcd func(ctx context.Context) *adminclient.EtcdInfo
 	// Trace, when set, is the bus the site publishes its trace events on
 	// (a node's, named for the node); otherwise one named SiteName.
 	Trace *trace.Bus

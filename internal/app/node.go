@@ -524,7 +524,7 @@ func (n *Node) lead() error {
 		return err
 	}
 	cfg := n.cfg.Config
-	cfg.Meta, cfg.Blobs, cfg.Nodes, cfg.Drives = store, n.set, n.nodeInfo, nil
+	cfg.Meta, cfg.Blobs, cfg.Nodes, cfg.Etcd, cfg.Drives = store, n.set, n.nodeInfo, n.etcdInfo, nil
 	cfg.Trace, cfg.RemoteTrace = n.bus, n.remoteTrace
 	site, err := New(cfg)
 	if err != nil {
@@ -565,6 +565,23 @@ func (n *Node) nodeInfo(ctx context.Context) []adminclient.NodeInfo {
 		out[i] = adminclient.NodeInfo{Address: node, State: state, Drive: drivesState(driveErrs[i*n.perNode : (i+1)*n.perNode])}
 	}
 	return out
+}
+
+// etcdInfo sums up the storage the site's etcd endpoints report.
+func (n *Node) etcdInfo(ctx context.Context) *adminclient.EtcdInfo {
+	answered, unreachable := n.coord.Storage(ctx)
+	info := &adminclient.EtcdInfo{Endpoints: len(answered) + len(unreachable), Unreachable: unreachable}
+	for _, m := range answered {
+		info.DBSize = max(info.DBSize, m.DBSize)
+		info.DBSizeInUse = max(info.DBSizeInUse, m.DBSizeInUse)
+		if info.Quota == 0 || m.Quota < info.Quota {
+			info.Quota = m.Quota
+		}
+		for _, e := range m.Errors {
+			info.Alarms = append(info.Alarms, m.Endpoint+": "+e)
+		}
+	}
+	return info
 }
 
 // remoteTrace streams the other nodes' events that match f until ctx

@@ -2,6 +2,8 @@ package app
 
 import (
 	"context"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -13,9 +15,10 @@ import (
 // which leads), each drive of a drive set (whether it answers), and the
 // latest heal scan's progress.
 type nodeCollector struct {
-	s                                    *Server
-	nodeUp, leader, driveUp              *prometheus.Desc
-	healPercent, healDegraded, healShard *prometheus.Desc
+	s                                      *Server
+	nodeUp, leader, driveUp                *prometheus.Desc
+	healPercent, healDegraded, healShard   *prometheus.Desc
+	etcdDB, etcdInUse, etcdQuota, etcdFull *prometheus.Desc
 }
 
 func newNodeCollector(s *Server) *nodeCollector {
@@ -26,11 +29,16 @@ func newNodeCollector(s *Server) *nodeCollector {
 		healPercent:  prometheus.NewDesc(metrics.HealProgressPercent, "The latest heal scan's progress estimate; 100 when done.", nil, nil),
 		healDegraded: prometheus.NewDesc(metrics.HealDegradedBlobs, "Blobs the latest heal scan found short of a shard.", nil, nil),
 		healShard:    prometheus.NewDesc(metrics.HealShardsRebuilt, "Shards the latest heal scan wrote again.", nil, nil),
+		etcdDB:       prometheus.NewDesc(metrics.EtcdDBBytes, "The largest database file of the site's etcd members, in bytes.", nil, nil),
+		etcdInUse:    prometheus.NewDesc(metrics.EtcdDBInUseBytes, "The most any of the site's etcd members uses of its database file, in bytes.", nil, nil),
+		etcdQuota:    prometheus.NewDesc(metrics.EtcdQuotaBytes, "The smallest quota of the site's etcd members, in bytes: past it etcd refuses every write.", nil, nil),
+		etcdFull:     prometheus.NewDesc(metrics.EtcdNoSpace, "1 while a member of the site's etcd raises the NOSPACE alarm and refuses every write.", nil, nil),
 	}
 }
 
 func (c *nodeCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{c.nodeUp, c.leader, c.driveUp, c.healPercent, c.healDegraded, c.healShard} {
+	for _, d := range []*prometheus.Desc{c.nodeUp, c.leader, c.driveUp, c.healPercent, c.healDegraded, c.healShard,
+		c.etcdDB, c.etcdInUse, c.etcdQuota, c.etcdFull} {
 		ch <- d
 	}
 }
@@ -57,6 +65,14 @@ func (c *nodeCollector) Collect(ch chan<- prometheus.Metric) {
 			ch <- boolGauge(c.nodeUp, n.State != "offline", n.Address)
 			ch <- boolGauge(c.leader, n.State == "leader", n.Address)
 			ch <- boolGauge(c.driveUp, n.Drive == "ok", n.Address)
+		}
+		if s.cfg.Etcd != nil {
+			if e := s.cfg.Etcd(ctx); len(e.Unreachable) < e.Endpoints {
+				ch <- gauge(c.etcdDB, float64(e.DBSize))
+				ch <- gauge(c.etcdInUse, float64(e.DBSizeInUse))
+				ch <- gauge(c.etcdQuota, float64(e.Quota))
+				ch <- boolGauge(c.etcdFull, slices.ContainsFunc(e.Alarms, func(a string) bool { return strings.Contains(a, "NOSPACE") }))
+			}
 		}
 	case s.blobs.Drives() > 1:
 		for i, err := range s.blobs.DriveErrors() {

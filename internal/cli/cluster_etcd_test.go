@@ -103,6 +103,13 @@ func testExternalEtcd(t *testing.T, bin string, withTLS bool) {
 		}
 	}
 	leader := siteLeader(t, admins, cl.Addrs, -1)
+	info, err := admins[leader].ServerInfo(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e := info.Etcd; e == nil || e.Endpoints != 1 || len(e.Unreachable) != 0 || e.DBSizeInUse <= 0 || e.Quota != 2<<30 || len(e.Alarms) != 0 {
+		t.Fatalf("admin info reports the external etcd as %+v: want its one endpoint, its use, its 2 GiB quota", info.Etcd)
+	}
 
 	// Any node takes any request; a small object and one coded across
 	// the nodes.

@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -64,6 +65,10 @@ func TestClusterSurvivesNodeLoss(t *testing.T) {
 	}
 	if leader < 0 || len(info) != 4 {
 		t.Fatalf("admin info nodes: %v", info)
+	}
+	// How much of etcd's quota the metadata uses, from its 3 voters.
+	if out := e.must("admin", "info", "n0"); !regexp.MustCompile(`Etcd: +[0-9.]+[KMG]iB in use of a 2\.0GiB quota \(0%\), file [0-9.]+[KMG]iB\n`).MatchString(out) {
+		t.Fatalf("admin info does not tell etcd's use of its quota:\n%s", out)
 	}
 
 	// Any node takes any request: a bucket made on one, objects written
@@ -137,7 +142,8 @@ func TestClusterSurvivesNodeLoss(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, want := range []string{fmt.Sprintf(`twinlake_cluster_node_up{node=%q} 0`, nodes[leader]), fmt.Sprintf(`twinlake_cluster_node_leader{node=%q} 1`, nodes[next]),
-		fmt.Sprintf(`twinlake_drive_up{drive=%q} 0`, nodes[leader]), fmt.Sprintf(`twinlake_drive_up{drive=%q} 1`, nodes[next])} {
+		fmt.Sprintf(`twinlake_drive_up{drive=%q} 0`, nodes[leader]), fmt.Sprintf(`twinlake_drive_up{drive=%q} 1`, nodes[next]),
+		"twinlake_cluster_etcd_quota_bytes 2.147483648e+09", "twinlake_cluster_etcd_nospace 0"} {
 		if !strings.Contains(scraped.String(), want) {
 			t.Fatalf("metrics lack %s:\n%s", want, grepLines(scraped.String(), "twinlake_cluster_")+grepLines(scraped.String(), "twinlake_drive_"))
 		}

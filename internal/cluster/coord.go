@@ -324,3 +324,57 @@ func (c *Coordinator) shutdown(ctx context.Context) error {
 	}
 	return errors.Join(errs...)
 }
+
+// MemberStatus is what one etcd endpoint reports of its storage.
+type MemberStatus struct {
+	Endpoint string
+	// DBSize is the backend file's size; DBSizeInUse the part of it in
+	// use (the rest is free pages, given back by a defragmentation).
+	DBSize, DBSizeInUse int64
+	// Quota is the size past which the member raises the NOSPACE alarm
+	// and refuses every write.
+	Quota int64
+	// Errors are the member's raised alarms ("... alarm:NOSPACE") and a
+	// lost raft leader.
+	Errors []string
+}
+
+// storageTimeout bounds Storage.
+const storageTimeout = 2 * time.Second
+
+// Storage asks every etcd endpoint for its storage status at once. It
+// returns those that answered, in endpoint order, and names the others.
+func (c *Coordinator) Storage(ctx context.Context) (answered []MemberStatus, unreachable []string) {
+	if c.ctx.Err() != nil {
+		return nil, c.cfg.Endpoints
+	}
+	// An endpoint down is not waited for long: admin info and a metrics
+	// scrape wait for the answers.
+	ctx, cancel := context.WithTimeout(ctx, min(c.cfg.RequestTimeout, storageTimeout))
+	defer cancel()
+	all := make([]*MemberStatus, len(c.cfg.Endpoints))
+	var wg sync.WaitGroup
+	for i, ep := range c.cfg.Endpoints {
+		wg.Go(func() {
+			// A closed port is told at once; the client would retry it
+			// until the deadline.
+			if !listening(ep, storageTimeout/4) {
+				return
+			}
+			st, err := c.client.Status(ctx, ep)
+			if err != nil {
+				return
+			}
+			all[i] = &MemberStatus{Endpoint: ep, DBSize: st.DbSize, DBSizeInUse: st.DbSizeInUse, Quota: st.DbSizeQuota, Errors: st.Errors}
+		})
+	}
+	wg.Wait()
+	for i, st := range all {
+		if st == nil {
+			unreachable = append(unreachable, c.cfg.Endpoints[i])
+			continue
+		}
+		answered = append(answered, *st)
+	}
+	return answered, unreachable
+}

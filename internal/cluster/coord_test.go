@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"go.etcd.io/etcd/api/v3/etcdserverpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
@@ -325,5 +326,32 @@ func TestOpenClaimsTheSitesNodes(t *testing.T) {
 	}
 	if _, err := open("d:1", "a:1", "d,1"); !errors.Is(err, ErrInvalidConfig) {
 		t.Errorf("a node list with a comma in a name: %v, want ErrInvalidConfig", err)
+	}
+}
+
+// Storage reports each endpoint's database, use and quota, names those
+// that do not answer, and shows a raised NOSPACE alarm.
+func TestCoordinatorStorage(t *testing.T) {
+	m := startMembers(t, 1)[0]
+	down := fmt.Sprintf("http://127.0.0.1:%d", freePorts(t, 1)[0])
+	c := openCoordinator(t, "a", m.ClientURL(), down)
+	answered, unreachable := c.Storage(t.Context())
+	if len(answered) != 1 || !slices.Equal(unreachable, []string{down}) {
+		t.Fatalf("Storage = %+v, unreachable %v; want the member, and %s unreachable", answered, unreachable, down)
+	}
+	st := answered[0]
+	if st.Endpoint != m.ClientURL() || st.DBSize <= 0 || st.DBSizeInUse <= 0 || st.DBSizeInUse > st.DBSize || st.Quota != 2<<30 || len(st.Errors) != 0 {
+		t.Fatalf("status %+v: want a database in use within its file, etcd's 2 GiB default quota, no errors", st)
+	}
+	// The alarm etcd raises when the quota is reached.
+	id := uint64(m.etcd.Server.MemberID())
+	_, err := etcdserverpb.NewMaintenanceClient(c.Client().ActiveConnection()).Alarm(t.Context(),
+		&etcdserverpb.AlarmRequest{Action: etcdserverpb.AlarmRequest_ACTIVATE, MemberID: id, Alarm: etcdserverpb.AlarmType_NOSPACE})
+	if err != nil {
+		t.Fatal(err)
+	}
+	answered, _ = c.Storage(t.Context())
+	if len(answered) != 1 || !slices.ContainsFunc(answered[0].Errors, func(e string) bool { return strings.Contains(e, "NOSPACE") }) {
+		t.Fatalf("Storage after NOSPACE = %+v, want the alarm among the errors", answered)
 	}
 }

@@ -199,15 +199,20 @@ func addMember(ctx context.Context, c *clientv3.Client, peerURL string) (*client
 
 // anyListening reports whether any of the client URLs takes a connection.
 func anyListening(endpoints []string) bool {
-	for _, ep := range endpoints {
-		u, err := url.Parse(ep)
-		if err != nil {
-			continue
-		}
-		if conn, err := net.DialTimeout("tcp", u.Host, time.Second); err == nil {
-			conn.Close()
-			return true
-		}
+	return slices.ContainsFunc(endpoints, func(ep string) bool { return listening(ep, time.Second) })
+}
+
+// listening reports whether the client URL's port takes a connection
+// within timeout.
+func listening(endpoint string, timeout time.Duration) bool {
+	u, err := url.Parse(endpoint)
+	if err != nil {
+		return false
 	}
-	return false
+	conn, err := net.DialTimeout("tcp", u.Host, timeout)
+	if err != nil {
+		return false
+	}
+	conn.Close()
+	return true
 }

@@ -23,6 +23,7 @@ var allNames = []string{
 	ReplicationLinkLatencySeconds, ReplicationLinkUp, ReplicationMismatchesTotal,
 	TraceDroppedEventsTotal,
 	ClusterNodeUp, ClusterNodeLeader, DriveUp, HealProgressPercent, HealDegradedBlobs, HealShardsRebuilt,
+	EtcdDBBytes, EtcdDBInUseBytes, EtcdQuotaBytes, EtcdNoSpace,
 }
 
 func TestNamesFollowConventions(t *testing.T) {

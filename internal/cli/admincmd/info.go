@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/twinlake/twinlake/internal/adminclient"
 	"github.com/twinlake/twinlake/internal/cli/cmdutil"
 )
 
@@ -47,6 +49,13 @@ func newAdminInfoCmd(opts *cmdutil.Options) *cobra.Command {
 				fmt.Fprintf(&b, "Heal:       %s (started %s): %d versions and %d parts read, %d degraded, %d shards rebuilt, %d missing\n",
 					state, h.Started.UTC().Format(time.RFC3339), h.Versions, h.Parts, h.Degraded, h.ShardsRebuilt, h.MissingCount)
 			}
+			if e := info.Etcd; e != nil {
+				fmt.Fprintf(&b, "Etcd:       %s", etcdLine(*e))
+				for _, a := range e.Alarms {
+					fmt.Fprintf(&b, "\n  alarm: %s", a)
+				}
+				b.WriteString("\n")
+			}
 			if len(info.Nodes) > 0 {
 				fmt.Fprintf(&b, "Nodes:      %d\n", len(info.Nodes))
 				for _, n := range info.Nodes {
@@ -56,4 +65,21 @@ func newAdminInfoCmd(opts *cmdutil.Options) *cobra.Command {
 			return cmdutil.PrintResult(cmd.OutOrStdout(), opts, info, strings.TrimSuffix(b.String(), "\n"))
 		},
 	}
+}
+
+// etcdLine sums up a multi-node site's etcd storage for admin info: how
+// much of its quota the metadata uses.
+func etcdLine(e adminclient.EtcdInfo) string {
+	if len(e.Unreachable) == e.Endpoints {
+		return fmt.Sprintf("no endpoint answers (%s)", strings.Join(e.Unreachable, ", "))
+	}
+	line := fmt.Sprintf("%s in use of a %s quota", cmdutil.FmtBytes(e.DBSizeInUse), cmdutil.FmtBytes(e.Quota))
+	if e.Quota > 0 {
+		line += fmt.Sprintf(" (%d%%)", e.DBSizeInUse*100/e.Quota)
+	}
+	line += fmt.Sprintf(", file %s", cmdutil.FmtBytes(e.DBSize))
+	if len(e.Unreachable) > 0 {
+		line += fmt.Sprintf("; %d of %d endpoints do not answer (%s)", len(e.Unreachable), e.Endpoints, strings.Join(e.Unreachable, ", "))
+	}
+	return line
 }
