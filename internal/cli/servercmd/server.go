@@ -40,6 +40,8 @@ one) the site refuses to start and changes nothing.`,
 		Example: `  twinlake server --address 127.0.0.1:9000 --dir ./data
   twinlake server --dir ./data --log-format json --access-log /var/log/twinlake/access.log
   TWINLAKE_ROOT_USER=admin TWINLAKE_ROOT_PASSWORD=change-me-now twinlake server --dir ./data
+  twinlake server --address n1:9000 --dir /srv/tl --cluster n1:9000,n2:9000,n3:9000,n4:9000
+  TWINLAKE_ETCD_USER=twinlake TWINLAKE_ETCD_PASSWORD=... twinlake server --address n1:9000 --dir /srv/tl --cluster n1:9000,n2:9000 --etcd https://e1:2379,https://e2:2379,https://e3:2379
   TWINLAKE_ROOT_USER=admin TWINLAKE_ROOT_PASSWORD=new-password TWINLAKE_ROOT_PASSWORD_PREVIOUS=change-me-now twinlake server --dir ./data`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
