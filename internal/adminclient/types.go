@@ -113,6 +113,10 @@ type NodeInfo struct {
 	State string `json:"state"`
 	// Drive is "ok" when the leader reaches the node's drive, else why not.
 	Drive string `json:"drive"`
+	// Voter is set for a node that runs one of the site's etcd voting
+	// members (never with an etcd run apart from the site): replace
+	// voters one at a time.
+	Voter bool `json:"voter,omitempty"`
 }
 
 // ConfigKV is one setting of a subsystem: its effective value and where that

@@ -553,6 +553,10 @@ func (n *Node) nodeInfo(ctx context.Context) []adminclient.NodeInfo {
 		}
 	}
 	driveErrs := n.set.DriveErrors()
+	var voters []string
+	if n.cfg.Etcd == nil {
+		voters, _ = cluster.Voters(n.nodes) // the list was checked at start
+	}
 	out := make([]adminclient.NodeInfo, len(n.nodes))
 	for i, node := range n.nodes {
 		state := "offline"
@@ -562,7 +566,8 @@ func (n *Node) nodeInfo(ctx context.Context) []adminclient.NodeInfo {
 		case online[node]:
 			state = "online"
 		}
-		out[i] = adminclient.NodeInfo{Address: node, State: state, Drive: drivesState(driveErrs[i*n.perNode : (i+1)*n.perNode])}
+		out[i] = adminclient.NodeInfo{Address: node, State: state, Drive: drivesState(driveErrs[i*n.perNode : (i+1)*n.perNode]),
+			Voter: slices.Contains(voters, node)}
 	}
 	return out
 }

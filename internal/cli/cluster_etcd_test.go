@@ -110,6 +110,9 @@ func testExternalEtcd(t *testing.T, bin string, withTLS bool) {
 	if e := info.Etcd; e == nil || e.Endpoints != 1 || len(e.Unreachable) != 0 || e.DBSizeInUse <= 0 || e.Quota != 2<<30 || len(e.Alarms) != 0 {
 		t.Fatalf("admin info reports the external etcd as %+v: want its one endpoint, its use, its 2 GiB quota", info.Etcd)
 	}
+	if i := slices.IndexFunc(info.Nodes, func(n adminclient.NodeInfo) bool { return n.Voter }); i >= 0 {
+		t.Fatalf("admin info names node %s an etcd voter of a site whose etcd runs apart", info.Nodes[i].Address)
+	}
 
 	// Any node takes any request; a small object and one coded across
 	// the nodes.

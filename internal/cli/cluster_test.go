@@ -66,9 +66,18 @@ func TestClusterSurvivesNodeLoss(t *testing.T) {
 	if leader < 0 || len(info) != 4 {
 		t.Fatalf("admin info nodes: %v", info)
 	}
-	// How much of etcd's quota the metadata uses, from its 3 voters.
-	if out := e.must("admin", "info", "n0"); !regexp.MustCompile(`Etcd: +[0-9.]+[KMG]iB in use of a 2\.0GiB quota \(0%\), file [0-9.]+[KMG]iB\n`).MatchString(out) {
-		t.Fatalf("admin info does not tell etcd's use of its quota:\n%s", out)
+	// How much of etcd's quota the metadata uses, from its 3 voters, and
+	// which nodes they are (the first 3 of the sorted list).
+	infoText := e.must("admin", "info", "n0")
+	if !regexp.MustCompile(`Etcd: +[0-9.]+[KMG]iB in use of a 2\.0GiB quota \(0%\), file [0-9.]+[KMG]iB\n`).MatchString(infoText) {
+		t.Fatalf("admin info does not tell etcd's use of its quota:\n%s", infoText)
+	}
+	sorted := slices.Sorted(slices.Values(nodes))
+	for i, n := range sorted {
+		line := regexp.MustCompile(`(?m)^  ` + regexp.QuoteMeta(n) + ` .*$`).FindString(infoText)
+		if voter := strings.HasSuffix(line, "etcd voter"); voter != (i < 3) {
+			t.Fatalf("admin info's line of node %s (%d of the sorted list) is %q: want it a voter only among the first 3", n, i+1, line)
+		}
 	}
 
 	// Any node takes any request: a bucket made on one, objects written

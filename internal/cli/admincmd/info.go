@@ -59,7 +59,11 @@ func newAdminInfoCmd(opts *cmdutil.Options) *cobra.Command {
 			if len(info.Nodes) > 0 {
 				fmt.Fprintf(&b, "Nodes:      %d\n", len(info.Nodes))
 				for _, n := range info.Nodes {
-					fmt.Fprintf(&b, "  %-22s %-8s drive %s\n", n.Address, n.State, n.Drive)
+					role := ""
+					if n.Voter {
+						role = "  etcd voter"
+					}
+					fmt.Fprintf(&b, "  %-22s %-8s drive %s%s\n", n.Address, n.State, n.Drive, role)
 				}
 			}
 			return cmdutil.PrintResult(cmd.OutOrStdout(), opts, info, strings.TrimSuffix(b.String(), "\n"))
