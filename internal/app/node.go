@@ -75,7 +75,14 @@ type ExternalEtcd struct {
 	// TLS is how https:// endpoints are reached: the roots the etcd's
 	// certificate chains to.
 	TLS *tls.Config
+	// Site names the site's records in etcd, /twinlake/<Site>/, so that
+	// several sites can share one etcd; "" is DefaultEtcdSite.
+	Site string
 }
+
+// DefaultEtcdSite is the name a site's records in etcd are kept under by
+// default, and always with etcd run on the nodes.
+const DefaultEtcdSite = "site"
 
 // MaxEtcdEndpoints bounds ExternalEtcd.Endpoints.
 const MaxEtcdEndpoints = 16
@@ -99,7 +106,20 @@ func (e *ExternalEtcd) validate() error {
 	if (e.Username == "") != (e.Password == "") {
 		return errors.New("--etcd: give both TWINLAKE_ETCD_USER and TWINLAKE_ETCD_PASSWORD, or neither")
 	}
+	if e.Site != "" {
+		if err := cluster.CheckSiteName(e.Site); err != nil {
+			return fmt.Errorf("--etcd-site: %w", err)
+		}
+	}
 	return nil
+}
+
+// etcdSite is the name of the site's records in etcd.
+func (n *Node) etcdSite() string {
+	if n.cfg.Etcd != nil && n.cfg.Etcd.Site != "" {
+		return n.cfg.Etcd.Site
+	}
+	return DefaultEtcdSite
 }
 
 // https reports whether the endpoints are reached over TLS.
@@ -455,7 +475,7 @@ func (n *Node) join() error {
 // node up for leader.
 func (n *Node) campaign(endpoints []string, user, password string, clientTLS *tls.Config) error {
 	coord, err := cluster.Open(context.Background(), cluster.Config{
-		Endpoints: endpoints, Site: "site", NodeID: n.cfg.Address, LeaseTTL: n.cfg.LeaseTTL,
+		Endpoints: endpoints, Site: n.etcdSite(), NodeID: n.cfg.Address, LeaseTTL: n.cfg.LeaseTTL,
 		Nodes:    n.nodes,
 		Info:     cluster.NodeInfo{Address: n.cfg.Address, Started: time.Now()},
 		Logger:   n.cfg.Logger,
@@ -516,7 +536,7 @@ func (n *Node) lead() error {
 		return errors.New("node: not leading")
 	}
 	store, err := meta.NewEtcd(n.coord.Client(), meta.EtcdOptions{
-		Prefix: "/twinlake/site/meta/",
+		Prefix: "/twinlake/" + n.etcdSite() + "/meta/",
 		Trace:  n.bus,
 		Fence:  func() []clientv3.Cmp { return []clientv3.Cmp{fence} },
 	})

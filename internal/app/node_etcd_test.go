@@ -25,6 +25,9 @@ func TestExternalEtcdValidate(t *testing.T) {
 		{"credentials in the URL", ExternalEtcd{Endpoints: []string{"http://u:p@e1:2379"}}, "not an etcd client URL"},
 		{"mixed schemes", ExternalEtcd{Endpoints: []string{"http://e1:2379", "https://e2:2379"}}, "all http:// or all https://"},
 		{"user without password", ExternalEtcd{Endpoints: []string{"http://e1:2379"}, Username: "u"}, "both"},
+		{"a site name", ExternalEtcd{Endpoints: []string{"http://e1:2379"}, Site: "lake-2"}, ""},
+		{"a site name with a slash", ExternalEtcd{Endpoints: []string{"http://e1:2379"}, Site: "a/b"}, "--etcd-site"},
+		{"a site name with a blank", ExternalEtcd{Endpoints: []string{"http://e1:2379"}, Site: "a b"}, "--etcd-site"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

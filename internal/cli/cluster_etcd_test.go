@@ -220,6 +220,33 @@ func testExternalEtcd(t *testing.T, bin string, withTLS bool) {
 	if err := readAll(clients[survivor]); err != nil {
 		t.Fatal(err)
 	}
+
+	// Under a name of its own (--etcd-site), a site of 2 other nodes
+	// shares the etcd: it serves, and neither site sees the other's.
+	other := testsite.StartClusterWith(t, bin, t.TempDir(), 2, testsite.ClusterOptions{Certs: certs, Etcd: []string{etcdURL}, EtcdSite: "other"}, env...)
+	oc, err := minio.New(other.Addrs[0], &minio.Options{Creds: creds, Secure: withTLS, Transport: other.Client().Transport})
+	if err != nil {
+		t.Fatal(err)
+	}
+	testsite.Eventually(t, 30*time.Second, func() error { return oc.MakeBucket(ctx, "elsewhere", minio.MakeBucketOptions{}) })
+	if _, err := oc.PutObject(ctx, "elsewhere", "k", strings.NewReader("other site"), 10, minio.PutObjectOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := clients[survivor].BucketExists(ctx, "elsewhere"); err != nil || ok {
+		t.Fatalf("the first site sees the other site's bucket: %v, %v", ok, err)
+	}
+	if ok, err := oc.BucketExists(ctx, "data"); err != nil || ok {
+		t.Fatalf("the other site sees the first site's bucket: %v, %v", ok, err)
+	}
+	if resp, err := ec.Get(ctx, "/twinlake/other/nodes"); err != nil || len(resp.Kvs) != 1 || !slices.Equal(slices.Sorted(slices.Values(strings.Split(string(resp.Kvs[0].Value), ","))), slices.Sorted(slices.Values(other.Addrs))) {
+		t.Fatalf("the other site's node list: %v, %v", resp, err)
+	}
+	if resp, err := ec.Get(ctx, "/twinlake/site/nodes"); err != nil || len(resp.Kvs) != 1 || string(resp.Kvs[0].Value) != strings.Join(recorded, ",") {
+		t.Fatalf("the first site's node list changed: %v, %v", resp, err)
+	}
+	if err := readAll(clients[survivor]); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // siteLeader waits until the site names a leader other than node not

@@ -129,7 +129,7 @@ func (c *Coordinator) claimNodes(ctx context.Context, nodes []string) error {
 	if len(kvs) == 1 {
 		got = string(kvs[0].Value)
 	}
-	return fmt.Errorf("%w: %s holds a site of nodes %s, and this node was started with --cluster %s: give every node the list the site first started with, or this site an etcd of its own", ErrOtherSite, key, got, want)
+	return fmt.Errorf("%w: %s holds a site of nodes %s, and this node was started with --cluster %s: give every node the list the site first started with, or this site an etcd, or a name in it (--etcd-site), of its own", ErrOtherSite, key, got, want)
 }
 
 // newSession grants a lease of LeaseTTL, keeps it alive for as long as the

@@ -137,6 +137,10 @@ func (c Config) Validate() error {
 	return errors.Join(errs...)
 }
 
+// CheckSiteName reports whether s can name a site in etcd: one segment of
+// a key path, under /twinlake/.
+func CheckSiteName(s string) error { return checkName(s) }
+
 // checkName reports whether s can be one segment of an etcd key path.
 func checkName(s string) error {
 	switch {

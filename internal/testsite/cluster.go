@@ -83,8 +83,9 @@ type ClusterOptions struct {
 	// directories driveJ in its own.
 	Drives int
 	// Etcd, when set, is every node's --etcd: the client URLs of an etcd
-	// run apart from the site.
-	Etcd []string
+	// run apart from the site; EtcdSite, when set, its --etcd-site.
+	Etcd     []string
+	EtcdSite string
 }
 
 // StartClusterWith is StartCluster with opts.
@@ -143,6 +144,9 @@ func (c *Cluster) StartNode(i int) {
 	}
 	if len(c.opts.Etcd) > 0 {
 		args = append(args, "--etcd", strings.Join(c.opts.Etcd, ","))
+	}
+	if c.opts.EtcdSite != "" {
+		args = append(args, "--etcd-site", c.opts.EtcdSite)
 	}
 	c.nodes[i] = spawn(c.t, c.bin, c.dirs[i], c.Addrs[i], args, c.env)
 }

@@ -28,6 +28,8 @@ func TestEtcdFlagRefusals(t *testing.T) {
 		{"not a URL", append(cluster, "--etcd", "127.0.0.1:2379"), "", "not an etcd client URL"},
 		{"mixed schemes", append(cluster, "--etcd", "http://e1:2379,https://e2:2379"), "", "all http:// or all https://"},
 		{"a user without a password", append(cluster, "--etcd", "http://e1:2379"), "twinlake", "both TWINLAKE_ETCD_USER and TWINLAKE_ETCD_PASSWORD"},
+		{"a site name without --etcd", append(cluster, "--etcd-site", "lake"), "", "give --etcd too"},
+		{"a site name that is a path", append(cluster, "--etcd", "http://e1:2379", "--etcd-site", "a/b"), "", "--etcd-site"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

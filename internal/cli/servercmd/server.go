@@ -22,6 +22,7 @@ func AddServerCommands(root *cobra.Command, opts *cmdutil.Options) {
 	var cfg app.Config
 	var logLevel, logFormat, accessLog, certsDir string
 	var nodes, etcd []string
+	var etcdSite string
 	var leaseTTL time.Duration
 	cmd := &cobra.Command{
 		Use:   "server",
@@ -75,6 +76,9 @@ one) the site refuses to start and changes nothing.`,
 			if len(etcd) > 0 && len(nodes) == 0 {
 				return fmt.Errorf("--etcd is for the nodes of a multi-node site: give --cluster too")
 			}
+			if etcdSite != "" && len(etcd) == 0 {
+				return fmt.Errorf("--etcd-site names a site's records in an etcd run apart from it: give --etcd too")
+			}
 			if len(nodes) > 0 {
 				secret := []byte(os.Getenv("TWINLAKE_NODE_SECRET"))
 				if len(secret) == 0 {
@@ -90,6 +94,7 @@ one) the site refuses to start and changes nothing.`,
 					if nc.Etcd, err = externalEtcd(etcd, certsDir); err != nil {
 						return err
 					}
+					nc.Etcd.Site = etcdSite
 				}
 				return runNode(cmd.Context(), nc)
 			}
@@ -100,7 +105,8 @@ one) the site refuses to start and changes nothing.`,
 	f.StringVar(&cfg.Address, "address", "127.0.0.1:9000", "listen address")
 	f.StringVar(&cfg.Dir, "dir", "./data", "data directory")
 	f.StringSliceVar(&nodes, "cluster", nil, "run as one node of a multi-node site of these 2 to 16 nodes (host:port, comma-separated, the same list on every node, --address among them; without --etcd each node also uses the next two ports for etcd)")
-	f.StringSliceVar(&etcd, "etcd", nil, "with --cluster: keep the site's records in this etcd cluster (its client URLs, comma-separated, all http:// or all https://; its user and password from TWINLAKE_ETCD_USER and TWINLAKE_ETCD_PASSWORD; https trusts the system roots and --certs-dir CAs/*.crt) instead of running etcd on the nodes; one etcd per site")
+	f.StringSliceVar(&etcd, "etcd", nil, "with --cluster: keep the site's records in this etcd cluster (its client URLs, comma-separated, all http:// or all https://; its user and password from TWINLAKE_ETCD_USER and TWINLAKE_ETCD_PASSWORD; https trusts the system roots and --certs-dir CAs/*.crt) instead of running etcd on the nodes; sites sharing it need --etcd-site")
+	f.StringVar(&etcdSite, "etcd-site", "", "with --etcd: keep the site's records under /twinlake/NAME/ (default \"site\"), so that several sites can share one etcd, each under its own name")
 	f.DurationVar(&leaseTTL, "cluster-lease", 0, "with --cluster: how long a dead leader holds the lead before another node takes over (2s to 60s; default 10s)")
 	f.StringSliceVar(&cfg.Drives, "drives", nil, "erasure-code object data across these 2 to 16 directories, one per drive (comma-separated; --dir keeps the metadata; fixed when the site first starts; with --cluster: this node's drives, as many on every node, 16 in all at most)")
 	f.StringVar(&cfg.SiteName, "site-name", "", "this site's name (default derived from its deployment ID)")
