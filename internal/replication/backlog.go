@@ -113,6 +113,18 @@ func (b *backlog) settled(now time.Time, grace time.Duration) uint64 {
 	return low
 }
 
+// isOpen reports whether the batch of journal entry s has not committed
+// yet. Pebble makes a batch's writes visible to readers once applied,
+// before its WAL is synced (or even written): a reader may see an entry
+// that a crash would lose, so the sender leaves it until its commit
+// returns, lest the peer keep a version this site never made durable.
+func (b *backlog) isOpen(s uint64) bool {
+	b.omu.Lock()
+	defer b.omu.Unlock()
+	_, ok := b.open[s]
+	return ok
+}
+
 // tally adds d entries to the journal (which 0) or retry queue (which 1)
 // counts.
 func (b *backlog) tally(en Entry, which int, d int64) {

@@ -65,11 +65,30 @@ func converged(ctx context.Context, sites []*minio.Client, bucket string) error 
 			return fmt.Errorf("site %d: %w", i+2, err)
 		}
 		if strings.Join(got, "\n") != strings.Join(first, "\n") {
-			return fmt.Errorf("site %d differs from site 1: %d vs %d versions", i+2, len(got), len(first))
+			return fmt.Errorf("site %d differs from site 1: %d vs %d versions; only on site %d: %v; only on site 1: %v",
+				i+2, len(got), len(first), i+2, firstFew(missingFrom(got, first), 5), firstFew(missingFrom(first, got), 5))
 		}
 	}
 	return nil
 }
+
+// missingFrom returns the lines of a that b lacks.
+func missingFrom(a, b []string) []string {
+	have := make(map[string]bool, len(b))
+	for _, l := range b {
+		have[l] = true
+	}
+	var out []string
+	for _, l := range a {
+		if !have[l] {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// firstFew returns at most n of lines.
+func firstFew(lines []string, n int) []string { return lines[:min(n, len(lines))] }
 
 func clients(t *testing.T, m *testsite.Mesh) []*minio.Client {
 	var out []*minio.Client

@@ -120,3 +120,63 @@ func TestJournalCursorWaitsForOpenBatch(t *testing.T) {
 		return nil
 	})
 }
+
+// TestJournalHoldsVisibleEntriesOfOpenBatches: Pebble makes a batch
+// visible once applied, before its WAL is synced, so the sender can read a
+// journal entry whose commit has not returned and that a crash would
+// lose. It sends no such entry (the peer would keep a version this site
+// never made durable) until the commit returns.
+func TestJournalHoldsVisibleEntriesOfOpenBatches(t *testing.T) {
+	a, b, _, _ := fakePair(t, randomSeed(t), map[string]string{"mismatch_interval": "1h"})
+	ctx := context.Background()
+	if err := a.objects.CreateBucket(ctx, "bk1"); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 10*time.Second, func() error { _, err := b.objects.Bucket(ctx, "bk1"); return err })
+	tg := a.engine.target("site-b")
+	held, err := a.objects.PutObject(ctx, "bk1", "held", bytes.NewReader([]byte("held")), objects.PutOptions{Size: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 10*time.Second, func() error { _, err := b.objects.HeadObject(ctx, "bk1", "held", held.VersionID); return err })
+	// A second version of "held" whose batch is open; its journal entry
+	// made visible by hand, as Pebble shows an applied batch before its
+	// commit returns.
+	v2 := &objects.Version{VersionID: "00000000000000000000000000000002", Size: 4, ModTime: held.ModTime + 1}
+	open := a.meta.NewBatch()
+	a.engine.Version(open, "bk1", "held", v2)
+	seq := tg.seq.Load()
+	en := Entry{Op: OpVersion, Bucket: "bk1", Key: "held", VersionID: v2.VersionID, Size: 4, At: v2.ModTime, Queued: time.Now().UnixNano()}
+	visible := a.meta.NewBatch()
+	visible.Set(journalKey("site-b", seq), encode(en))
+	if err := visible.Commit(true); err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		tg.wakeUp()
+		time.Sleep(50 * time.Millisecond)
+	}
+	if tg.inFlight(journalKey("site-b", seq)) {
+		t.Fatal("the entry of an open batch was taken to be sent")
+	}
+	jp := journalPrefix("site-b")
+	n := 0
+	_ = meta.Scan(a.meta, jp, meta.PrefixEnd(jp), func(k, v []byte) (bool, error) { n++; return true, nil })
+	if n != 1 {
+		t.Fatalf("%d journal entries, want the open batch's one still there", n)
+	}
+	// Committed, it is sent (the version itself is missing here, so the
+	// send ends as the engine ends such an entry: it leaves the journal).
+	if err := open.Commit(true); err != nil {
+		t.Fatal(err)
+	}
+	tg.wakeUp()
+	eventually(t, 10*time.Second, func() error {
+		n := 0
+		_ = meta.Scan(a.meta, jp, meta.PrefixEnd(jp), func(k, v []byte) (bool, error) { n++; return true, nil })
+		if n > 0 {
+			return fmt.Errorf("%d journal entries left", n)
+		}
+		return nil
+	})
+}

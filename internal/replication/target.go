@@ -187,6 +187,11 @@ func (t *target) dispatchJournal() int {
 		if t.inFlight(k) {
 			return true, nil // sent already and not yet answered: nothing to decode
 		}
+		if t.isOpen(seqOf(k)) {
+			// Visible but not yet durable: its commit's return wakes
+			// the next pass, which the cursor (settled) lets see it.
+			return true, nil
+		}
 		var en Entry
 		if err := decode(v, &en); err != nil {
 			return false, err
