@@ -66,19 +66,10 @@ func TestBacklogSettled(t *testing.T) {
 // sent too, the cursor has moved past every entry, so the next passes
 // read no entry already sent.
 func TestJournalCursorWaitsForOpenBatch(t *testing.T) {
-	a, b, _, _ := fakePair(t, randomSeed(t), map[string]string{"mismatch_interval": "1h"})
+	a, b, tg, held := heldPair(t)
 	ctx := context.Background()
-	if err := a.objects.CreateBucket(ctx, "bk1"); err != nil {
-		t.Fatal(err)
-	}
-	eventually(t, 10*time.Second, func() error { _, err := b.objects.Bucket(ctx, "bk1"); return err })
-	tg := a.engine.target("site-b")
 	// A change whose batch is still being written: its journal entry has
 	// a sequence number, but is not committed.
-	held, err := a.objects.PutObject(ctx, "bk1", "held", bytes.NewReader([]byte("held")), objects.PutOptions{Size: 4})
-	if err != nil {
-		t.Fatal(err)
-	}
 	open := a.meta.NewBatch()
 	a.engine.Version(open, "bk1", "held", &objects.Version{VersionID: held.VersionID, Size: held.Size, ModTime: held.ModTime})
 	heldSeq := tg.seq.Load()
@@ -121,23 +112,31 @@ func TestJournalCursorWaitsForOpenBatch(t *testing.T) {
 	})
 }
 
+// heldPair is a pair of sites replicating bucket bk1, with key "held"
+// written on a, and a's target for b.
+func heldPair(t *testing.T) (a, b *fakeSite, tg *target, held *objects.Version) {
+	t.Helper()
+	a, b, _, _ = fakePair(t, randomSeed(t), map[string]string{"mismatch_interval": "1h"})
+	ctx := context.Background()
+	if err := a.objects.CreateBucket(ctx, "bk1"); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 10*time.Second, func() error { _, err := b.objects.Bucket(ctx, "bk1"); return err })
+	held, err := a.objects.PutObject(ctx, "bk1", "held", bytes.NewReader([]byte("held")), objects.PutOptions{Size: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a, b, a.engine.target("site-b"), held
+}
+
 // TestJournalHoldsVisibleEntriesOfOpenBatches: Pebble makes a batch
 // visible once applied, before its WAL is synced, so the sender can read a
 // journal entry whose commit has not returned and that a crash would
 // lose. It sends no such entry (the peer would keep a version this site
 // never made durable) until the commit returns.
 func TestJournalHoldsVisibleEntriesOfOpenBatches(t *testing.T) {
-	a, b, _, _ := fakePair(t, randomSeed(t), map[string]string{"mismatch_interval": "1h"})
+	a, b, tg, held := heldPair(t)
 	ctx := context.Background()
-	if err := a.objects.CreateBucket(ctx, "bk1"); err != nil {
-		t.Fatal(err)
-	}
-	eventually(t, 10*time.Second, func() error { _, err := b.objects.Bucket(ctx, "bk1"); return err })
-	tg := a.engine.target("site-b")
-	held, err := a.objects.PutObject(ctx, "bk1", "held", bytes.NewReader([]byte("held")), objects.PutOptions{Size: 4})
-	if err != nil {
-		t.Fatal(err)
-	}
 	eventually(t, 10*time.Second, func() error { _, err := b.objects.HeadObject(ctx, "bk1", "held", held.VersionID); return err })
 	// A second version of "held" whose batch is open; its journal entry
 	// made visible by hand, as Pebble shows an applied batch before its
