@@ -92,16 +92,16 @@ func (e *ExternalEtcd) validate() error {
 	if n := len(e.Endpoints); n == 0 || n > MaxEtcdEndpoints {
 		return fmt.Errorf("--etcd: %d endpoints; give 1 to %d", n, MaxEtcdEndpoints)
 	}
-	scheme := ""
+	// The coordinator's own check, so that nothing passes here that it
+	// would refuse at every try.
+	scheme, _, _ := strings.Cut(e.Endpoints[0], "://")
 	for _, ep := range e.Endpoints {
-		u, err := url.Parse(ep)
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || (u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.User != nil {
+		if cluster.CheckClientURL(ep, "http") != nil && cluster.CheckClientURL(ep, "https") != nil {
 			return fmt.Errorf("--etcd: %q is not an etcd client URL (http://host:port or https://host:port)", ep)
 		}
-		if scheme != "" && u.Scheme != scheme {
+		if !strings.HasPrefix(ep, scheme+"://") {
 			return errors.New("--etcd: the endpoints are all http:// or all https://")
 		}
-		scheme = u.Scheme
 	}
 	if (e.Username == "") != (e.Password == "") {
 		return errors.New("--etcd: give both TWINLAKE_ETCD_USER and TWINLAKE_ETCD_PASSWORD, or neither")

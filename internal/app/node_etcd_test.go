@@ -16,7 +16,9 @@ func TestExternalEtcdValidate(t *testing.T) {
 		want string // in the error; "" for none
 	}{
 		{"one", ExternalEtcd{Endpoints: []string{"http://10.0.0.1:2379"}}, ""},
-		{"tls with credentials", ExternalEtcd{Endpoints: []string{"https://e1:2379", "https://e2:2379/"}, Username: "u", Password: "p"}, ""},
+		{"tls with credentials", ExternalEtcd{Endpoints: []string{"https://e1:2379", "https://e2:2379"}, Username: "u", Password: "p"}, ""},
+		{"a trailing slash, which the coordinator refuses", ExternalEtcd{Endpoints: []string{"https://e1:2379/"}}, "not an etcd client URL"},
+		{"no port", ExternalEtcd{Endpoints: []string{"http://e1"}}, "not an etcd client URL"},
 		{"none", ExternalEtcd{}, "0 endpoints"},
 		{"too many", ExternalEtcd{Endpoints: many}, "17 endpoints"},
 		{"no scheme", ExternalEtcd{Endpoints: []string{"10.0.0.1:2379"}}, "not an etcd client URL"},

@@ -178,6 +178,10 @@ func (c EmbedConfig) initialCluster() string {
 }
 
 // checkURL reports whether s is scheme://host:port and nothing more.
+// CheckClientURL reports whether s is an etcd client URL as Config takes
+// it: scheme://host:port, nothing more.
+func CheckClientURL(s, scheme string) error { return checkURL(s, scheme) }
+
 func checkURL(s, scheme string) error {
 	u, err := url.Parse(s)
 	if err != nil {
