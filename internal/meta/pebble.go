@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/bloom"
@@ -20,7 +21,14 @@ var _ Store = (*PebbleStore)(nil)
 
 // OpenPebble opens (creating if needed) the Pebble database in dir.
 func OpenPebble(dir string, log *slog.Logger) (*PebbleStore, error) {
-	cache := pebble.NewCache(256 << 20)
+	return OpenPebbleSized(dir, log, 256<<20, 64<<20)
+}
+
+// OpenPebbleSized is OpenPebble with a block cache of cacheBytes and
+// memtables of memTableBytes, for a store smaller than the site's
+// metadata (a drive's small shards).
+func OpenPebbleSized(dir string, log *slog.Logger, cacheBytes, memTableBytes int64) (*PebbleStore, error) {
+	cache := pebble.NewCache(cacheBytes)
 	defer cache.Unref()
 	opts := &pebble.Options{
 		Logger:             pebbleLogger{log},
@@ -30,7 +38,7 @@ func OpenPebble(dir string, log *slog.Logger) (*PebbleStore, error) {
 		// them from reading data blocks, and a block cache keeps hot
 		// metadata in memory.
 		Cache:        cache,
-		MemTableSize: 64 << 20,
+		MemTableSize: uint64(memTableBytes),
 	}
 	for i := range opts.Levels {
 		opts.Levels[i].FilterPolicy = bloom.FilterPolicy(10)
@@ -138,6 +146,14 @@ func (l pebbleLogger) Errorf(format string, args ...any) {
 		l.log.Error(fmt.Sprintf(format, args...))
 	}
 }
+// Fatalf ends the process, as Pebble requires: it calls it where it
+// cannot go on (a failed WAL write or sync), and a panic there could be
+// recovered by net/http, leaving the store to be used half-failed.
 func (l pebbleLogger) Fatalf(format string, args ...any) {
-	panic(fmt.Sprintf(format, args...))
+	msg := fmt.Sprintf(format, args...)
+	if l.log != nil {
+		l.log.Error("storage failed, stopping: " + msg)
+	}
+	fmt.Fprintln(os.Stderr, "twinlake: storage failed, stopping:", msg)
+	os.Exit(2)
 }
