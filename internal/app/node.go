@@ -145,10 +145,11 @@ type Node struct {
 	coord   *cluster.Coordinator
 	ln      net.Listener
 	http    *http.Server
-	set     *blob.Store      // every node's drives, this one's local
-	perNode int              // drives on each node
-	peers   []*nodeapi.Drive // a drive of each other node, for their trace events
-	bus     *trace.Bus       // this node's trace events, named for it
+	set     *blob.Store        // every node's drives, this one's local
+	local   []*blob.LocalDrive // this node's drives, closed last
+	perNode int                // drives on each node
+	peers   []*nodeapi.Drive   // a drive of each other node, for their trace events
+	bus     *trace.Bus         // this node's trace events, named for it
 
 	scheme    string            // how the nodes reach each other: http or https
 	transport http.RoundTripper // to the other nodes
@@ -252,12 +253,19 @@ func StartNode(nc NodeConfig) (*Node, error) {
 	// The drives' calls are traced where they run: the leader's own
 	// here, the others' on their nodes, whose events reach admin trace
 	// through remoteTrace.
+	started := false
+	defer func() {
+		if !started {
+			n.closeDrives()
+		}
+	}()
 	local := make([]blob.Drive, len(paths))
 	for j, p := range paths {
-		ld, err := blob.NewLocalDrive(p)
+		ld, err := blob.NewShardDrive(p, nc.Logger)
 		if err != nil {
 			return nil, err
 		}
+		n.local = append(n.local, ld)
 		local[j] = blob.TracedDrive(ld, n.bus)
 	}
 	client := &http.Client{Transport: tr}
@@ -298,6 +306,7 @@ func StartNode(nc NodeConfig) (*Node, error) {
 	n.http = &http.Server{Handler: mux, ReadHeaderTimeout: 30 * time.Second}
 	go n.http.Serve(n.ln)
 	go n.run()
+	started = true
 	return n, nil
 }
 
@@ -697,6 +706,16 @@ func (n *Node) Close(ctx context.Context) error {
 	if n.etcd != nil {
 		n.etcd.Close()
 	}
-	errs = append(errs, n.http.Shutdown(ctx))
+	errs = append(errs, n.http.Shutdown(ctx), n.closeDrives())
+	return errors.Join(errs...)
+}
+
+// closeDrives closes the node's own drives.
+func (n *Node) closeDrives() error {
+	var errs []error
+	for _, d := range n.local {
+		errs = append(errs, d.Close())
+	}
+	n.local = nil
 	return errors.Join(errs...)
 }

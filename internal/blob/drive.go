@@ -9,7 +9,10 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
+
+	"github.com/twinlake/twinlake/internal/meta"
 )
 
 // Drive holds one shard of every blob of a drive set: a directory on a
@@ -52,9 +55,19 @@ type ShardReader interface {
 	Size() int64
 }
 
-// LocalDrive is a drive's blob tree, DIR/blobs/xx/ID.
+// LocalDrive is a drive's blob tree, DIR/blobs/xx/ID; a shard drive
+// (NewShardDrive) also keeps its small shards in DIR/blobs/small.
 type LocalDrive struct {
-	root string
+	root  string
+	small *meta.PebbleStore // nil: every shard is a file
+
+	// A shard drive's free space, checked at most once a second.
+	reserve uint64
+	freeAt  atomic.Int64 // Unix nanoseconds
+	full    atomic.Bool
+
+	closeOnce sync.Once
+	closeErr  error
 
 	dirMu     sync.Mutex
 	dirSynced map[string]bool
@@ -82,6 +95,14 @@ func (d *LocalDrive) path(id string) (string, error) {
 
 // Create implements Drive.
 func (d *LocalDrive) Create(id string) (ShardWriter, error) {
+	if d.small != nil {
+		return d.createSmall(id, false)
+	}
+	return d.createFile(id)
+}
+
+// createFile starts shard id as a file.
+func (d *LocalDrive) createFile(id string) (ShardWriter, error) {
 	p, err := d.path(id)
 	if err != nil {
 		return nil, err
@@ -99,6 +120,14 @@ func (d *LocalDrive) Create(id string) (ShardWriter, error) {
 // Rewrite implements Drive: the shard is written beside its place and
 // renamed over it on Commit.
 func (d *LocalDrive) Rewrite(id string) (ShardWriter, error) {
+	if d.small != nil {
+		return d.createSmall(id, true)
+	}
+	return d.rewriteFile(id)
+}
+
+// rewriteFile starts the replacement of shard id as a file.
+func (d *LocalDrive) rewriteFile(id string) (ShardWriter, error) {
 	p, err := d.path(id)
 	if err != nil {
 		return nil, err
@@ -156,7 +185,14 @@ func (w *localShard) Abort() {
 }
 
 // Open implements Drive.
-func (d *LocalDrive) Open(id string) (ShardReader, error) { return d.open(id) }
+func (d *LocalDrive) Open(id string) (ShardReader, error) {
+	if d.small != nil {
+		if r, err := d.openSmall(id); !errors.Is(err, ErrNotFound) {
+			return r, err
+		}
+	}
+	return d.open(id)
+}
 
 func (d *LocalDrive) open(id string) (plainFile, error) {
 	p, err := d.path(id)
@@ -184,7 +220,17 @@ func (d *LocalDrive) Remove(id string) error {
 	if err != nil {
 		return err
 	}
-	err = os.Remove(p)
+	if d.small != nil {
+		if err := d.removeSmall(id); err != nil {
+			return err
+		}
+	}
+	return removeFile(p)
+}
+
+// removeFile removes a shard file durably; a missing one is not an error.
+func removeFile(p string) error {
+	err := os.Remove(p)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil
 	}
@@ -194,21 +240,29 @@ func (d *LocalDrive) Remove(id string) error {
 	return syncDir(filepath.Dir(p))
 }
 
-// List implements Drive.
+// List implements Drive: a shard in the small store and as a file (a
+// rewrite cut short) is listed once.
 func (d *LocalDrive) List(fan string) ([]string, error) {
 	if len(fan) != 2 || !validHex(fan) {
 		return nil, ErrInvalidID
 	}
+	ids, err := d.listSmall(fan)
+	if err != nil {
+		return nil, err
+	}
 	files, err := os.ReadDir(filepath.Join(d.root, fan))
 	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
+		return ids, nil
 	}
 	if err != nil {
 		return nil, fmt.Errorf("blob: list %s: %w", d, err)
 	}
-	var ids []string
+	small := make(map[string]bool, len(ids))
+	for _, id := range ids {
+		small[id] = true
+	}
 	for _, f := range files {
-		if f.Type().IsRegular() && validID(f.Name()) && f.Name()[:2] == fan {
+		if f.Type().IsRegular() && validID(f.Name()) && f.Name()[:2] == fan && !small[f.Name()] {
 			ids = append(ids, f.Name())
 		}
 		if strings.Contains(f.Name(), rewriteMark) {

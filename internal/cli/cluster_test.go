@@ -24,9 +24,11 @@ import (
 	"github.com/minio/minio-go/v7/pkg/credentials"
 
 	"github.com/twinlake/twinlake/internal/adminclient"
+	"github.com/twinlake/twinlake/internal/app"
 	"github.com/twinlake/twinlake/internal/cli/cmdutil"
 	"github.com/twinlake/twinlake/internal/cluster"
 	"github.com/twinlake/twinlake/internal/erasure"
+	"github.com/twinlake/twinlake/internal/nodeapi"
 	"github.com/twinlake/twinlake/internal/testsite"
 )
 
@@ -188,7 +190,7 @@ func TestClusterSurvivesNodeLoss(t *testing.T) {
 		}
 		return nil
 	})
-	if got, want := len(shardIDs(t, cl.Dir(leader))), len(shardIDs(t, cl.Dir(next))); got != want || want == 0 {
+	if got, want := len(nodeShards(t, cl, leader, 0)), len(nodeShards(t, cl, next, 0)); got != want || want == 0 {
 		t.Fatalf("the returned node holds %d shards, the leader %d", got, want)
 	}
 	if info := clusterInfo(t, e, fmt.Sprintf("n%d", leader)); info[nodes[leader]] != "online" {
@@ -326,14 +328,14 @@ func TestClusterTLSAndDrives(t *testing.T) {
 	}
 	readAll([]int{0, 1, 2})
 	for i := range cl.Addrs {
-		for _, d := range cl.DriveDirs(i) {
-			if got := len(shardIDs(t, d)); got != len(clients) {
+		for j, d := range cl.DriveDirs(i) {
+			if got := len(nodeShards(t, cl, i, j)); got != len(clients) {
 				t.Fatalf("drive %s holds %d shards, want one of each of the %d objects above 1 KiB", d, got, len(clients))
 			}
 		}
 	}
-	if plain := shardIDs(t, cl.Dir(0)); len(plain) != 0 {
-		t.Fatalf("the node's directory holds %d shards besides its drives", len(plain))
+	if _, err := os.Stat(filepath.Join(cl.Dir(0), "blobs")); err == nil {
+		t.Fatal("the node's directory holds shards besides its drives")
 	}
 	// Each object's shards are placed by its bucket and key: the drive
 	// set (node by node, in the nodes' order) in erasure.Place order
@@ -350,17 +352,17 @@ func TestClusterTLSAndDrives(t *testing.T) {
 		key := fmt.Sprint("k", k)
 		for shard, place := range erasure.Place("tls", key, places) {
 			d, _ := strconv.Atoi(place)
-			drive := cl.DriveDirs(slices.Index(cl.Addrs, sorted[d/2]))[d%2]
-			ids := shardIDs(t, drive)
-			idx := slices.IndexFunc(ids, func(id string) bool {
-				return len(id) == 48 && id[:16] == fmt.Sprintf("%016x", erasure.KeyHash("tls", key))
-			})
-			if idx < 0 {
-				t.Fatalf("drive %s holds no shard of %s: %v", drive, key, ids)
+			node := slices.Index(cl.Addrs, sorted[d/2])
+			drive := cl.DriveDirs(node)[d%2]
+			shards := nodeShards(t, cl, node, d%2)
+			var raw []byte
+			for id, data := range shards {
+				if len(id) == 48 && id[:16] == fmt.Sprintf("%016x", erasure.KeyHash("tls", key)) {
+					raw = data
+				}
 			}
-			raw, err := os.ReadFile(shardFile(drive, ids[idx]))
-			if err != nil {
-				t.Fatal(err)
+			if raw == nil {
+				t.Fatalf("drive %s holds no shard of %s: %v", drive, key, slices.Collect(maps.Keys(shards)))
 			}
 			if h, err := erasure.ParseHeader(raw); err != nil || h.Index != shard {
 				t.Fatalf("drive %s holds shard %d of %s (%v), want shard %d by its bucket and key", drive, h.Index, key, err, shard)
@@ -442,8 +444,8 @@ func TestClusterTLSAndDrives(t *testing.T) {
 		}
 		return nil
 	})
-	for _, d := range cl.DriveDirs(leader) {
-		if got := len(shardIDs(t, d)); got != len(clients)+1 {
+	for j, d := range cl.DriveDirs(leader) {
+		if got := len(nodeShards(t, cl, leader, j)); got != len(clients)+1 {
 			t.Fatalf("drive %s holds %d shards after the heal, want %d", d, got, len(clients)+1)
 		}
 	}
@@ -464,8 +466,8 @@ func TestClusterTLSAndDrives(t *testing.T) {
 		}
 		return nil
 	})
-	for _, d := range cl.DriveDirs(empty) {
-		if got := len(shardIDs(t, d)); got != len(clients)+1 {
+	for j, d := range cl.DriveDirs(empty) {
+		if got := len(nodeShards(t, cl, empty, j)); got != len(clients)+1 {
 			t.Fatalf("drive %s of the node put back empty holds %d shards, want %d", d, got, len(clients)+1)
 		}
 	}
@@ -489,6 +491,37 @@ func TestClusterTLSAndDrives(t *testing.T) {
 }
 
 // tlsAdmin is an admin client of node i of a TLS site.
+// nodeShards returns the shards on drive j of node i, read through the
+// node API: a node keeps its small shards in a store that only it opens.
+func nodeShards(t *testing.T, cl *testsite.Cluster, i, j int) map[string][]byte {
+	t.Helper()
+	d, err := nodeapi.NewDrive(cl.URL(i), j, app.DeriveNodeSecret("cluster-secret-123"), cl.Client())
+	if err != nil {
+		t.Fatal(err)
+	}
+	shards := map[string][]byte{}
+	for fan := range 256 {
+		ids, err := d.List(fmt.Sprintf("%02x", fan))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, id := range ids {
+			r, err := d.Open(id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			raw := make([]byte, r.Size())
+			_, err = r.ReadAt(raw, 0)
+			r.Close()
+			if err != nil {
+				t.Fatalf("read shard %s of drive %d of node %d: %v", id, j, i, err)
+			}
+			shards[id] = raw
+		}
+	}
+	return shards
+}
+
 func tlsAdmin(t *testing.T, cl *testsite.Cluster, i int) *adminclient.Client {
 	t.Helper()
 	ac, err := adminclient.New(cl.URL(i), adminclient.Credentials{AccessKey: "clusteradmin", SecretKey: "cluster-secret-123"}, adminclient.Config{HTTPClient: cl.Client()})

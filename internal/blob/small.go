@@ -1,0 +1,236 @@
+package blob
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/twinlake/twinlake/internal/meta"
+)
+
+// Small shards. A shard file costs its drive a file creation and two
+// fsyncs (the file, its directory); a small object's shards are a few KiB
+// each, so on a site of several nodes those calls were most of a PUT's
+// work on every node. A shard drive keeps each shard of at most
+// smallShardMax bytes in a Pebble store of its own on the drive
+// (DIR/blobs/small), where the writes of concurrent PUTs share one WAL
+// sync; a larger shard is a file as before. A shard is in one place or
+// the other: Open looks in the store first, so the one a rewrite cut short
+// by a crash left in both is read from the store, which a rewrite writes
+// before it removes the file.
+
+// smallShardMax is the largest shard kept in the small store.
+const smallShardMax = 128 << 10
+
+// smallReserve is the free space a shard drive keeps: below it a new small
+// shard is refused, as a file is on a full disk. The store cannot go on
+// after a failed write (Pebble stops the process), so a drive filling up
+// must fail the shard's write, which the site's write quorum then
+// decides, instead of its node.
+const smallReserve = 256 << 20
+
+// The small store is a drive's, not the site's metadata: a modest block
+// cache and memtable.
+const (
+	smallCacheBytes    = 32 << 20
+	smallMemTableBytes = 16 << 20
+)
+
+// NewShardDrive prepares the blob tree under dir with its small store
+// (see NewLocalDrive). Close closes the store.
+func NewShardDrive(dir string, log *slog.Logger) (*LocalDrive, error) {
+	d, err := NewLocalDrive(dir)
+	if err != nil {
+		return nil, err
+	}
+	d.reserve = smallReserve
+	if d.small, err = meta.OpenPebbleSized(filepath.Join(d.root, "small"), log, smallCacheBytes, smallMemTableBytes); err != nil {
+		return nil, fmt.Errorf("blob: small shards on %s: %w", d, err)
+	}
+	return d, nil
+}
+
+// Close closes a shard drive's small store, once; a plain drive has
+// nothing to close.
+func (d *LocalDrive) Close() error {
+	if d.small == nil {
+		return nil
+	}
+	d.closeOnce.Do(func() { d.closeErr = d.small.Close() })
+	return d.closeErr
+}
+
+// smallShard is a shard being written to a shard drive: held in memory
+// until it grows past smallShardMax, then written on as a file.
+type smallShard struct {
+	d       *LocalDrive
+	id      string
+	rewrite bool
+	buf     bytes.Buffer
+	file    ShardWriter // once spilled
+}
+
+// createSmall starts shard id (or its replacement) on a shard drive. A new
+// shard must not exist in either place.
+func (d *LocalDrive) createSmall(id string, rewrite bool) (ShardWriter, error) {
+	p, err := d.path(id)
+	if err != nil {
+		return nil, err
+	}
+	if err := d.roomForSmall(); err != nil {
+		return nil, err
+	}
+	if !rewrite {
+		found, err := d.hasSmall(id)
+		if err == nil && !found {
+			_, err = os.Lstat(p)
+			if errors.Is(err, os.ErrNotExist) {
+				return &smallShard{d: d, id: id}, nil
+			}
+		}
+		if err == nil || found {
+			err = os.ErrExist
+		}
+		return nil, fmt.Errorf("blob: create shard on %s: %w", d, err)
+	}
+	return &smallShard{d: d, id: id, rewrite: true}, nil
+}
+
+func (w *smallShard) Write(p []byte) (int, error) {
+	if w.file == nil && w.buf.Len()+len(p) > smallShardMax {
+		create := w.d.createFile
+		if w.rewrite {
+			create = w.d.rewriteFile
+		}
+		f, err := create(w.id)
+		if err != nil {
+			return 0, err
+		}
+		if _, err := f.Write(w.buf.Bytes()); err != nil {
+			f.Abort()
+			return 0, err
+		}
+		w.file, w.buf = f, bytes.Buffer{}
+	}
+	if w.file != nil {
+		return w.file.Write(p)
+	}
+	return w.buf.Write(p)
+}
+
+// Commit makes the shard durable where its size puts it. A rewrite then
+// removes the shard's other copy, so a heal that changes where a shard
+// lives leaves only the new one.
+func (w *smallShard) Commit() error {
+	if w.file != nil {
+		if err := w.file.Commit(); err != nil {
+			return err
+		}
+		if w.rewrite {
+			return w.d.removeSmall(w.id)
+		}
+		return nil
+	}
+	b := w.d.small.NewBatch()
+	b.Set([]byte(w.id), w.buf.Bytes())
+	if err := b.Commit(true); err != nil {
+		return fmt.Errorf("blob: commit shard on %s: %w", w.d, err)
+	}
+	if w.rewrite {
+		p, _ := w.d.path(w.id)
+		return removeFile(p)
+	}
+	return nil
+}
+
+func (w *smallShard) Abort() {
+	if w.file != nil {
+		w.file.Abort()
+	}
+}
+
+// roomForSmall fails with ENOSPC while the drive has less than its
+// reserve free, as found at most a second ago.
+func (d *LocalDrive) roomForSmall() error {
+	now := time.Now().UnixNano()
+	if now-d.freeAt.Load() > int64(time.Second) {
+		var st syscall.Statfs_t
+		if err := syscall.Statfs(d.root, &st); err != nil {
+			return fmt.Errorf("blob: free space of %s: %w", d, err)
+		}
+		d.full.Store(st.Bavail*uint64(st.Bsize) < d.reserve)
+		d.freeAt.Store(now)
+	}
+	if d.full.Load() {
+		return fmt.Errorf("blob: create shard on %s: %w (less than %d MiB free)", d, syscall.ENOSPC, d.reserve>>20)
+	}
+	return nil
+}
+
+// hasSmall reports whether shard id is in the small store.
+func (d *LocalDrive) hasSmall(id string) (bool, error) {
+	err := d.small.View([]byte(id), func([]byte) error { return nil })
+	if errors.Is(err, meta.ErrNotFound) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+// openSmall returns shard id from the small store, or ErrNotFound.
+func (d *LocalDrive) openSmall(id string) (ShardReader, error) {
+	if !validID(id) {
+		return nil, ErrInvalidID
+	}
+	data, err := d.small.Get([]byte(id))
+	if errors.Is(err, meta.ErrNotFound) {
+		return nil, fmt.Errorf("%w: %s on %s", ErrNotFound, id, d)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("blob: open shard on %s: %w", d, err)
+	}
+	return memShard{bytes.NewReader(data)}, nil
+}
+
+// removeSmall deletes shard id from the small store durably, if it is
+// there.
+func (d *LocalDrive) removeSmall(id string) error {
+	found, err := d.hasSmall(id)
+	if err != nil || !found {
+		return err
+	}
+	b := d.small.NewBatch()
+	b.Delete([]byte(id))
+	if err := b.Commit(true); err != nil {
+		return fmt.Errorf("blob: remove shard on %s: %w", d, err)
+	}
+	return nil
+}
+
+// listSmall returns the IDs of the small store's shards in fan-out
+// directory fan; none on a plain drive.
+func (d *LocalDrive) listSmall(fan string) ([]string, error) {
+	if d.small == nil {
+		return nil, nil
+	}
+	var ids []string
+	err := meta.Scan(d.small, []byte(fan), meta.PrefixEnd([]byte(fan)), func(k, _ []byte) (bool, error) {
+		if validID(string(k)) {
+			ids = append(ids, string(k))
+		}
+		return true, nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("blob: list %s: %w", d, err)
+	}
+	return ids, nil
+}
+
+// memShard is a shard read whole from the small store.
+type memShard struct{ *bytes.Reader }
+
+func (memShard) Close() error { return nil }
