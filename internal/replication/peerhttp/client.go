@@ -472,7 +472,7 @@ const maxAnswerBytes = 256 << 20
 // decodeAnswer reads a bounded MessagePack answer and checks its lengths
 // before decoding it into out.
 func decodeAnswer(body io.Reader, out any) error {
-	raw, err := readBounded(body, maxAnswerBytes)
+	raw, err := readBounded(body, maxAnswerBytes, -1)
 	if err != nil {
 		return err
 	}

@@ -266,7 +266,7 @@ func (s *Server) deleteVersion(w http.ResponseWriter, r *http.Request, _ io.Read
 }
 
 func (s *Server) putBucket(w http.ResponseWriter, r *http.Request, body io.Reader, msg *string) error {
-	raw, err := readBounded(body, s.cfg.MaxMetaBytes)
+	raw, err := readBounded(body, s.cfg.MaxMetaBytes, r.ContentLength)
 	if err != nil {
 		return err
 	}
@@ -348,7 +348,7 @@ func (s *Server) catalogExport(w http.ResponseWriter, r *http.Request, _ io.Read
 // putIAM applies one IAM record. Its body holds a secret in the clear:
 // nothing of it is traced or logged but the kind and name.
 func (s *Server) putIAM(w http.ResponseWriter, r *http.Request, body io.Reader, msg *string) error {
-	raw, err := readBounded(body, s.cfg.MaxMetaBytes)
+	raw, err := readBounded(body, s.cfg.MaxMetaBytes, r.ContentLength)
 	if err != nil {
 		return err
 	}
@@ -369,7 +369,7 @@ const maxBatchBytes = 64 << 20
 
 func (s *Server) putVersions(w http.ResponseWriter, r *http.Request, body io.Reader, msg *string) error {
 	// The whole body must have verified before anything is applied.
-	raw, err := readBounded(body, maxBatchBytes)
+	raw, err := readBounded(body, maxBatchBytes, r.ContentLength)
 	if err != nil {
 		return err
 	}
@@ -431,11 +431,24 @@ func decodeVersionHeader(h string, contentLength int64) (*objects.Version, error
 	return v, nil
 }
 
-// readBounded reads a whole body of at most limit bytes.
-func readBounded(body io.Reader, limit int64) ([]byte, error) {
-	raw, err := io.ReadAll(io.LimitReader(body, limit+1))
-	if err != nil {
-		return nil, fmt.Errorf("%w: %w", errBadRequest, err)
+// readBounded reads a whole body of at most limit bytes into a buffer of
+// the size the sender announced (size; -1 when unknown), so a batch of
+// many MiB is not copied at every doubling.
+func readBounded(body io.Reader, limit, size int64) ([]byte, error) {
+	raw := make([]byte, 0, min(max(size, 512), limit)+1)
+	r := io.LimitReader(body, limit+1)
+	for {
+		if len(raw) == cap(raw) {
+			raw = append(raw, 0)[:len(raw)]
+		}
+		n, err := r.Read(raw[len(raw):cap(raw)])
+		raw = raw[:len(raw)+n]
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%w: %w", errBadRequest, err)
+		}
 	}
 	if int64(len(raw)) > limit {
 		return nil, fmt.Errorf("%w: body larger than %d bytes", errBadRequest, limit)
