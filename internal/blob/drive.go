@@ -9,10 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
-
-	"github.com/twinlake/twinlake/internal/meta"
 )
 
 // Drive holds one shard of every blob of a drive set: a directory on a
@@ -59,15 +56,7 @@ type ShardReader interface {
 // (NewShardDrive) also keeps its small shards in DIR/blobs/small.
 type LocalDrive struct {
 	root  string
-	small *meta.PebbleStore // nil: every shard is a file
-
-	// A shard drive's free space, checked at most once a second.
-	reserve uint64
-	freeAt  atomic.Int64 // Unix nanoseconds
-	full    atomic.Bool
-
-	closeOnce sync.Once
-	closeErr  error
+	small *smallStore // nil: every shard is a file
 
 	dirMu     sync.Mutex
 	dirSynced map[string]bool

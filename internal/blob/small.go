@@ -7,6 +7,8 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -48,11 +50,24 @@ func NewShardDrive(dir string, log *slog.Logger) (*LocalDrive, error) {
 	if err != nil {
 		return nil, err
 	}
-	d.reserve = smallReserve
-	if d.small, err = meta.OpenPebbleSized(filepath.Join(d.root, "small"), log, smallCacheBytes, smallMemTableBytes); err != nil {
+	db, err := meta.OpenPebbleSized(filepath.Join(d.root, "small"), log, smallCacheBytes, smallMemTableBytes)
+	if err != nil {
 		return nil, fmt.Errorf("blob: small shards on %s: %w", d, err)
 	}
+	d.small = &smallStore{db: db, reserve: smallReserve}
 	return d, nil
+}
+
+// smallStore is a shard drive's store of small shards and what it knows of
+// the drive's free space.
+type smallStore struct {
+	db      *meta.PebbleStore
+	reserve uint64
+	freeAt  atomic.Int64 // when free space was last checked, Unix nanoseconds
+	full    atomic.Bool  // less than reserve was free then
+
+	closeOnce sync.Once
+	closeErr  error
 }
 
 // Close closes a shard drive's small store, once; a plain drive has
@@ -61,8 +76,8 @@ func (d *LocalDrive) Close() error {
 	if d.small == nil {
 		return nil
 	}
-	d.closeOnce.Do(func() { d.closeErr = d.small.Close() })
-	return d.closeErr
+	d.small.closeOnce.Do(func() { d.small.closeErr = d.small.db.Close() })
+	return d.small.closeErr
 }
 
 // smallShard is a shard being written to a shard drive: held in memory
@@ -85,20 +100,19 @@ func (d *LocalDrive) createSmall(id string, rewrite bool) (ShardWriter, error) {
 	if err := d.roomForSmall(); err != nil {
 		return nil, err
 	}
-	if !rewrite {
-		found, err := d.hasSmall(id)
-		if err == nil && !found {
-			_, err = os.Lstat(p)
-			if errors.Is(err, os.ErrNotExist) {
-				return &smallShard{d: d, id: id}, nil
-			}
-		}
-		if err == nil || found {
-			err = os.ErrExist
-		}
-		return nil, fmt.Errorf("blob: create shard on %s: %w", d, err)
+	if rewrite {
+		return &smallShard{d: d, id: id, rewrite: true}, nil
 	}
-	return &smallShard{d: d, id: id, rewrite: true}, nil
+	found, err := d.hasSmall(id)
+	if err == nil && !found {
+		if _, err = os.Lstat(p); errors.Is(err, os.ErrNotExist) {
+			return &smallShard{d: d, id: id}, nil
+		}
+	}
+	if err == nil {
+		err = os.ErrExist // in the store, or a file
+	}
+	return nil, fmt.Errorf("blob: create shard on %s: %w", d, err)
 }
 
 func (w *smallShard) Write(p []byte) (int, error) {
@@ -136,7 +150,7 @@ func (w *smallShard) Commit() error {
 		}
 		return nil
 	}
-	b := w.d.small.NewBatch()
+	b := w.d.small.db.NewBatch()
 	b.Set([]byte(w.id), w.buf.Bytes())
 	if err := b.Commit(true); err != nil {
 		return fmt.Errorf("blob: commit shard on %s: %w", w.d, err)
@@ -158,23 +172,24 @@ func (w *smallShard) Abort() {
 // reserve free, as found at most a second ago.
 func (d *LocalDrive) roomForSmall() error {
 	now := time.Now().UnixNano()
-	if now-d.freeAt.Load() > int64(time.Second) {
-		var st syscall.Statfs_t
-		if err := syscall.Statfs(d.root, &st); err != nil {
+	st := d.small
+	if now-st.freeAt.Load() > int64(time.Second) {
+		var fs syscall.Statfs_t
+		if err := syscall.Statfs(d.root, &fs); err != nil {
 			return fmt.Errorf("blob: free space of %s: %w", d, err)
 		}
-		d.full.Store(st.Bavail*uint64(st.Bsize) < d.reserve)
-		d.freeAt.Store(now)
+		st.full.Store(fs.Bavail*uint64(fs.Bsize) < st.reserve)
+		st.freeAt.Store(now)
 	}
-	if d.full.Load() {
-		return fmt.Errorf("blob: create shard on %s: %w (less than %d MiB free)", d, syscall.ENOSPC, d.reserve>>20)
+	if st.full.Load() {
+		return fmt.Errorf("blob: create shard on %s: %w (less than %d MiB free)", d, syscall.ENOSPC, st.reserve>>20)
 	}
 	return nil
 }
 
 // hasSmall reports whether shard id is in the small store.
 func (d *LocalDrive) hasSmall(id string) (bool, error) {
-	err := d.small.View([]byte(id), func([]byte) error { return nil })
+	err := d.small.db.View([]byte(id), func([]byte) error { return nil })
 	if errors.Is(err, meta.ErrNotFound) {
 		return false, nil
 	}
@@ -186,7 +201,7 @@ func (d *LocalDrive) openSmall(id string) (ShardReader, error) {
 	if !validID(id) {
 		return nil, ErrInvalidID
 	}
-	data, err := d.small.Get([]byte(id))
+	data, err := d.small.db.Get([]byte(id))
 	if errors.Is(err, meta.ErrNotFound) {
 		return nil, fmt.Errorf("%w: %s on %s", ErrNotFound, id, d)
 	}
@@ -203,7 +218,7 @@ func (d *LocalDrive) removeSmall(id string) error {
 	if err != nil || !found {
 		return err
 	}
-	b := d.small.NewBatch()
+	b := d.small.db.NewBatch()
 	b.Delete([]byte(id))
 	if err := b.Commit(true); err != nil {
 		return fmt.Errorf("blob: remove shard on %s: %w", d, err)
@@ -218,7 +233,7 @@ func (d *LocalDrive) listSmall(fan string) ([]string, error) {
 		return nil, nil
 	}
 	var ids []string
-	err := meta.Scan(d.small, []byte(fan), meta.PrefixEnd([]byte(fan)), func(k, _ []byte) (bool, error) {
+	err := meta.Scan(d.small.db, []byte(fan), meta.PrefixEnd([]byte(fan)), func(k, _ []byte) (bool, error) {
 		if validID(string(k)) {
 			ids = append(ids, string(k))
 		}

@@ -157,7 +157,7 @@ func TestShardDriveRewriteMovesAShard(t *testing.T) {
 	}
 
 	// Both places, as a crash between a rewrite's two steps leaves them.
-	b := d.small.NewBatch()
+	b := d.small.db.NewBatch()
 	b.Set([]byte(id), []byte("from the store"))
 	if err := b.Commit(true); err != nil {
 		t.Fatal(err)
@@ -216,8 +216,8 @@ func TestShardDriveKeepsItsReserve(t *testing.T) {
 	id := NewID()
 	w, err := d.Create(id)
 	putShard(t, w, err, []byte("kept"))
-	d.reserve = 1 << 62
-	d.freeAt.Store(0)
+	d.small.reserve = 1 << 62
+	d.small.freeAt.Store(0)
 	if _, err := d.Create(NewID()); !errors.Is(err, syscall.ENOSPC) {
 		t.Fatalf("create on a full drive: %v", err)
 	}

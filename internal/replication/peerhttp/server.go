@@ -435,20 +435,9 @@ func decodeVersionHeader(h string, contentLength int64) (*objects.Version, error
 // the size the sender announced (size; -1 when unknown), so a batch of
 // many MiB is not copied at every doubling.
 func readBounded(body io.Reader, limit, size int64) ([]byte, error) {
-	raw := make([]byte, 0, min(max(size, 512), limit)+1)
-	r := io.LimitReader(body, limit+1)
-	for {
-		if len(raw) == cap(raw) {
-			raw = append(raw, 0)[:len(raw)]
-		}
-		n, err := r.Read(raw[len(raw):cap(raw)])
-		raw = raw[:len(raw)+n]
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return nil, fmt.Errorf("%w: %w", errBadRequest, err)
-		}
+	raw, err := objects.ReadSized(io.LimitReader(body, limit+1), min(size, limit))
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", errBadRequest, err)
 	}
 	if int64(len(raw)) > limit {
 		return nil, fmt.Errorf("%w: body larger than %d bytes", errBadRequest, limit)
