@@ -146,6 +146,7 @@ func (l pebbleLogger) Errorf(format string, args ...any) {
 		l.log.Error(fmt.Sprintf(format, args...))
 	}
 }
+
 // Fatalf ends the process, as Pebble requires: it calls it where it
 // cannot go on (a failed WAL write or sync), and a panic there could be
 // recovered by net/http, leaving the store to be used half-failed.
