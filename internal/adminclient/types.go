@@ -117,6 +117,10 @@ type NodeInfo struct {
 	// members (never with an etcd run apart from the site): replace
 	// voters one at a time.
 	Voter bool `json:"voter,omitempty"`
+	// EtcdLeader is set for the voter whose member is etcd's raft
+	// leader, as the site's leader's member knows it: the site's leader
+	// itself once its member took the raft leadership.
+	EtcdLeader bool `json:"etcdLeader,omitempty"`
 }
 
 // ConfigKV is one setting of a subsystem: its effective value and where that

@@ -414,7 +414,7 @@ func (n *Node) join() error {
 		if e.https() {
 			tlsCfg = cmp.Or(e.TLS, &tls.Config{MinVersion: tls.VersionTLS12})
 		}
-		return n.campaign(e.Endpoints, e.Username, e.Password, tlsCfg)
+		return n.campaign(e.Endpoints, "", e.Username, e.Password, tlsCfg)
 	}
 	voters, err := cluster.Voters(n.nodes)
 	if err != nil {
@@ -477,14 +477,24 @@ func (n *Node) join() error {
 	if err := cluster.EnableAuthAt(context.Background(), endpoints, password, clientTLS, n.cfg.Logger); err != nil {
 		return err
 	}
-	return n.campaign(endpoints, cluster.RootUser, password, clientTLS)
+	local := ""
+	if n.etcd != nil {
+		local = n.etcd.ClientURL()
+	}
+	return n.campaign(endpoints, local, cluster.RootUser, password, clientTLS)
 }
 
 // campaign opens this node's coordinator on the site's etcd and puts the
-// node up for leader.
-func (n *Node) campaign(endpoints []string, user, password string, clientTLS *tls.Config) error {
+// node up for leader. A node with an etcd member of its own (local, its
+// client URL) talks to it alone, and only such a node leads when the
+// site runs etcd in its nodes: its member then takes etcd's raft
+// leadership too (lead), and the leader's every call to etcd stays on
+// its machine. Leading from a node without a member would send each
+// call to another machine, and forgo no availability: while etcd has a
+// quorum, a voter is up to lead.
+func (n *Node) campaign(endpoints []string, local, user, password string, clientTLS *tls.Config) error {
 	coord, err := cluster.Open(context.Background(), cluster.Config{
-		Endpoints: endpoints, Site: n.etcdSite(), NodeID: n.cfg.Address, LeaseTTL: n.cfg.LeaseTTL,
+		Endpoints: endpoints, Local: local, Site: n.etcdSite(), NodeID: n.cfg.Address, LeaseTTL: n.cfg.LeaseTTL,
 		Nodes:    n.nodes,
 		Info:     cluster.NodeInfo{Address: n.cfg.Address, Started: time.Now()},
 		Logger:   n.cfg.Logger,
@@ -492,6 +502,10 @@ func (n *Node) campaign(endpoints []string, user, password string, clientTLS *tl
 	})
 	if err != nil {
 		return err
+	}
+	if n.cfg.Etcd == nil && local == "" {
+		n.coord = coord
+		return nil
 	}
 	if err := coord.Campaign(context.Background()); err != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -533,12 +547,18 @@ func checkEtcdScheme(dir, scheme string) error {
 	return os.WriteFile(p, []byte(scheme+"\n"), 0o600)
 }
 
+// takeLeadTimeout bounds how long a new leader waits for etcd's raft
+// leadership to move to its member (a few heartbeats when the member is
+// up to date).
+const takeLeadTimeout = 5 * time.Second
+
 // lead starts the site's server over the metadata in etcd, fenced by this
 // node's current lead, and the drive set of every node's drive. The fence
 // is this lead's alone: lost, every write of the server fails, even if the
 // node wins the lead again meanwhile (another node may have led and
 // written in between, and the server's memory would not know it), and the
-// node starts a new server for the new lead (run).
+// node starts a new server for the new lead (run). The node's etcd member
+// takes etcd's raft leadership first.
 func (n *Node) lead() error {
 	fence, ok := n.coord.Fence()
 	if !ok {
@@ -551,6 +571,15 @@ func (n *Node) lead() error {
 	})
 	if err != nil {
 		return err
+	}
+	if n.etcd != nil {
+		// Before serving: the transfer drops the proposals under way.
+		ctx, cancel := context.WithTimeout(context.Background(), takeLeadTimeout)
+		err := n.etcd.TakeLead(ctx)
+		cancel()
+		if err != nil {
+			n.cfg.Logger.Warn("node: etcd's raft leadership stays on another node; every call to etcd goes there", "err", err)
+		}
 	}
 	cfg := n.cfg.Config
 	cfg.Meta, cfg.Blobs, cfg.Nodes, cfg.Etcd, cfg.Drives = store, n.set, n.nodeInfo, n.etcdInfo, nil
@@ -583,6 +612,10 @@ func (n *Node) nodeInfo(ctx context.Context) []adminclient.NodeInfo {
 	}
 	driveErrs := n.set.DriveErrors()
 	var voters []string
+	etcdLeader := ""
+	if n.etcd != nil {
+		etcdLeader = n.etcd.LeaderName() // a member's name is its node's
+	}
 	if n.cfg.Etcd == nil {
 		voters, _ = cluster.Voters(n.nodes) // the list was checked at start
 	}
@@ -596,7 +629,7 @@ func (n *Node) nodeInfo(ctx context.Context) []adminclient.NodeInfo {
 			state = "online"
 		}
 		out[i] = adminclient.NodeInfo{Address: node, State: state, Drive: drivesState(driveErrs[i*n.perNode : (i+1)*n.perNode]),
-			Voter: slices.Contains(voters, node)}
+			Voter: slices.Contains(voters, node), EtcdLeader: node == etcdLeader}
 	}
 	return out
 }

@@ -77,10 +77,12 @@ func TestClusterSurvivesNodeLoss(t *testing.T) {
 	sorted := slices.Sorted(slices.Values(nodes))
 	for i, n := range sorted {
 		line := regexp.MustCompile(`(?m)^  ` + regexp.QuoteMeta(n) + ` .*$`).FindString(infoText)
-		if voter := strings.HasSuffix(line, "etcd voter"); voter != (i < 3) {
+		if voter := strings.Contains(line, "  etcd voter"); voter != (i < 3) {
 			t.Fatalf("admin info's line of node %s (%d of the sorted list) is %q: want it a voter only among the first 3", n, i+1, line)
 		}
 	}
+	// Only a voter leads, and its member holds etcd's raft leadership.
+	raftLeader(t, e, "n0", nodes[leader])
 
 	// Any node takes any request: a bucket made on one, objects written
 	// on others, the catalog through a fourth.
@@ -147,6 +149,7 @@ func TestClusterSurvivesNodeLoss(t *testing.T) {
 		return nil
 	})
 	t.Logf("%d writes acknowledged; leader %s killed, %s leads", len(acked), nodes[leader], nodes[next])
+	raftLeader(t, e, fmt.Sprintf("n%d", next), nodes[next])
 	// The metrics, through any node, tell the dead node and its drive.
 	var scraped strings.Builder
 	if err := cmdutil.ScrapeMetrics(t.Context(), cmdutil.Alias{URL: "http://" + nodes[(leader+2)%4], AccessKey: "clusteradmin", SecretKey: "cluster-secret-123"}, &scraped); err != nil {
@@ -831,4 +834,24 @@ func (f *clusterAndPeer) killLeader(t *testing.T) (leader int, other string) {
 		return nil
 	})
 	return leader, other
+}
+
+// raftLeader checks that admin info through alias names leader as the
+// site's leader, a voter whose etcd member is etcd's raft leader (it
+// takes it before it serves), and every other node as neither.
+func raftLeader(t *testing.T, e cliEnv, alias, leader string) {
+	t.Helper()
+	testsite.Eventually(t, 30*time.Second, func() error {
+		var info struct{ Nodes []adminclient.NodeInfo }
+		if err := json.Unmarshal([]byte(e.must("admin", "info", alias, "--json")), &info); err != nil {
+			return err
+		}
+		for _, n := range info.Nodes {
+			if lead := n.Address == leader; (n.State == "leader") != lead || n.EtcdLeader != lead || lead && !n.Voter {
+				return fmt.Errorf("node %s: state %s, voter %t, etcd's raft leader %t; want %s alone to lead, a voter, etcd's raft leader too",
+					n.Address, n.State, n.Voter, n.EtcdLeader, leader)
+			}
+		}
+		return nil
+	})
 }

@@ -114,6 +114,8 @@ func TestConfigValidate(t *testing.T) {
 		{"bad endpoint", func(c *Config) { c.Endpoints = append(c.Endpoints, "127.0.0.1:2379") }, "Endpoints"},
 		{"TLS", func(c *Config) { c.TLS, c.Endpoints = &tls.Config{}, []string{"https://127.0.0.1:2379"} }, ""},
 		{"TLS with an http endpoint", func(c *Config) { c.TLS = &tls.Config{} }, "Endpoints"},
+		{"local member", func(c *Config) { c.Local = c.Endpoints[0] }, ""},
+		{"local member not an endpoint", func(c *Config) { c.Local = "http://127.0.0.1:2380" }, "Local"},
 		{"no site", func(c *Config) { c.Site = "" }, "Site: is required"},
 		{"site with slash", func(c *Config) { c.Site = "a/b" }, "Site"},
 		{"node with blank", func(c *Config) { c.NodeID = "a b" }, "NodeID"},

@@ -72,8 +72,12 @@ func Open(ctx context.Context, cfg Config) (*Coordinator, error) {
 	}
 	log := cfg.Logger.With("component", "cluster", "site", cfg.Site, "node", cfg.NodeID)
 	closing := new(atomic.Bool)
+	endpoints := cfg.Endpoints
+	if cfg.Local != "" {
+		endpoints = []string{cfg.Local}
+	}
 	client, err := newClient(context.Background(), clientv3.Config{
-		Endpoints: cfg.Endpoints, DialTimeout: cfg.RequestTimeout,
+		Endpoints: endpoints, DialTimeout: cfg.RequestTimeout,
 		Username: cfg.Username, Password: cfg.Password, TLS: cfg.TLS,
 	}, cfg.Logger.With("site", cfg.Site, "node", cfg.NodeID), closing)
 	if err != nil {

@@ -78,6 +78,13 @@ type Config struct {
 	// TLS, when set, is how the coordinator's client reaches etcd over
 	// TLS (its roots, and a client certificate where etcd asks for one).
 	TLS *tls.Config
+	// Local, when set, is the client URL of the etcd member in this
+	// node's own process, one of Endpoints: the coordinator's client
+	// (Client) then talks to that member alone, sparing each call a trip
+	// to another machine (see Embedded.TakeLead). A node cut off from
+	// the others is cut off from them either way. Storage still asks
+	// every endpoint.
+	Local string
 }
 
 // withDefaults returns c with every zero setting given its default.
@@ -113,6 +120,9 @@ func (c Config) Validate() error {
 		if err := checkURL(ep, sch); err != nil {
 			bad("Endpoints: %v", err)
 		}
+	}
+	if c.Local != "" && !slices.Contains(c.Endpoints, c.Local) {
+		bad("Local: %q is not among the Endpoints", c.Local)
 	}
 	if err := checkName(c.Site); err != nil {
 		bad("Site: %v", err)

@@ -125,6 +125,40 @@ func etcdConfig(cfg EmbedConfig, closing *atomic.Bool) (*embed.Config, error) {
 // ClientURL returns the URL the member serves clients on.
 func (e *Embedded) ClientURL() string { return e.clientURL }
 
+// TakeLead makes this member etcd's raft leader, unless it is already,
+// and waits until it is, at most until ctx ends. The leader then asks
+// no other member before it commits or answers a linearizable read, so
+// a site's leader that holds it makes every etcd call on its own
+// machine (about 1.3 to 1.5 times the small-object writes and reads of
+// a 4-node site). A transfer stops the old leader's proposals for its
+// short while (etcd drops them): take it before serving. A member that
+// knows no leader (an election under way) takes nothing.
+func (e *Embedded) TakeLead(ctx context.Context) error {
+	s := e.etcd.Server
+	lead, me := s.Lead(), uint64(s.MemberID())
+	if lead == me || lead == 0 {
+		return nil
+	}
+	// Sent to this member, the request goes on to the leader, which
+	// brings this member's log up to date and hands over.
+	if err := s.MoveLeader(ctx, lead, me); err != nil {
+		return fmt.Errorf("cluster: take etcd's raft leadership: %w", err)
+	}
+	return nil
+}
+
+// LeaderName returns the name of the member this member knows as etcd's
+// raft leader, "" while it knows none.
+func (e *Embedded) LeaderName() string {
+	s := e.etcd.Server
+	if lead := s.Leader(); lead != 0 {
+		if m := s.Cluster().Member(lead); m != nil {
+			return m.Name
+		}
+	}
+	return ""
+}
+
 // Err receives an error if the member fails while serving (a listener dies);
 // the member should then be closed.
 func (e *Embedded) Err() <-chan error { return e.etcd.Err() }

@@ -57,3 +57,48 @@ func TestStartEmbeddedRefusesBadConfig(t *testing.T) {
 		t.Fatalf("StartEmbedded with a bad config: %v, want ErrInvalidConfig", err)
 	}
 }
+
+// TestEmbeddedTakeLead: a follower member takes etcd's raft leadership,
+// every member then names it, and a leader taking it again changes
+// nothing.
+func TestEmbeddedTakeLead(t *testing.T) {
+	members := startMembers(t, 3)
+	leaders := func() (string, bool) {
+		first := members[0].LeaderName()
+		for _, m := range members[1:] {
+			if m.LeaderName() != first {
+				return "", false
+			}
+		}
+		return first, first != ""
+	}
+	var lead string
+	waitFor(t, "a raft leader every member names", func() (bool, string) {
+		var ok bool
+		lead, ok = leaders()
+		return ok, "members disagree or know no leader"
+	})
+	var taker *Embedded
+	for _, m := range members {
+		if m.etcd.Config().Name != lead {
+			taker = m
+			break
+		}
+	}
+	name := taker.etcd.Config().Name
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	if err := taker.TakeLead(ctx); err != nil {
+		t.Fatalf("%s takes the lead from %s: %v", name, lead, err)
+	}
+	waitFor(t, "every member naming the new leader", func() (bool, string) {
+		got, ok := leaders()
+		return ok && got == name, fmt.Sprintf("leader %q, want %s", got, name)
+	})
+	if err := taker.TakeLead(ctx); err != nil {
+		t.Fatalf("the leader takes the lead again: %v", err)
+	}
+	if got, _ := leaders(); got != name {
+		t.Fatalf("after the leader took the lead again, %q leads, want %s", got, name)
+	}
+}

@@ -63,6 +63,9 @@ func newAdminInfoCmd(opts *cmdutil.Options) *cobra.Command {
 					if n.Voter {
 						role = "  etcd voter"
 					}
+					if n.EtcdLeader {
+						role += ", raft leader"
+					}
 					fmt.Fprintf(&b, "  %-22s %-8s drive %s%s\n", n.Address, n.State, n.Drive, role)
 				}
 			}
