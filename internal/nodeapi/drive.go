@@ -110,30 +110,93 @@ func (d *Drive) call(method, path string, body io.Reader, hdr http.Header, fn fu
 	return nil
 }
 
-// Create implements blob.Drive: the shard streams to the node as it is
+// Create implements blob.Drive: a shard of at most smallUpload bytes is
+// sent whole at Commit, a larger one streams to the node as it is
 // written; Commit returns once the node has made it durable.
-func (d *Drive) Create(id string) (blob.ShardWriter, error) { return d.upload(id, "create") }
+func (d *Drive) Create(id string) (blob.ShardWriter, error) { return d.upload(id, "create"), nil }
 
 // Rewrite implements blob.Drive.
-func (d *Drive) Rewrite(id string) (blob.ShardWriter, error) { return d.upload(id, "rewrite") }
+func (d *Drive) Rewrite(id string) (blob.ShardWriter, error) { return d.upload(id, "rewrite"), nil }
 
-func (d *Drive) upload(id, mode string) (blob.ShardWriter, error) {
+// smallUpload is the most of a shard an upload holds before it starts
+// streaming: a shard up to it goes in one request of known length, its
+// headers and body in one write to the socket, instead of a chunked
+// stream that costs a write (and the node a read) per chunk. It matches
+// the size up to which a node's drive keeps a shard in its store.
+const smallUpload = 128 << 10
+
+func (d *Drive) upload(id, mode string) *upload {
+	return &upload{d: d, path: d.path + pathShards + id + "?mode=" + mode}
+}
+
+// upload is a shard on its way to another node: held while it is small,
+// then a stream.
+type upload struct {
+	d      *Drive
+	path   string
+	buf    []byte
+	stream *stream // once the shard outgrew smallUpload
+}
+
+func (u *upload) Write(p []byte) (int, error) {
+	if u.stream == nil {
+		if len(u.buf)+len(p) <= smallUpload {
+			u.buf = append(u.buf, p...)
+			return len(p), nil
+		}
+		u.stream = u.d.stream(u.path)
+		if _, err := u.stream.Write(u.buf); err != nil {
+			return 0, err
+		}
+		u.buf = nil
+	}
+	return u.stream.Write(p)
+}
+
+// Commit sends a held shard whole, its answer awaited for the stall
+// bound, or ends the stream.
+func (u *upload) Commit() error {
+	if u.stream != nil {
+		return u.stream.Commit()
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), u.d.stall)
+	defer cancel()
+	resp, err := u.d.do(ctx, http.MethodPut, u.path, bytes.NewReader(u.buf), nil)
+	if errors.Is(err, context.DeadlineExceeded) {
+		return fmt.Errorf("%w: %v", errStalled, err)
+	}
+	if err != nil {
+		return err
+	}
+	resp.Body.Close()
+	return nil
+}
+
+func (u *upload) Abort() {
+	if u.stream != nil {
+		u.stream.Abort()
+	}
+	u.buf = nil
+}
+
+// stream starts the request that streams a shard to the node at path.
+func (d *Drive) stream(path string) *stream {
 	pr, pw := io.Pipe()
 	ctx, cancel := context.WithCancel(context.Background())
-	u := &upload{pw: pw, done: make(chan error, 1), cancel: cancel, stall: d.stall}
+	st := &stream{pw: pw, done: make(chan error, 1), cancel: cancel, stall: d.stall}
 	go func() {
-		resp, err := d.do(ctx, http.MethodPut, d.path+pathShards+id+"?mode="+mode, pr, nil)
+		resp, err := d.do(ctx, http.MethodPut, path, pr, nil)
 		if err == nil {
 			resp.Body.Close()
 		}
 		pr.CloseWithError(err) // unblocks a writer the node stopped reading
-		u.done <- err
+		st.done <- err
 	}()
-	return u, nil
+	return st
 }
 
-// upload is a shard on its way to another node.
-type upload struct {
+// stream is a shard streaming to another node.
+type stream struct {
 	pw     *io.PipeWriter
 	done   chan error
 	cancel context.CancelFunc
@@ -144,7 +207,7 @@ var errStalled = errors.New("shard upload stalled: the node stopped taking it")
 
 // Write hands p to the request; if the node takes none of it for the
 // stall bound, the upload is given up.
-func (u *upload) Write(p []byte) (int, error) {
+func (u *stream) Write(p []byte) (int, error) {
 	t := time.AfterFunc(u.stall, func() {
 		u.pw.CloseWithError(errStalled)
 		u.cancel()
@@ -154,7 +217,7 @@ func (u *upload) Write(p []byte) (int, error) {
 	return n, err
 }
 
-func (u *upload) Commit() error {
+func (u *stream) Commit() error {
 	u.pw.Close()
 	select {
 	case err := <-u.done:
@@ -169,7 +232,7 @@ func (u *upload) Commit() error {
 
 var errAborted = errors.New("shard upload aborted")
 
-func (u *upload) Abort() {
+func (u *stream) Abort() {
 	u.pw.CloseWithError(errAborted)
 	u.cancel()
 	<-u.done

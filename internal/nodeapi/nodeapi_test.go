@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -545,4 +546,101 @@ func mustLocal(t *testing.T, dir string) blob.Drive {
 		t.Fatal(err)
 	}
 	return d
+}
+
+// TestSmallShardGoesWhole: a shard of at most smallUpload bytes reaches
+// the node as one request of known length, written in pieces or not; a
+// larger one streams (chunked). Both arrive whole.
+func TestSmallShardGoesWhole(t *testing.T) {
+	ld, err := blob.NewLocalDrive(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	inner, err := NewServer([]blob.Drive{ld}, secret, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type seen struct {
+		length  int64
+		chunked bool
+	}
+	var mu sync.Mutex
+	var puts []seen
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPut {
+			mu.Lock()
+			puts = append(puts, seen{r.ContentLength, slices.Contains(r.TransferEncoding, "chunked")})
+			mu.Unlock()
+		}
+		inner.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	d, err := NewDrive(srv.URL, 0, secret, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		size int
+		want seen
+	}{
+		{1, seen{1, false}},
+		{3000, seen{3000, false}},
+		{smallUpload, seen{smallUpload, false}},
+		{smallUpload + 1, seen{-1, true}},
+		{1 << 20, seen{-1, true}},
+	} {
+		data := make([]byte, tc.size)
+		for i := range data {
+			data[i] = byte(i * 7)
+		}
+		id := blob.NewID()
+		w, err := d.Create(id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for p := data; len(p) > 0; { // in pieces, as the erasure writer does
+			k := min(len(p), 1000)
+			if _, err := w.Write(p[:k]); err != nil {
+				t.Fatal(err)
+			}
+			p = p[k:]
+		}
+		if err := w.Commit(); err != nil {
+			t.Fatalf("%d bytes: %v", tc.size, err)
+		}
+		mu.Lock()
+		got := puts[len(puts)-1]
+		mu.Unlock()
+		if got != tc.want {
+			t.Fatalf("a shard of %d bytes reached the node with length %d, chunked %t; want %+v", tc.size, got.length, got.chunked, tc.want)
+		}
+		r, err := d.Open(id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		back := make([]byte, tc.size)
+		if n, err := r.ReadAt(back, 0); n != tc.size || (err != nil && !errors.Is(err, io.EOF)) || !bytes.Equal(back, data) {
+			t.Fatalf("%d bytes read back: %d, %v", tc.size, n, err)
+		}
+		r.Close()
+	}
+}
+
+// TestHungNodeSmallShard: a node that never answers a small shard's
+// request costs the upload the stall bound, not more.
+func TestHungNodeSmallShard(t *testing.T) {
+	release := make(chan struct{})
+	hung := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { <-release }))
+	t.Cleanup(func() { close(release); hung.Close() })
+	hd, _ := NewDrive(hung.URL, 0, secret, nil)
+	hd.stall = 300 * time.Millisecond
+	w, _ := hd.Create(blob.NewID())
+	w.Write([]byte("small"))
+	start := time.Now()
+	if err := w.Commit(); !errors.Is(err, errStalled) {
+		t.Fatalf("commit to a hung node: %v, want errStalled", err)
+	}
+	if took := time.Since(start); took > 5*time.Second {
+		t.Fatalf("gave up after %v, want about the stall bound", took)
+	}
 }
