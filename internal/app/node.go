@@ -564,7 +564,13 @@ func (n *Node) lead() error {
 	if !ok {
 		return errors.New("node: not leading")
 	}
-	store, err := meta.NewEtcd(n.coord.Client(), meta.EtcdOptions{
+	var kv clientv3.KV = n.coord.Client()
+	if n.etcd != nil {
+		// Its member leads raft (or another voter does, and the member
+		// passes each call on): call it in process, not over gRPC.
+		kv = n.etcd.LocalKV(cluster.RootUser, etcdPassword(n.cfg.NodeSecret))
+	}
+	store, err := meta.NewEtcd(kv, meta.EtcdOptions{
 		Prefix: "/twinlake/" + n.etcdSite() + "/meta/",
 		Trace:  n.bus,
 		Fence:  func() []clientv3.Cmp { return []clientv3.Cmp{fence} },

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
 func TestEmbeddedSingleMember(t *testing.T) {
@@ -100,5 +102,49 @@ func TestEmbeddedTakeLead(t *testing.T) {
 	}
 	if got, _ := leaders(); got != name {
 		t.Fatalf("after the leader took the lead again, %q leads, want %s", got, name)
+	}
+}
+
+// TestLocalKV: the in-process key-value API works with etcd's
+// authentication off, then on (a token), and gets a new token when the
+// member refuses the one it holds.
+func TestLocalKV(t *testing.T) {
+	m := startMembers(t, 1)[0]
+	const password = "local-kv-password"
+	kv := m.LocalKV(RootUser, password)
+	ctx := t.Context()
+	if _, err := kv.Put(ctx, "/a", "1"); err != nil {
+		t.Fatalf("put without authentication: %v", err)
+	}
+	root, err := clientv3.New(clientv3.Config{Endpoints: []string{m.ClientURL()}, DialTimeout: 5 * time.Second,
+		Username: RootUser, Password: password})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer root.Close()
+	if err := EnableAuth(ctx, root, password); err != nil {
+		t.Fatal(err)
+	}
+	l := m.localKV(RootUser, password)
+	fresh := clientv3.NewKVFromKVClient(l, nil)
+	if resp, err := fresh.Get(ctx, "/a"); err != nil || len(resp.Kvs) != 1 {
+		t.Fatalf("get with authentication on: %v, %v", resp, err)
+	}
+	// The one made before authentication was on learns it needs a token.
+	if _, err := kv.Put(ctx, "/b", "2"); err != nil {
+		t.Fatalf("put once authentication is on: %v", err)
+	}
+	// A token the member no longer knows (expired) is renewed.
+	l.mu.Lock()
+	l.token = "expired.token"
+	l.mu.Unlock()
+	if resp, err := fresh.Txn(ctx).Then(clientv3.OpPut("/c", "3")).Commit(); err != nil || !resp.Succeeded {
+		t.Fatalf("txn with an expired token: %v", err)
+	}
+	if resp, err := root.Get(ctx, "/", clientv3.WithPrefix(), clientv3.WithCountOnly()); err != nil || resp.Count != 3 {
+		t.Fatalf("the client port sees %v keys, %v; want 3", resp, err)
+	}
+	if _, err := m.LocalKV(RootUser, "wrong").Get(ctx, "/a"); err == nil {
+		t.Fatal("a wrong password read")
 	}
 }

@@ -25,7 +25,7 @@ import (
 // bytes, both server settings): the limits of a site's metadata, and so of
 // its object count, are etcd's. See the architecture page.
 type EtcdStore struct {
-	c       *clientv3.Client
+	c       clientv3.KV
 	prefix  string
 	fence   func() []clientv3.Cmp
 	timeout time.Duration
@@ -51,8 +51,9 @@ type EtcdOptions struct {
 	Trace *trace.Bus
 }
 
-// NewEtcd returns a Store over c. Closing it does not close c.
-func NewEtcd(c *clientv3.Client, o EtcdOptions) (*EtcdStore, error) {
+// NewEtcd returns a Store over c (a *clientv3.Client, or another
+// clientv3.KV such as a member's in process). Closing it does not close c.
+func NewEtcd(c clientv3.KV, o EtcdOptions) (*EtcdStore, error) {
 	if o.Prefix == "" {
 		return nil, errors.New("meta: an etcd store needs a key prefix")
 	}

@@ -20,6 +20,14 @@ import (
 // startEtcd runs one embedded etcd member on loopback for the test.
 func startEtcd(t *testing.T) *clientv3.Client {
 	t.Helper()
+	_, c := startEtcdMember(t)
+	return c
+}
+
+// startEtcdMember runs one embedded etcd member on loopback for the test,
+// and returns it with a client of its client port.
+func startEtcdMember(t *testing.T) (*cluster.Embedded, *clientv3.Client) {
+	t.Helper()
 	var ports [2]string
 	for i := range ports {
 		l, err := net.Listen("tcp", "127.0.0.1:0")
@@ -44,7 +52,48 @@ func startEtcd(t *testing.T) *clientv3.Client {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { c.Close() })
-	return c
+	return e, c
+}
+
+// TestEtcdStoreInProcess runs the conformance suite on a member's
+// key-value API called in process (cluster.Embedded.LocalKV), with etcd's
+// authentication on, as a site's leader uses it.
+func TestEtcdStoreInProcess(t *testing.T) {
+	e, _ := startEtcdMember(t)
+	const password = "in-process-password"
+	root, err := clientv3.New(clientv3.Config{Endpoints: []string{e.ClientURL()}, DialTimeout: 5 * time.Second,
+		Username: cluster.RootUser, Password: password})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer root.Close()
+	if err := cluster.EnableAuth(t.Context(), root, password); err != nil {
+		t.Fatal(err)
+	}
+	kv := e.LocalKV(cluster.RootUser, password)
+	n := 0
+	testStore(t, func(t *testing.T) Store {
+		n++
+		s, err := NewEtcd(kv, EtcdOptions{Prefix: fmt.Sprintf("/local%d/", n)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	})
+	// What it wrote is what the client port serves, to the root user only.
+	s, _ := NewEtcd(kv, EtcdOptions{Prefix: "/shared/"})
+	b := s.NewBatch()
+	b.Set([]byte("k"), []byte("v"))
+	if err := b.Commit(true); err != nil {
+		t.Fatal(err)
+	}
+	if resp, err := root.Get(t.Context(), "/shared/k"); err != nil || len(resp.Kvs) != 1 || string(resp.Kvs[0].Value) != "v" {
+		t.Fatalf("the client port reads %v, %v", resp, err)
+	}
+	wrong, _ := NewEtcd(e.LocalKV(cluster.RootUser, "wrong"), EtcdOptions{Prefix: "/shared/"})
+	if _, err := wrong.Get([]byte("k")); err == nil {
+		t.Fatal("a wrong password read through the in-process API")
+	}
 }
 
 // TestEtcdStore runs the conformance suite on etcd, each case in a
