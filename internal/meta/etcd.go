@@ -4,9 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
+	"sync"
 	"time"
 
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/twinlake/twinlake/internal/trace"
@@ -14,8 +17,9 @@ import (
 
 // EtcdStore is a Store kept in etcd under a key prefix, for a site of
 // several nodes: every node reads the same metadata, reads are
-// linearizable, and a batch is one etcd transaction, durable on a quorum
-// of etcd members before Commit returns (sync or not). A fence, when set,
+// linearizable, and a batch is one etcd transaction (shared with the
+// batches committed at the same time: see groupCommit), durable on a
+// quorum of etcd members before Commit returns (sync or not). A fence, when set,
 // is a condition every transaction carries (the writer still holds the
 // site's leadership), so a node that lost it cannot write after the new
 // leader started: its commits fail with ErrFenced.
@@ -30,6 +34,7 @@ type EtcdStore struct {
 	fence   func() []clientv3.Cmp
 	timeout time.Duration
 	trace   *trace.Bus
+	group   groupCommit
 }
 
 var _ Store = (*EtcdStore)(nil)
@@ -170,7 +175,9 @@ func clone(b []byte) []byte {
 	return append([]byte{}, b...)
 }
 
-// Commit implements Batch: one etcd transaction, durable when it returns.
+// Commit implements Batch: durable when it returns, in one etcd
+// transaction, which may carry other batches committed at the same time
+// (see groupCommit).
 func (b *etcdBatch) Commit(bool) error {
 	defer func() {
 		for _, fn := range b.after {
@@ -179,49 +186,191 @@ func (b *etcdBatch) Commit(bool) error {
 	}()
 	s := b.s
 	points, ranges := collapse(b.ops)
-	txn := make([]clientv3.Op, 0, len(points)+len(ranges))
+	c := &commit{done: make(chan error, 1), alone: len(ranges) > 0}
+	c.ops = make([]clientv3.Op, 0, len(points)+len(ranges))
 	for _, r := range ranges {
-		txn = append(txn, clientv3.OpDelete(s.key(r.lo), clientv3.WithRange(s.end(r.hi))))
+		c.ops = append(c.ops, clientv3.OpDelete(s.key(r.lo), clientv3.WithRange(s.end(r.hi))))
 	}
 	for _, w := range points {
 		if w.delete {
-			txn = append(txn, clientv3.OpDelete(s.key(w.key)))
+			c.ops = append(c.ops, clientv3.OpDelete(s.key(w.key)))
 		} else {
-			txn = append(txn, clientv3.OpPut(s.key(w.key), string(w.value)))
+			c.ops = append(c.ops, clientv3.OpPut(s.key(w.key), string(w.value)))
 		}
+		c.keys = append(c.keys, w.key)
+		c.bytes += int64(len(w.key) + len(w.value))
 	}
-	if len(txn) == 0 {
+	if len(c.ops) == 0 {
 		return nil
 	}
+	if len(points) > 0 {
+		c.first = points[0].key
+	} else {
+		c.first = ranges[0].lo
+	}
+	return s.group.commit(s, c)
+}
+
+// commit is one batch's transaction waiting for its turn.
+type commit struct {
+	ops   []clientv3.Op
+	keys  [][]byte // the point keys, without the prefix
+	alone bool     // a range delete: never merged with another batch
+	first []byte   // the first key, for the trace
+	bytes int64
+	done  chan error
+}
+
+// groupCommit merges the batches committed while a transaction is under
+// way into the next one: under concurrent writers etcd then proposes,
+// replicates and applies one entry for several commits. A batch waits for
+// no timer: the first one in commits at once, the next ones wait for that
+// transaction and then go together. Only batches of distinct point keys
+// are merged (etcd refuses a transaction that writes a key twice), up to
+// maxMergedOps writes and maxMergedBytes, and in the order they came. A
+// merged transaction etcd refuses for its size or shape is tried again
+// batch by batch, so that each batch gets its own answer (see
+// refusedMerged); any other failure is every batch's.
+type groupCommit struct {
+	mu      sync.Mutex
+	queue   []*commit
+	running bool // a goroutine commits the queue
+}
+
+// The bounds of a merged transaction: etcd's default limits are 128
+// operations and 1.5 MiB a request; one batch alone may exceed them
+// where etcd allows it.
+const (
+	maxMergedOps   = 128
+	maxMergedBytes = 1 << 20
+)
+
+// commit queues c and returns its result. A batch that finds no commit
+// running is first in the queue: it commits the first round itself and
+// leaves what queued meanwhile to a goroutine.
+func (g *groupCommit) commit(s *EtcdStore, c *commit) error {
+	g.mu.Lock()
+	g.queue = append(g.queue, c)
+	if g.running {
+		g.mu.Unlock()
+		return <-c.done
+	}
+	g.running = true
+	round := g.take() // c's
+	g.mu.Unlock()
+	s.commitRound(round)
+	g.mu.Lock()
+	if len(g.queue) == 0 {
+		g.running = false
+		g.mu.Unlock()
+	} else {
+		g.mu.Unlock()
+		go g.drain(s)
+	}
+	return <-c.done
+}
+
+// drain commits rounds until the queue is empty.
+func (g *groupCommit) drain(s *EtcdStore) {
+	g.mu.Lock()
+	for len(g.queue) > 0 {
+		round := g.take()
+		g.mu.Unlock()
+		s.commitRound(round)
+		g.mu.Lock()
+	}
+	g.running = false
+	g.mu.Unlock()
+}
+
+// take removes the next round from the queue: its first batch and those
+// after it that merge with it. g.mu is held.
+func (g *groupCommit) take() []*commit {
+	n, ops, bytes := 1, len(g.queue[0].ops), g.queue[0].bytes
+	if !g.queue[0].alone {
+		seen := make(map[string]bool, 2*len(g.queue[0].keys))
+		for _, k := range g.queue[0].keys {
+			seen[string(k)] = true
+		}
+	next:
+		for _, c := range g.queue[1:] {
+			if c.alone || ops+len(c.ops) > maxMergedOps || bytes+c.bytes > maxMergedBytes {
+				break
+			}
+			for _, k := range c.keys {
+				if seen[string(k)] {
+					break next
+				}
+			}
+			for _, k := range c.keys {
+				seen[string(k)] = true
+			}
+			n, ops, bytes = n+1, ops+len(c.ops), bytes+c.bytes
+		}
+	}
+	round := slices.Clone(g.queue[:n])
+	g.queue = slices.Delete(g.queue, 0, n)
+	return round
+}
+
+// commitRound commits a round as one transaction and answers each batch.
+func (s *EtcdStore) commitRound(round []*commit) {
+	if len(round) == 1 {
+		round[0].done <- s.txn(round[0].first, round[0].ops, round[0].bytes)
+		return
+	}
+	var ops []clientv3.Op
+	var bytes int64
+	for _, c := range round {
+		ops = append(ops, c.ops...)
+		bytes += c.bytes
+	}
+	err := s.txn(round[0].first, ops, bytes)
+	if refusedMerged(err) {
+		for _, c := range round {
+			c.done <- s.txn(c.first, c.ops, c.bytes)
+		}
+		return
+	}
+	for _, c := range round {
+		c.done <- err
+	}
+}
+
+// refusedMerged reports whether etcd refused a merged transaction for
+// what merging made of it (too many operations, too large, a key twice),
+// which its batches alone may not be. Other failures (the fence, etcd
+// out of reach) are every batch's answer as they are: tried again one by
+// one, an unreachable etcd would cost each batch a timeout more.
+func refusedMerged(err error) bool {
+	for _, e := range []error{rpctypes.ErrTooManyOps, rpctypes.ErrRequestTooLarge, rpctypes.ErrDuplicateKey} {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	return false
+}
+
+// txn commits ops as one transaction under the store's fence.
+func (s *EtcdStore) txn(first []byte, ops []clientv3.Op, bytes int64) error {
 	var cmps []clientv3.Cmp
 	if s.fence != nil {
 		cmps = s.fence()
 	}
 	ctx, cancel := s.ctx()
 	defer cancel()
-	var first []byte
-	var bytes int64
-	for _, w := range points {
-		if first == nil {
-			first = w.key
-		}
-		bytes += int64(len(w.key) + len(w.value))
-	}
-	if first == nil {
-		first = ranges[0].lo
-	}
 	err := s.traced("Txn", first, true, func() (int, int64, error) {
-		resp, err := s.c.Txn(ctx).If(cmps...).Then(txn...).Commit()
+		resp, err := s.c.Txn(ctx).If(cmps...).Then(ops...).Commit()
 		if err == nil && !resp.Succeeded {
 			err = ErrFenced
 		}
-		return len(txn), bytes, err
+		return len(ops), bytes, err
 	})
 	if errors.Is(err, ErrFenced) {
 		return ErrFenced
 	}
 	if err != nil {
-		return fmt.Errorf("meta: etcd commit of %d writes: %w", len(txn), err)
+		return fmt.Errorf("meta: etcd commit of %d writes: %w", len(ops), err)
 	}
 	return nil
 }

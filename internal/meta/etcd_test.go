@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -165,6 +167,87 @@ func TestEtcdStore(t *testing.T) {
 		}
 		if v, _ := s.Get([]byte("x")); string(v) != "1" {
 			t.Fatalf("a fenced commit wrote: %q", v)
+		}
+	})
+	t.Run("GroupCommit", func(t *testing.T) {
+		// 64 writers commit at once, each a batch of its own keys and one
+		// key some other writer also writes; each may also be fenced off.
+		bus := trace.New("node-a")
+		var fenced atomic.Bool
+		s, _ := NewEtcd(c, EtcdOptions{Prefix: "/group/", Trace: bus, Fence: func() []clientv3.Cmp {
+			if fenced.Load() {
+				return []clientv3.Cmp{clientv3.Compare(clientv3.Version("/group-fence"), ">", 0)}
+			}
+			return nil
+		}})
+		events, stop := bus.Subscribe(trace.Filter{Types: trace.Internal, FuncName: "etcd.Txn"}, 1024)
+		defer stop()
+		const writers, rounds = 64, 5
+		var afters atomic.Int64
+		var wg sync.WaitGroup
+		errs := make(chan error, writers*rounds)
+		for w := range writers {
+			wg.Go(func() {
+				for r := range rounds {
+					b := s.NewBatch()
+					b.Set([]byte(fmt.Sprintf("w%02d/a", w)), []byte(fmt.Sprint(r)))
+					b.Set([]byte(fmt.Sprintf("w%02d/b", w)), []byte(fmt.Sprint(r)))
+					b.Set([]byte(fmt.Sprintf("shared%d", w%8)), []byte(fmt.Sprint(w)))
+					b.Delete([]byte(fmt.Sprintf("w%02d/gone", w)))
+					b.AfterCommit(func() { afters.Add(1) })
+					errs <- b.Commit(true)
+				}
+			})
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		if afters.Load() != writers*rounds {
+			t.Fatalf("%d AfterCommit calls, want %d", afters.Load(), writers*rounds)
+		}
+		for w := range writers {
+			for _, k := range []string{"a", "b"} {
+				if v, err := s.Get([]byte(fmt.Sprintf("w%02d/%s", w, k))); err != nil || string(v) != fmt.Sprint(rounds-1) {
+					t.Fatalf("writer %d's %s: %q, %v", w, k, v, err)
+				}
+			}
+		}
+		txns := len(events)
+		if txns >= writers*rounds {
+			t.Fatalf("%d transactions for %d concurrent commits: none merged", txns, writers*rounds)
+		}
+		t.Logf("%d concurrent commits in %d transactions", writers*rounds, txns)
+		// etcd's refusal of a transaction too large for it is told apart
+		// (a merged round so refused is tried again batch by batch).
+		big := s.NewBatch()
+		for i := range 5000 {
+			big.Set([]byte(fmt.Sprintf("big%05d", i)), []byte("v"))
+		}
+		if err := big.Commit(true); err == nil || !refusedMerged(err) {
+			t.Fatalf("a batch of 5,000 writes: %v, want etcd's too-many-operations refusal", err)
+		}
+		if err := context.DeadlineExceeded; refusedMerged(err) {
+			t.Fatalf("%v taken for a refusal of the merge", err)
+		}
+		// Fenced off, every batch of a merged round fails and writes nothing.
+		fenced.Store(true)
+		var fwg sync.WaitGroup
+		for w := range writers {
+			fwg.Go(func() {
+				b := s.NewBatch()
+				b.Set([]byte(fmt.Sprintf("w%02d/a", w)), []byte("fenced"))
+				if err := b.Commit(true); !errors.Is(err, ErrFenced) {
+					t.Errorf("writer %d fenced off: %v", w, err)
+				}
+			})
+		}
+		fwg.Wait()
+		if v, _ := s.Get([]byte("w00/a")); string(v) != fmt.Sprint(rounds-1) {
+			t.Fatalf("a fenced commit wrote %q", v)
 		}
 	})
 	t.Run("Trace", func(t *testing.T) {
