@@ -179,14 +179,18 @@ func existingMembers(members []*etcdserverpb.Member, self uint64, name string) (
 }
 
 // addMember adds a voting member at peerURL, retrying while etcd finds the
-// cluster not ready for one (a member that started or left moments ago).
+// cluster not ready for one: a member that started or left moments ago
+// (ErrUnhealthy), or the removal of a never-started member not yet
+// applied where the add is checked, which still counts it among the
+// voters that have not started (ErrMemberNotEnoughStarted).
 func addMember(ctx context.Context, c *clientv3.Client, peerURL string) (*clientv3.MemberAddResponse, error) {
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		actx, cancel := context.WithTimeout(ctx, DefaultRequestTimeout)
 		added, err := c.MemberAdd(actx, []string{peerURL})
 		cancel()
-		if err == nil || !errors.Is(err, rpctypes.ErrUnhealthy) || time.Now().After(deadline) {
+		notReady := errors.Is(err, rpctypes.ErrUnhealthy) || errors.Is(err, rpctypes.ErrMemberNotEnoughStarted)
+		if err == nil || !notReady || time.Now().After(deadline) {
 			return added, err
 		}
 		select {
