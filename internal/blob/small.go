@@ -19,15 +19,12 @@ import (
 // fsyncs (the file, its directory); a small object's shards are a few KiB
 // each, so on a site of several nodes those calls were most of a PUT's
 // work on every node. A shard drive keeps each shard of at most
-// smallShardMax bytes in a Pebble store of its own on the drive
+// SmallShardMax bytes in a Pebble store of its own on the drive
 // (DIR/blobs/small), where the writes of concurrent PUTs share one WAL
 // sync; a larger shard is a file as before. A shard is in one place or
 // the other: Open looks in the store first, so the one a rewrite cut short
 // by a crash left in both is read from the store, which a rewrite writes
 // before it removes the file.
-
-// smallShardMax is the largest shard kept in the small store.
-const smallShardMax = 128 << 10
 
 // smallReserve is the free space a shard drive keeps: below it a new small
 // shard is refused, as a file is on a full disk. The store cannot go on
@@ -81,13 +78,12 @@ func (d *LocalDrive) Close() error {
 }
 
 // smallShard is a shard being written to a shard drive: held in memory
-// until it grows past smallShardMax, then written on as a file.
+// until it grows past SmallShardMax, then written on as a file.
 type smallShard struct {
+	*Held
 	d       *LocalDrive
 	id      string
 	rewrite bool
-	buf     bytes.Buffer
-	file    ShardWriter // once spilled
 }
 
 // createSmall starts shard id (or its replacement) on a shard drive. A new
@@ -101,12 +97,12 @@ func (d *LocalDrive) createSmall(id string, rewrite bool) (ShardWriter, error) {
 		return nil, err
 	}
 	if rewrite {
-		return &smallShard{d: d, id: id, rewrite: true}, nil
+		return d.newSmallShard(id, true), nil
 	}
 	found, err := d.hasSmall(id)
 	if err == nil && !found {
 		if _, err = os.Lstat(p); errors.Is(err, os.ErrNotExist) {
-			return &smallShard{d: d, id: id}, nil
+			return d.newSmallShard(id, false), nil
 		}
 	}
 	if err == nil {
@@ -115,57 +111,42 @@ func (d *LocalDrive) createSmall(id string, rewrite bool) (ShardWriter, error) {
 	return nil, fmt.Errorf("blob: create shard on %s: %w", d, err)
 }
 
-func (w *smallShard) Write(p []byte) (int, error) {
-	if w.file == nil && w.buf.Len()+len(p) > smallShardMax {
-		create := w.d.createFile
-		if w.rewrite {
-			create = w.d.rewriteFile
-		}
-		f, err := create(w.id)
-		if err != nil {
-			return 0, err
-		}
-		if _, err := f.Write(w.buf.Bytes()); err != nil {
-			f.Abort()
-			return 0, err
-		}
-		w.file, w.buf = f, bytes.Buffer{}
+func (d *LocalDrive) newSmallShard(id string, rewrite bool) *smallShard {
+	w := &smallShard{d: d, id: id, rewrite: rewrite}
+	w.Held = NewHeld(w.spill, w.store)
+	return w
+}
+
+// spill starts the shard as a file.
+func (w *smallShard) spill() (ShardWriter, error) {
+	if w.rewrite {
+		return w.d.rewriteFile(w.id)
 	}
-	if w.file != nil {
-		return w.file.Write(p)
+	return w.d.createFile(w.id)
+}
+
+// store commits a held shard to the small store.
+func (w *smallShard) store(b []byte) error {
+	batch := w.d.small.db.NewBatch()
+	batch.Set([]byte(w.id), b)
+	if err := batch.Commit(true); err != nil {
+		return fmt.Errorf("blob: commit shard on %s: %w", w.d, err)
 	}
-	return w.buf.Write(p)
+	return nil
 }
 
 // Commit makes the shard durable where its size puts it. A rewrite then
 // removes the shard's other copy, so a heal that changes where a shard
 // lives leaves only the new one.
 func (w *smallShard) Commit() error {
-	if w.file != nil {
-		if err := w.file.Commit(); err != nil {
-			return err
-		}
-		if w.rewrite {
-			return w.d.removeSmall(w.id)
-		}
-		return nil
+	if err := w.Held.Commit(); err != nil || !w.rewrite {
+		return err
 	}
-	b := w.d.small.db.NewBatch()
-	b.Set([]byte(w.id), w.buf.Bytes())
-	if err := b.Commit(true); err != nil {
-		return fmt.Errorf("blob: commit shard on %s: %w", w.d, err)
+	if w.Spilled() {
+		return w.d.removeSmall(w.id)
 	}
-	if w.rewrite {
-		p, _ := w.d.path(w.id)
-		return removeFile(p)
-	}
-	return nil
-}
-
-func (w *smallShard) Abort() {
-	if w.file != nil {
-		w.file.Abort()
-	}
+	p, _ := w.d.path(w.id)
+	return removeFile(p)
 }
 
 // roomForSmall fails with ENOSPC while the drive has less than its

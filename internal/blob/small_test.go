@@ -56,15 +56,15 @@ func fileExists(p string) bool {
 }
 
 // TestShardDriveKeepsSmallShardsInItsStore: a shard of at most
-// smallShardMax bytes is in the drive's store, not a file; a larger one
+// SmallShardMax bytes is in the drive's store, not a file; a larger one
 // is a file; both read back, survive a reopen, are listed once, refuse a
 // second Create and are removed.
 func TestShardDriveKeepsSmallShardsInItsStore(t *testing.T) {
 	dir := t.TempDir()
 	d := shardDrive(t, dir)
 	small, large := NewID(), NewID()
-	smallData := bytes.Repeat([]byte("s"), smallShardMax)
-	largeData := bytes.Repeat([]byte("L"), smallShardMax+1)
+	smallData := bytes.Repeat([]byte("s"), SmallShardMax)
+	largeData := bytes.Repeat([]byte("L"), SmallShardMax+1)
 	w, err := d.Create(small)
 	putShard(t, w, err, smallData)
 	w, err = d.Create(large)
@@ -124,7 +124,7 @@ func TestShardDriveRewriteMovesAShard(t *testing.T) {
 	d := shardDrive(t, dir)
 	id := NewID()
 	file := filepath.Join(dir, "blobs", id[:2], id)
-	large := bytes.Repeat([]byte("L"), smallShardMax+1)
+	large := bytes.Repeat([]byte("L"), SmallShardMax+1)
 
 	w, err := d.createFile(id) // a shard written before the store, or large then
 	putShard(t, w, err, large)

@@ -110,58 +110,29 @@ func (d *Drive) call(method, path string, body io.Reader, hdr http.Header, fn fu
 	return nil
 }
 
-// Create implements blob.Drive: a shard of at most smallUpload bytes is
-// sent whole at Commit, a larger one streams to the node as it is
-// written; Commit returns once the node has made it durable.
+// Create implements blob.Drive: a shard of at most blob.SmallShardMax
+// bytes is sent whole at Commit, in one request of known length (its
+// headers and body in one write to the socket, instead of a chunked
+// stream that costs a write, and the node a read, per chunk); a larger
+// one streams to the node as it is written. Commit returns once the node
+// has made it durable.
 func (d *Drive) Create(id string) (blob.ShardWriter, error) { return d.upload(id, "create"), nil }
 
 // Rewrite implements blob.Drive.
 func (d *Drive) Rewrite(id string) (blob.ShardWriter, error) { return d.upload(id, "rewrite"), nil }
 
-// smallUpload is the most of a shard an upload holds before it starts
-// streaming: a shard up to it goes in one request of known length, its
-// headers and body in one write to the socket, instead of a chunked
-// stream that costs a write (and the node a read) per chunk. It matches
-// the size up to which a node's drive keeps a shard in its store.
-const smallUpload = 128 << 10
-
-func (d *Drive) upload(id, mode string) *upload {
-	return &upload{d: d, path: d.path + pathShards + id + "?mode=" + mode}
+func (d *Drive) upload(id, mode string) *blob.Held {
+	path := d.path + pathShards + id + "?mode=" + mode
+	return blob.NewHeld(func() (blob.ShardWriter, error) { return d.stream(path), nil },
+		func(b []byte) error { return d.sendWhole(path, b) })
 }
 
-// upload is a shard on its way to another node: held while it is small,
-// then a stream.
-type upload struct {
-	d      *Drive
-	path   string
-	buf    []byte
-	stream *stream // once the shard outgrew smallUpload
-}
-
-func (u *upload) Write(p []byte) (int, error) {
-	if u.stream == nil {
-		if len(u.buf)+len(p) <= smallUpload {
-			u.buf = append(u.buf, p...)
-			return len(p), nil
-		}
-		u.stream = u.d.stream(u.path)
-		if _, err := u.stream.Write(u.buf); err != nil {
-			return 0, err
-		}
-		u.buf = nil
-	}
-	return u.stream.Write(p)
-}
-
-// Commit sends a held shard whole, its answer awaited for the stall
-// bound, or ends the stream.
-func (u *upload) Commit() error {
-	if u.stream != nil {
-		return u.stream.Commit()
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), u.d.stall)
+// sendWhole sends a shard in one request, its answer awaited for the
+// stall bound.
+func (d *Drive) sendWhole(path string, b []byte) error {
+	ctx, cancel := context.WithTimeout(context.Background(), d.stall)
 	defer cancel()
-	resp, err := u.d.do(ctx, http.MethodPut, u.path, bytes.NewReader(u.buf), nil)
+	resp, err := d.do(ctx, http.MethodPut, path, bytes.NewReader(b), nil)
 	if errors.Is(err, context.DeadlineExceeded) {
 		return fmt.Errorf("%w: %v", errStalled, err)
 	}
@@ -170,13 +141,6 @@ func (u *upload) Commit() error {
 	}
 	resp.Body.Close()
 	return nil
-}
-
-func (u *upload) Abort() {
-	if u.stream != nil {
-		u.stream.Abort()
-	}
-	u.buf = nil
 }
 
 // stream starts the request that streams a shard to the node at path.

@@ -548,7 +548,7 @@ func mustLocal(t *testing.T, dir string) blob.Drive {
 	return d
 }
 
-// TestSmallShardGoesWhole: a shard of at most smallUpload bytes reaches
+// TestSmallShardGoesWhole: a shard of at most blob.SmallShardMax bytes reaches
 // the node as one request of known length, written in pieces or not; a
 // larger one streams (chunked). Both arrive whole.
 func TestSmallShardGoesWhole(t *testing.T) {
@@ -585,8 +585,8 @@ func TestSmallShardGoesWhole(t *testing.T) {
 	}{
 		{1, seen{1, false}},
 		{3000, seen{3000, false}},
-		{smallUpload, seen{smallUpload, false}},
-		{smallUpload + 1, seen{-1, true}},
+		{blob.SmallShardMax, seen{blob.SmallShardMax, false}},
+		{blob.SmallShardMax + 1, seen{-1, true}},
 		{1 << 20, seen{-1, true}},
 	} {
 		data := make([]byte, tc.size)
