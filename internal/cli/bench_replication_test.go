@@ -9,7 +9,8 @@ import (
 
 // TestBenchReplicationBaseline: bench replication with --baseline reports
 // the unpaced PUT rate of a site alone and of the source replicating, and
-// their ratio, besides the paced phase's PUT rate and lag percentiles;
+// their ratio, and the CPU each server spent per PUT, besides the paced
+// phase's PUT rate and lag percentiles;
 // every object written arrives, and the bench leaves no bucket behind.
 func TestBenchReplicationBaseline(t *testing.T) {
 	e := newReplEnv(t, 3)
@@ -22,6 +23,9 @@ func TestBenchReplicationBaseline(t *testing.T) {
 		BaselineOps                  float64 `json:"baseline_put_ops_per_sec"`
 		MaxOps                       float64 `json:"max_put_ops_per_sec"`
 		Ratio                        float64 `json:"on_off_ratio"`
+		BaselineCPU                  float64 `json:"baseline_cpu_us_per_put"`
+		SourceCPU                    float64 `json:"source_cpu_us_per_put"`
+		TargetCPU                    float64 `json:"target_cpu_us_per_put"`
 		Results                      []struct {
 			Op    string  `json:"op"`
 			Ops   int64   `json:"ops"`
@@ -40,6 +44,11 @@ func TestBenchReplicationBaseline(t *testing.T) {
 	if want := rep.MaxOps / rep.BaselineOps; math.Abs(rep.Ratio-want) > 1e-9 {
 		t.Errorf("ratio %v, want %v", rep.Ratio, want)
 	}
+	// The test's sites share its process, so each figure is that
+	// process's CPU per PUT: only that they were read is checked.
+	if rep.BaselineCPU <= 0 || rep.SourceCPU <= 0 || rep.TargetCPU <= 0 {
+		t.Errorf("CPU per PUT: baseline %vµs, source %vµs, target %vµs", rep.BaselineCPU, rep.SourceCPU, rep.TargetCPU)
+	}
 	var ops []string
 	for _, r := range rep.Results {
 		ops = append(ops, r.Op)
@@ -57,7 +66,8 @@ func TestBenchReplicationBaseline(t *testing.T) {
 	}
 	human := e.must("bench", "replication", "site1", "site2", "--baseline", "site3", "--size", "1KiB",
 		"--concurrency", "1", "--duration", "100ms")
-	if !strings.Contains(human, "unpaced PUT: site3 alone") || !strings.Contains(human, "REPLICATE(lag)") {
+	if !strings.Contains(human, "unpaced PUT: site3 alone") || !strings.Contains(human, "REPLICATE(lag)") ||
+		!strings.Contains(human, "CPU per PUT: site3 alone") {
 		t.Errorf("human output:\n%s", human)
 	}
 }

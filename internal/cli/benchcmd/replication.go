@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -82,11 +83,20 @@ type benchReplReport struct {
 	ReplOpsPerSec float64 `json:"replicated_ops_per_sec"`
 	// With --baseline: the unpaced PUT rates of the baseline site alone
 	// and of SOURCE with replication on, and the second over the first.
-	Baseline             string      `json:"baseline,omitempty"`
-	BaselinePutOpsPerSec float64     `json:"baseline_put_ops_per_sec,omitempty"`
-	MaxPutOpsPerSec      float64     `json:"max_put_ops_per_sec,omitempty"`
-	OnOffRatio           float64     `json:"on_off_ratio,omitempty"`
-	Results              []bench.Row `json:"results"`
+	Baseline             string  `json:"baseline,omitempty"`
+	BaselinePutOpsPerSec float64 `json:"baseline_put_ops_per_sec,omitempty"`
+	MaxPutOpsPerSec      float64 `json:"max_put_ops_per_sec,omitempty"`
+	OnOffRatio           float64 `json:"on_off_ratio,omitempty"`
+	// Where the cost goes, with --baseline: the CPU time the server each
+	// alias reaches spent per PUT of the unpaced phases (the baseline
+	// site alone; the source, and the target applying the copies and
+	// streaming the trace the bench follows, replicating), from their
+	// process_cpu_seconds_total. Absent when a site's metrics cannot be
+	// read.
+	BaselineCPUPerPut float64     `json:"baseline_cpu_us_per_put,omitempty"`
+	SourceCPUPerPut   float64     `json:"source_cpu_us_per_put,omitempty"`
+	TargetCPUPerPut   float64     `json:"target_cpu_us_per_put,omitempty"`
+	Results           []bench.Row `json:"results"`
 }
 
 // arrivals records when each key's copy was committed at the target.
@@ -135,6 +145,10 @@ func runBenchReplication(cmd *cobra.Command, opts *cmdutil.Options, srcAlias, ds
 		return err
 	}
 	sc, err := newBenchClient(src, f.concurrency)
+	if err != nil {
+		return err
+	}
+	dst, err := opts.LookupAlias(dstAlias)
 	if err != nil {
 		return err
 	}
@@ -208,7 +222,7 @@ func runBenchReplication(cmd *cobra.Command, opts *cmdutil.Options, srcAlias, ds
 	var cmp *onOff
 	arrivedBefore := 0
 	if f.baseline != "" {
-		cmp, err = b.measureOnOff(cmd, opts, f, size, putTo, func(want int64) error {
+		cmp, err = b.measureOnOff(cmd, opts, f, size, src, dst, putTo, func(want int64) error {
 			// The unpaced phase's objects reach the target before the
 			// measured phase starts, so its lag is its own.
 			deadline := time.After(f.drain)
@@ -307,6 +321,7 @@ func runBenchReplication(cmd *cobra.Command, opts *cmdutil.Options, srcAlias, ds
 	if cmp != nil {
 		rep.Baseline, rep.BaselinePutOpsPerSec, rep.MaxPutOpsPerSec = f.baseline, cmp.alone, cmp.replicated
 		rep.OnOffRatio = cmp.replicated / max(cmp.alone, 1e-9)
+		rep.BaselineCPUPerPut, rep.SourceCPUPerPut, rep.TargetCPUPerPut = cmp.cpuAlone, cmp.cpuSource, cmp.cpuTarget
 	}
 	w := cmd.OutOrStdout()
 	if opts.JSON {
@@ -320,22 +335,78 @@ func runBenchReplication(cmd *cobra.Command, opts *cmdutil.Options, srcAlias, ds
 	if cmp != nil {
 		fmt.Fprintf(w, "unpaced PUT: %s alone %.1f ops/s, %s replicating %.1f ops/s (%.0f%%)\n",
 			f.baseline, rep.BaselinePutOpsPerSec, srcAlias, rep.MaxPutOpsPerSec, 100*rep.OnOffRatio)
+		if rep.SourceCPUPerPut > 0 {
+			fmt.Fprintf(w, "CPU per PUT: %s alone %.0fµs; replicating, %s %.0fµs and %s %.0fµs\n",
+				f.baseline, rep.BaselineCPUPerPut, srcAlias, rep.SourceCPUPerPut, dstAlias, rep.TargetCPUPerPut)
+		}
 	}
 	return nil
 }
 
 // onOff is the unpaced PUT rate of a site alone and of the source with
-// replication on.
+// replication on, and the CPU microseconds per PUT of each server (0 when
+// not measured).
 type onOff struct {
-	alone, replicated float64
-	rows              []bench.Row
+	alone, replicated              float64
+	cpuAlone, cpuSource, cpuTarget float64
+	rows                           []bench.Row
+}
+
+// cpuMeter reads the CPU time of the servers some aliases reach, to tell
+// what a phase cost each per operation. A site whose metrics cannot be
+// read (no admin:Prometheus right, metrics off) turns it off with one
+// warning: the rates are measured without it.
+type cpuMeter struct {
+	cmd *cobra.Command
+	off bool
+}
+
+// read returns each alias's process_cpu_seconds_total.
+func (m *cpuMeter) read(ctx context.Context, as ...cmdutil.Alias) []float64 {
+	if m.off {
+		return nil
+	}
+	out := make([]float64, len(as))
+	for i, a := range as {
+		v, err := processCPU(ctx, a)
+		if err != nil {
+			fmt.Fprintf(m.cmd.ErrOrStderr(), "bench: not measuring CPU per PUT: metrics of %s: %v\n", a.URL, err)
+			m.off = true
+			return nil
+		}
+		out[i] = v
+	}
+	return out
+}
+
+// perOp is the CPU microseconds per operation between two reads, for
+// reading i; 0 when either read is missing.
+func perOp(before, after []float64, i int, ops int64) float64 {
+	if len(before) <= i || len(after) <= i || ops <= 0 {
+		return 0
+	}
+	return (after[i] - before[i]) * 1e6 / float64(ops)
+}
+
+// processCPU reads the server's process_cpu_seconds_total.
+func processCPU(ctx context.Context, a cmdutil.Alias) (float64, error) {
+	var buf bytes.Buffer
+	if err := cmdutil.ScrapeMetrics(ctx, a, &buf); err != nil {
+		return 0, err
+	}
+	for line := range strings.Lines(buf.String()) {
+		if v, ok := strings.CutPrefix(line, "process_cpu_seconds_total "); ok {
+			return strconv.ParseFloat(strings.TrimSpace(v), 64)
+		}
+	}
+	return 0, errors.New("no process_cpu_seconds_total")
 }
 
 // measureOnOff runs the unpaced PUT phases of --baseline: against the
 // baseline site (in a bucket of the same name, created if missing and then
 // removed), then against the source, whose objects it waits for with
 // arrived (given how many objects in all must have arrived).
-func (b *s3Bench) measureOnOff(cmd *cobra.Command, opts *cmdutil.Options, f benchReplFlags, size int64,
+func (b *s3Bench) measureOnOff(cmd *cobra.Command, opts *cmdutil.Options, f benchReplFlags, size int64, src, dst cmdutil.Alias,
 	putTo func(ctx context.Context, c *minio.Client, key string) error, arrived func(want int64) error) (*onOff, error) {
 	ctx := cmd.Context()
 	base, err := opts.LookupAlias(f.baseline)
@@ -360,14 +431,18 @@ func (b *s3Bench) measureOnOff(cmd *cobra.Command, opts *cmdutil.Options, f benc
 		}
 	}()
 	cfg := bench.Config{Concurrency: f.concurrency, Duration: f.duration, StopOnError: true}
+	cpu := &cpuMeter{cmd: cmd}
 	fmt.Fprintf(cmd.ErrOrStderr(), "bench: unpaced PUT %s to %s (alone) for %s ...\n", bench.FormatSize(size), f.baseline, f.duration)
+	aloneCPU := cpu.read(ctx, base)
 	alone, err := runPhase(ctx, cmd, "PUT", cfg, func(ctx context.Context, seq int64) error {
 		return putTo(ctx, bc, benchKey(b.prefix+"baseline/", seq))
 	})
 	if err := benchPhaseErr("PUT", size, alone, err); err != nil {
 		return nil, fmt.Errorf("baseline %s: %w", f.baseline, err)
 	}
+	aloneCPUEnd := cpu.read(ctx, base)
 	fmt.Fprintf(cmd.ErrOrStderr(), "bench: unpaced PUT %s to %s (replicating) for %s ...\n", bench.FormatSize(size), "source", f.duration)
+	onCPU := cpu.read(ctx, src, dst)
 	on, err := runPhase(ctx, cmd, "PUT", cfg, func(ctx context.Context, seq int64) error {
 		return putTo(ctx, b.c, benchKey(b.prefix+"unpaced/", seq))
 	})
@@ -377,8 +452,14 @@ func (b *s3Bench) measureOnOff(cmd *cobra.Command, opts *cmdutil.Options, f benc
 	if err := arrived(on.Ops); err != nil {
 		return nil, err
 	}
-	return &onOff{alone: alone.OpsPerSec(), replicated: on.OpsPerSec(), rows: []bench.Row{
-		bench.NewRow("PUT(alone,unpaced)", size, f.concurrency, alone),
-		bench.NewRow("PUT(replicating,unpaced)", size, f.concurrency, on),
-	}}, nil
+	// Read once every copy has arrived: the target's share is all of it.
+	onCPUEnd := cpu.read(ctx, src, dst)
+	return &onOff{alone: alone.OpsPerSec(), replicated: on.OpsPerSec(),
+		cpuAlone:  perOp(aloneCPU, aloneCPUEnd, 0, alone.Ops),
+		cpuSource: perOp(onCPU, onCPUEnd, 0, on.Ops),
+		cpuTarget: perOp(onCPU, onCPUEnd, 1, on.Ops),
+		rows: []bench.Row{
+			bench.NewRow("PUT(alone,unpaced)", size, f.concurrency, alone),
+			bench.NewRow("PUT(replicating,unpaced)", size, f.concurrency, on),
+		}}, nil
 }
