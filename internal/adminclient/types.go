@@ -62,6 +62,10 @@ type ServerInfo struct {
 	TotalBytes    int64  `json:"totalBytes"`
 	DiskTotal     uint64 `json:"diskTotal"`
 	DiskFree      uint64 `json:"diskFree"`
+	// CPUSeconds is the CPU time the answering server's process has used
+	// since it started (user and system); on a multi-node site, the
+	// leader's (each node's is in Nodes).
+	CPUSeconds float64 `json:"cpuSeconds,omitempty"`
 	// Nodes lists a multi-node site's nodes; empty on a single server.
 	Nodes []NodeInfo `json:"nodes,omitempty"`
 	// Etcd is the storage of a multi-node site's etcd, which bounds the
@@ -121,6 +125,9 @@ type NodeInfo struct {
 	// leader, as the site's leader's member knows it: the site's leader
 	// itself once its member took the raft leadership.
 	EtcdLeader bool `json:"etcdLeader,omitempty"`
+	// CPUSeconds is the CPU time the node's process has used since it
+	// started (user and system); absent when the node did not answer.
+	CPUSeconds float64 `json:"cpuSeconds,omitempty"`
 }
 
 // ConfigKV is one setting of a subsystem: its effective value and where that

@@ -11,6 +11,7 @@ import (
 	"github.com/twinlake/twinlake/internal/adminclient"
 	"github.com/twinlake/twinlake/internal/iam"
 	"github.com/twinlake/twinlake/internal/iam/policy"
+	"github.com/twinlake/twinlake/internal/metrics"
 	"github.com/twinlake/twinlake/internal/s3api/sigv4"
 )
 
@@ -89,6 +90,7 @@ func (s *Server) Info(ctx context.Context) (adminclient.ServerInfo, error) {
 		UptimeSeconds: int64(time.Since(s.started).Seconds()),
 		Buckets:       int64(len(s.objects.ListBuckets(ctx))),
 		Objects:       u.Objects, TotalBytes: u.Bytes,
+		CPUSeconds: metrics.ProcessCPUSeconds(),
 	}
 	if s.ln != nil {
 		info.Address = s.ln.Addr().String()

@@ -29,6 +29,7 @@ import (
 	"github.com/twinlake/twinlake/internal/cluster"
 	"github.com/twinlake/twinlake/internal/httprec"
 	"github.com/twinlake/twinlake/internal/meta"
+	"github.com/twinlake/twinlake/internal/metrics"
 	"github.com/twinlake/twinlake/internal/nodeapi"
 	"github.com/twinlake/twinlake/internal/trace"
 )
@@ -625,6 +626,7 @@ func (n *Node) nodeInfo(ctx context.Context) []adminclient.NodeInfo {
 	if n.cfg.Etcd == nil {
 		voters, _ = cluster.Voters(n.nodes) // the list was checked at start
 	}
+	cpu := n.nodesCPU(ctx, online)
 	out := make([]adminclient.NodeInfo, len(n.nodes))
 	for i, node := range n.nodes {
 		state := "offline"
@@ -635,8 +637,40 @@ func (n *Node) nodeInfo(ctx context.Context) []adminclient.NodeInfo {
 			state = "online"
 		}
 		out[i] = adminclient.NodeInfo{Address: node, State: state, Drive: drivesState(driveErrs[i*n.perNode : (i+1)*n.perNode]),
-			Voter: slices.Contains(voters, node), EtcdLeader: node == etcdLeader}
+			Voter: slices.Contains(voters, node), EtcdLeader: node == etcdLeader, CPUSeconds: cpu[i]}
 	}
+	return out
+}
+
+// nodeCPUTimeout bounds how long admin info and a metrics scrape wait for
+// a node to tell its CPU time.
+const nodeCPUTimeout = time.Second
+
+// nodesCPU asks every online node, all at once, for the CPU time its
+// process has used; 0 for a node offline or that did not answer in time.
+func (n *Node) nodesCPU(ctx context.Context, online map[string]bool) []float64 {
+	ctx, cancel := context.WithTimeout(ctx, nodeCPUTimeout)
+	defer cancel()
+	out := make([]float64, len(n.nodes))
+	var wg sync.WaitGroup
+	k := 0 // n.peers holds the other nodes in order
+	for i, node := range n.nodes {
+		if node == n.cfg.Address {
+			out[i] = metrics.ProcessCPUSeconds()
+			continue
+		}
+		p := n.peers[k]
+		k++
+		if !online[node] {
+			continue
+		}
+		wg.Go(func() {
+			if pr, err := p.Process(ctx); err == nil {
+				out[i] = pr.CPUSeconds
+			}
+		})
+	}
+	wg.Wait()
 	return out
 }
 

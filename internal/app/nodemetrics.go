@@ -16,7 +16,7 @@ import (
 // latest heal scan's progress.
 type nodeCollector struct {
 	s                                      *Server
-	nodeUp, leader, driveUp                *prometheus.Desc
+	nodeUp, nodeCPU, leader, driveUp       *prometheus.Desc
 	healPercent, healDegraded, healShard   *prometheus.Desc
 	etcdDB, etcdInUse, etcdQuota, etcdFull *prometheus.Desc
 }
@@ -24,6 +24,7 @@ type nodeCollector struct {
 func newNodeCollector(s *Server) *nodeCollector {
 	return &nodeCollector{s: s,
 		nodeUp:       prometheus.NewDesc(metrics.ClusterNodeUp, "1 for a node of the site that is the leader or online, 0 offline.", []string{"node"}, nil),
+		nodeCPU:      prometheus.NewDesc(metrics.ClusterNodeCPU, "CPU time, user and system, the node's process has used since it started; absent for a node that did not tell it within a second.", []string{"node"}, nil),
 		leader:       prometheus.NewDesc(metrics.ClusterNodeLeader, "1 for the node that leads the site.", []string{"node"}, nil),
 		driveUp:      prometheus.NewDesc(metrics.DriveUp, "1 when a drive of the site's drive set answers, 0 when it cannot be reached.", []string{"drive"}, nil),
 		healPercent:  prometheus.NewDesc(metrics.HealProgressPercent, "The latest heal scan's progress estimate; 100 when done.", nil, nil),
@@ -37,7 +38,7 @@ func newNodeCollector(s *Server) *nodeCollector {
 }
 
 func (c *nodeCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{c.nodeUp, c.leader, c.driveUp, c.healPercent, c.healDegraded, c.healShard,
+	for _, d := range []*prometheus.Desc{c.nodeUp, c.nodeCPU, c.leader, c.driveUp, c.healPercent, c.healDegraded, c.healShard,
 		c.etcdDB, c.etcdInUse, c.etcdQuota, c.etcdFull} {
 		ch <- d
 	}
@@ -65,6 +66,9 @@ func (c *nodeCollector) Collect(ch chan<- prometheus.Metric) {
 			ch <- boolGauge(c.nodeUp, n.State != "offline", n.Address)
 			ch <- boolGauge(c.leader, n.State == "leader", n.Address)
 			ch <- boolGauge(c.driveUp, n.Drive == "ok", n.Address)
+			if n.CPUSeconds > 0 {
+				ch <- prometheus.MustNewConstMetric(c.nodeCPU, prometheus.CounterValue, n.CPUSeconds, n.Address)
+			}
 		}
 		if s.cfg.Etcd != nil {
 			if e := s.cfg.Etcd(ctx); len(e.Unreachable) < e.Endpoints {

@@ -23,6 +23,11 @@ type Row struct {
 	P90Ms       float64 `json:"p90_ms"`
 	P99Ms       float64 `json:"p99_ms"`
 	MaxMs       float64 `json:"max_ms"`
+	// ServerCPUPerOp is the CPU time the site's servers (every node of a
+	// multi-node site) spent per operation, in microseconds, and
+	// NodeCPUPerOp the same by node address; absent when not measured.
+	ServerCPUPerOp float64            `json:"server_cpu_us_per_op,omitempty"`
+	NodeCPUPerOp   map[string]float64 `json:"node_cpu_us_per_op,omitempty"`
 }
 
 // NewRow summarises a run of op on objects of size bytes.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -151,7 +152,7 @@ func TestBenchNewRowAndTable(t *testing.T) {
 		}
 	}
 	row.P50Ms, row.P90Ms, row.P99Ms = want.P50Ms, want.P90Ms, want.P99Ms
-	if row != want {
+	if !reflect.DeepEqual(row, want) {
 		t.Errorf("NewRow = %+v\nwant     %+v", row, want)
 	}
 

@@ -162,6 +162,13 @@ func TestClusterSurvivesNodeLoss(t *testing.T) {
 			t.Fatalf("metrics lack %s:\n%s", want, grepLines(scraped.String(), "twinlake_cluster_")+grepLines(scraped.String(), "twinlake_drive_"))
 		}
 	}
+	// Each live node tells its CPU time; the dead one cannot.
+	for i, n := range nodes {
+		line := fmt.Sprintf(`twinlake_cluster_node_cpu_seconds_total{node=%q} `, n)
+		if got := strings.Contains(scraped.String(), line); got != (i != leader) {
+			t.Errorf("node %s (killed %v): CPU time in the metrics %v:\n%s", n, i == leader, got, grepLines(scraped.String(), "cpu_seconds"))
+		}
+	}
 	var lost []string
 	i := 0
 	for key, want := range acked {
@@ -177,6 +184,23 @@ func TestClusterSurvivesNodeLoss(t *testing.T) {
 	}
 	if err := put(t.Context(), clients[(leader+1)%4], "after", []byte(strings.Repeat("x", 300<<10))); err != nil {
 		t.Fatalf("write with 3 of 4 nodes: %v", err)
+	}
+	// bench s3 tells what each live node spent per operation.
+	benchOut := e.must("bench", "s3", fmt.Sprintf("n%d", (leader+1)%4), "--size", "1KiB", "--concurrency", "2", "--count", "10", "--json")
+	var bench struct {
+		Results []struct {
+			Op     string             `json:"op"`
+			CPU    float64            `json:"server_cpu_us_per_op"`
+			ByNode map[string]float64 `json:"node_cpu_us_per_op"`
+		}
+	}
+	if err := json.Unmarshal([]byte(benchOut), &bench); err != nil {
+		t.Fatalf("%v\n%s", err, benchOut)
+	}
+	for _, r := range bench.Results {
+		if _, dead := r.ByNode[nodes[leader]]; r.CPU <= 0 || len(r.ByNode) != 3 || dead || r.ByNode[nodes[next]] <= 0 {
+			t.Errorf("%s: server CPU %vµs per op, by node %v (killed %s)", r.Op, r.CPU, r.ByNode, nodes[leader])
+		}
 	}
 	if out := e.must("table", "list", fmt.Sprintf("n%d", (leader+2)%4), "lake", "sales"); !strings.Contains(out, "orders") {
 		t.Fatalf("table list after the failover:\n%s", out)

@@ -512,6 +512,11 @@ func TestBenchS3(t *testing.T) {
 			r.OpsPerSec <= 0 || r.MBPerSec <= 0 || r.P50Ms <= 0 || r.P50Ms > r.P90Ms || r.P90Ms > r.P99Ms || r.P99Ms > r.MaxMs {
 			t.Errorf("result %d = %+v", i, r)
 		}
+		// The site's server shares the test's process: only that its CPU
+		// time was read is checked.
+		if r.ServerCPUPerOp <= 0 || len(r.NodeCPUPerOp) != 1 || r.NodeCPUPerOp["s1"] != r.ServerCPUPerOp {
+			t.Errorf("result %d: server CPU %vµs per op, by server %v", i, r.ServerCPUPerOp, r.NodeCPUPerOp)
+		}
 	}
 	after, err := e.c.ListBuckets(t.Context())
 	if err != nil {

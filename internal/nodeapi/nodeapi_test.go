@@ -644,3 +644,36 @@ func TestHungNodeSmallShard(t *testing.T) {
 		t.Fatalf("gave up after %v, want about the stall bound", took)
 	}
 }
+
+// TestProcess: a node tells the CPU time its process has used, which
+// grows as it works, and only to a caller that signs with the secret.
+func TestProcess(t *testing.T) {
+	n := startNode(t, t.TempDir(), "127.0.0.1:0")
+	d, err := NewDrive("http://"+n.addr, 0, secret, http.DefaultClient)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, err := d.Process(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if first.CPUSeconds <= 0 {
+		t.Fatalf("cpuSeconds %v", first.CPUSeconds)
+	}
+	for end := time.Now().Add(50 * time.Millisecond); time.Now().Before(end); {
+	}
+	second, err := d.Process(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if second.CPUSeconds <= first.CPUSeconds {
+		t.Errorf("cpuSeconds %v after %v, want more", second.CPUSeconds, first.CPUSeconds)
+	}
+	wrong, err := NewDrive("http://"+n.addr, 0, []byte("another-secret-of-enough-length"), http.DefaultClient)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := wrong.Process(t.Context()); err == nil || !strings.Contains(err.Error(), "403") {
+		t.Errorf("wrong secret: %v, want 403", err)
+	}
+}

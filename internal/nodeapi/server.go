@@ -80,6 +80,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	var err error
 	if p == pathTrace && r.Method == http.MethodGet {
 		err = s.traceStream(w, r)
+	} else if p == pathProcess && r.Method == http.MethodGet {
+		err = s.process(w)
 	} else if d, rest, ok := s.drive(p); !ok {
 		err = errNoRoute
 	} else {

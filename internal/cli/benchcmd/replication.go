@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -87,12 +86,12 @@ type benchReplReport struct {
 	BaselinePutOpsPerSec float64 `json:"baseline_put_ops_per_sec,omitempty"`
 	MaxPutOpsPerSec      float64 `json:"max_put_ops_per_sec,omitempty"`
 	OnOffRatio           float64 `json:"on_off_ratio,omitempty"`
-	// Where the cost goes, with --baseline: the CPU time the server each
-	// alias reaches spent per PUT of the unpaced phases (the baseline
-	// site alone; the source, and the target applying the copies and
-	// streaming the trace the bench follows, replicating), from their
-	// process_cpu_seconds_total. Absent when a site's metrics cannot be
-	// read.
+	// Where the cost goes, with --baseline: the CPU time each site's
+	// servers (all nodes of a multi-node site) spent per PUT of the
+	// unpaced phases (the baseline site alone; the source, and the target
+	// applying the copies and streaming the trace the bench follows,
+	// replicating), from their admin info. Absent when a site cannot
+	// tell.
 	BaselineCPUPerPut float64     `json:"baseline_cpu_us_per_put,omitempty"`
 	SourceCPUPerPut   float64     `json:"source_cpu_us_per_put,omitempty"`
 	TargetCPUPerPut   float64     `json:"target_cpu_us_per_put,omitempty"`
@@ -145,10 +144,6 @@ func runBenchReplication(cmd *cobra.Command, opts *cmdutil.Options, srcAlias, ds
 		return err
 	}
 	sc, err := newBenchClient(src, f.concurrency)
-	if err != nil {
-		return err
-	}
-	dst, err := opts.LookupAlias(dstAlias)
 	if err != nil {
 		return err
 	}
@@ -222,7 +217,7 @@ func runBenchReplication(cmd *cobra.Command, opts *cmdutil.Options, srcAlias, ds
 	var cmp *onOff
 	arrivedBefore := 0
 	if f.baseline != "" {
-		cmp, err = b.measureOnOff(cmd, opts, f, size, src, dst, putTo, func(want int64) error {
+		cmp, err = b.measureOnOff(cmd, opts, f, size, srcAlias, dstAlias, putTo, func(want int64) error {
 			// The unpaced phase's objects reach the target before the
 			// measured phase starts, so its lag is its own.
 			deadline := time.After(f.drain)
@@ -352,29 +347,33 @@ type onOff struct {
 	rows                           []bench.Row
 }
 
-// cpuMeter reads the CPU time of the servers some aliases reach, to tell
-// what a phase cost each per operation. A site whose metrics cannot be
-// read (no admin:Prometheus right, metrics off) turns it off with one
-// warning: the rates are measured without it.
+// cpuMeter reads the CPU time of the servers of some sites, to tell what
+// a phase cost each per operation. A site that cannot tell (an older
+// server, no admin:ServerInfo right) turns it off with one warning: the
+// rates are measured without it.
 type cpuMeter struct {
-	cmd *cobra.Command
-	off bool
+	cmd  *cobra.Command
+	opts *cmdutil.Options
+	off  bool
 }
 
-// read returns each alias's process_cpu_seconds_total.
-func (m *cpuMeter) read(ctx context.Context, as ...cmdutil.Alias) []float64 {
+// read returns, for each alias, the CPU time its site's servers have used
+// (all nodes of a multi-node site together).
+func (m *cpuMeter) read(ctx context.Context, aliases ...string) []float64 {
 	if m.off {
 		return nil
 	}
-	out := make([]float64, len(as))
-	for i, a := range as {
-		v, err := processCPU(ctx, a)
+	out := make([]float64, len(aliases))
+	for i, a := range aliases {
+		byServer, err := serversCPU(ctx, m.opts, a)
 		if err != nil {
-			fmt.Fprintf(m.cmd.ErrOrStderr(), "bench: not measuring CPU per PUT: metrics of %s: %v\n", a.URL, err)
+			fmt.Fprintf(m.cmd.ErrOrStderr(), "bench: not measuring CPU per PUT: %s: %v\n", a, err)
 			m.off = true
 			return nil
 		}
-		out[i] = v
+		for _, v := range byServer {
+			out[i] += v
+		}
 	}
 	return out
 }
@@ -388,25 +387,38 @@ func perOp(before, after []float64, i int, ops int64) float64 {
 	return (after[i] - before[i]) * 1e6 / float64(ops)
 }
 
-// processCPU reads the server's process_cpu_seconds_total.
-func processCPU(ctx context.Context, a cmdutil.Alias) (float64, error) {
-	var buf bytes.Buffer
-	if err := cmdutil.ScrapeMetrics(ctx, a, &buf); err != nil {
-		return 0, err
+// serversCPU reads from admin info the CPU time the servers of the site
+// alias reaches have used: each node of a multi-node site by address,
+// else the one server under the alias's name.
+func serversCPU(ctx context.Context, opts *cmdutil.Options, alias string) (map[string]float64, error) {
+	ac, err := opts.AdminClient(alias)
+	if err != nil {
+		return nil, err
 	}
-	for line := range strings.Lines(buf.String()) {
-		if v, ok := strings.CutPrefix(line, "process_cpu_seconds_total "); ok {
-			return strconv.ParseFloat(strings.TrimSpace(v), 64)
+	info, err := ac.ServerInfo(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if len(info.Nodes) == 0 {
+		if info.CPUSeconds <= 0 {
+			return nil, errors.New("the server does not tell its CPU time")
+		}
+		return map[string]float64{alias: info.CPUSeconds}, nil
+	}
+	out := map[string]float64{}
+	for _, n := range info.Nodes {
+		if n.CPUSeconds > 0 {
+			out[n.Address] = n.CPUSeconds
 		}
 	}
-	return 0, errors.New("no process_cpu_seconds_total")
+	return out, nil
 }
 
 // measureOnOff runs the unpaced PUT phases of --baseline: against the
 // baseline site (in a bucket of the same name, created if missing and then
 // removed), then against the source, whose objects it waits for with
 // arrived (given how many objects in all must have arrived).
-func (b *s3Bench) measureOnOff(cmd *cobra.Command, opts *cmdutil.Options, f benchReplFlags, size int64, src, dst cmdutil.Alias,
+func (b *s3Bench) measureOnOff(cmd *cobra.Command, opts *cmdutil.Options, f benchReplFlags, size int64, srcAlias, dstAlias string,
 	putTo func(ctx context.Context, c *minio.Client, key string) error, arrived func(want int64) error) (*onOff, error) {
 	ctx := cmd.Context()
 	base, err := opts.LookupAlias(f.baseline)
@@ -431,18 +443,18 @@ func (b *s3Bench) measureOnOff(cmd *cobra.Command, opts *cmdutil.Options, f benc
 		}
 	}()
 	cfg := bench.Config{Concurrency: f.concurrency, Duration: f.duration, StopOnError: true}
-	cpu := &cpuMeter{cmd: cmd}
+	cpu := &cpuMeter{cmd: cmd, opts: opts}
 	fmt.Fprintf(cmd.ErrOrStderr(), "bench: unpaced PUT %s to %s (alone) for %s ...\n", bench.FormatSize(size), f.baseline, f.duration)
-	aloneCPU := cpu.read(ctx, base)
+	aloneCPU := cpu.read(ctx, f.baseline)
 	alone, err := runPhase(ctx, cmd, "PUT", cfg, func(ctx context.Context, seq int64) error {
 		return putTo(ctx, bc, benchKey(b.prefix+"baseline/", seq))
 	})
 	if err := benchPhaseErr("PUT", size, alone, err); err != nil {
 		return nil, fmt.Errorf("baseline %s: %w", f.baseline, err)
 	}
-	aloneCPUEnd := cpu.read(ctx, base)
+	aloneCPUEnd := cpu.read(ctx, f.baseline)
 	fmt.Fprintf(cmd.ErrOrStderr(), "bench: unpaced PUT %s to %s (replicating) for %s ...\n", bench.FormatSize(size), "source", f.duration)
-	onCPU := cpu.read(ctx, src, dst)
+	onCPU := cpu.read(ctx, srcAlias, dstAlias)
 	on, err := runPhase(ctx, cmd, "PUT", cfg, func(ctx context.Context, seq int64) error {
 		return putTo(ctx, b.c, benchKey(b.prefix+"unpaced/", seq))
 	})
@@ -453,7 +465,7 @@ func (b *s3Bench) measureOnOff(cmd *cobra.Command, opts *cmdutil.Options, f benc
 		return nil, err
 	}
 	// Read once every copy has arrived: the target's share is all of it.
-	onCPUEnd := cpu.read(ctx, src, dst)
+	onCPUEnd := cpu.read(ctx, srcAlias, dstAlias)
 	return &onOff{alone: alone.OpsPerSec(), replicated: on.OpsPerSec(),
 		cpuAlone:  perOp(aloneCPU, aloneCPUEnd, 0, alone.Ops),
 		cpuSource: perOp(onCPU, onCPUEnd, 0, on.Ops),

@@ -7,7 +7,10 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
+	"maps"
 	"net/url"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/minio/minio-go/v7"
@@ -85,6 +88,9 @@ type s3Bench struct {
 	bucket string
 	prefix string
 	cfg    bench.Config
+	// cpu reads the CPU time of the site's servers around each phase;
+	// nil reads none.
+	cpu func(context.Context) (map[string]float64, error)
 }
 
 func runBenchS3(cmd *cobra.Command, opts *cmdutil.Options, aliasName string, f benchS3Flags) error {
@@ -111,7 +117,8 @@ func runBenchS3(cmd *cobra.Command, opts *cmdutil.Options, aliasName string, f b
 	}
 	ctx := cmd.Context()
 	id := benchRunID()
-	b := &s3Bench{c: c, bucket: f.bucket, prefix: "twinlake-bench/" + id + "/", cfg: cfg}
+	b := &s3Bench{c: c, bucket: f.bucket, prefix: "twinlake-bench/" + id + "/", cfg: cfg,
+		cpu: func(ctx context.Context) (map[string]float64, error) { return serversCPU(ctx, opts, aliasName) }}
 	if b.bucket == "" {
 		b.bucket = "twinlake-bench-" + id
 	}
@@ -139,7 +146,65 @@ func runBenchS3(cmd *cobra.Command, opts *cmdutil.Options, aliasName string, f b
 		return cmdutil.PrintResult(w, opts, rep, "")
 	}
 	fmt.Fprintf(w, "bench s3 %s: bucket %s, concurrency %d, %s per phase\n", aliasName, b.bucket, f.concurrency, benchBound(cfg))
-	return bench.WriteTable(w, rep.Results)
+	if err := bench.WriteTable(w, rep.Results); err != nil {
+		return err
+	}
+	for _, r := range rep.Results {
+		if r.ServerCPUPerOp > 0 {
+			fmt.Fprintf(w, "server CPU per %s %s: %.0fµs%s\n", r.Op, bench.FormatSize(r.Size), r.ServerCPUPerOp, byNode(r.NodeCPUPerOp))
+		}
+	}
+	return nil
+}
+
+// byNode lists a multi-node site's CPU per operation by node.
+func byNode(m map[string]float64) string {
+	if len(m) < 2 {
+		return ""
+	}
+	var parts []string
+	for _, n := range slices.Sorted(maps.Keys(m)) {
+		parts = append(parts, fmt.Sprintf("%s %.0fµs", n, m[n]))
+	}
+	return " (" + strings.Join(parts, ", ") + ")"
+}
+
+// measure runs phase and adds to its row the CPU time the site's servers
+// spent per operation: the servers that told it before and after.
+func (b *s3Bench) measure(ctx context.Context, cmd *cobra.Command, row func(bench.Result) bench.Row,
+	phase func() (bench.Result, error)) (bench.Row, bench.Result, error) {
+	if b.cpu == nil {
+		res, err := phase()
+		return row(res), res, err
+	}
+	off := func(err error) {
+		fmt.Fprintf(cmd.ErrOrStderr(), "bench: not measuring the servers' CPU per operation: %v\n", err)
+		b.cpu = nil
+	}
+	before, err := b.cpu(ctx)
+	if err != nil {
+		off(err)
+	}
+	res, perr := phase()
+	r := row(res)
+	if err != nil || perr != nil {
+		return r, res, perr
+	}
+	after, err := b.cpu(ctx)
+	if err != nil {
+		off(err)
+		return r, res, nil
+	}
+	for node, v := range after {
+		if v0, ok := before[node]; ok && res.Ops > 0 {
+			if r.NodeCPUPerOp == nil {
+				r.NodeCPUPerOp = map[string]float64{}
+			}
+			r.NodeCPUPerOp[node] = (v - v0) * 1e6 / float64(res.Ops)
+			r.ServerCPUPerOp += r.NodeCPUPerOp[node]
+		}
+	}
+	return r, res, nil
 }
 
 // newBenchClient builds a client whose connections all workers share and
@@ -196,21 +261,28 @@ func (b *s3Bench) runSize(ctx context.Context, cmd *cobra.Command, size int64, k
 	}
 	payload := bench.Payload(size, uint64(time.Now().UnixNano()))
 	fmt.Fprintf(cmd.ErrOrStderr(), "bench: PUT %s ...\n", bench.FormatSize(size))
-	put, err := runPhase(ctx, cmd, "PUT", b.cfg, func(ctx context.Context, seq int64) error {
-		_, err := b.c.PutObject(ctx, b.bucket, benchKey(dir, seq), bytes.NewReader(payload), size,
-			minio.PutObjectOptions{DisableMultipart: true, DisableContentSha256: true, ContentType: "application/octet-stream"})
-		return err
+	newRow := func(op string) func(bench.Result) bench.Row {
+		return func(r bench.Result) bench.Row { return bench.NewRow(op, size, b.cfg.Concurrency, r) }
+	}
+	putRow, put, err := b.measure(ctx, cmd, newRow("PUT"), func() (bench.Result, error) {
+		return runPhase(ctx, cmd, "PUT", b.cfg, func(ctx context.Context, seq int64) error {
+			_, err := b.c.PutObject(ctx, b.bucket, benchKey(dir, seq), bytes.NewReader(payload), size,
+				minio.PutObjectOptions{DisableMultipart: true, DisableContentSha256: true, ContentType: "application/octet-stream"})
+			return err
+		})
 	})
-	rows := []bench.Row{bench.NewRow("PUT", size, b.cfg.Concurrency, put)}
+	rows := []bench.Row{putRow}
 	if err := benchPhaseErr("PUT", size, put, err); err != nil {
 		return rows, err
 	}
 	written := put.Ops
 	fmt.Fprintf(cmd.ErrOrStderr(), "bench: GET %s ...\n", bench.FormatSize(size))
-	get, err := runPhase(ctx, cmd, "GET", b.cfg, func(ctx context.Context, seq int64) error {
-		return b.getOne(ctx, benchKey(dir, seq%written), size)
+	getRow, get, err := b.measure(ctx, cmd, newRow("GET"), func() (bench.Result, error) {
+		return runPhase(ctx, cmd, "GET", b.cfg, func(ctx context.Context, seq int64) error {
+			return b.getOne(ctx, benchKey(dir, seq%written), size)
+		})
 	})
-	rows = append(rows, bench.NewRow("GET", size, b.cfg.Concurrency, get))
+	rows = append(rows, getRow)
 	return rows, benchPhaseErr("GET", size, get, err)
 }
 

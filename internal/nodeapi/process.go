@@ -1,0 +1,39 @@
+package nodeapi
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+
+	"github.com/twinlake/twinlake/internal/metrics"
+)
+
+// pathProcess answers what the node's process has used.
+const pathProcess = Prefix + "process"
+
+// Process is what a node tells of its process: the CPU time it has used
+// since it started, user and system, in seconds.
+type Process struct {
+	CPUSeconds float64 `json:"cpuSeconds"`
+}
+
+func (s *Server) process(w http.ResponseWriter) error {
+	w.Header().Set("Content-Type", "application/json")
+	return json.NewEncoder(w).Encode(Process{CPUSeconds: metrics.ProcessCPUSeconds()})
+}
+
+// Process asks the node what its process has used.
+func (d *Drive) Process(ctx context.Context) (Process, error) {
+	resp, err := d.do(ctx, http.MethodGet, pathProcess, nil, nil)
+	if err != nil {
+		return Process{}, err
+	}
+	defer resp.Body.Close()
+	var p Process
+	if err := json.NewDecoder(io.LimitReader(resp.Body, 4<<10)).Decode(&p); err != nil {
+		return Process{}, fmt.Errorf("node %s: process: %w", d.base, err)
+	}
+	return p, nil
+}
