@@ -347,73 +347,6 @@ type onOff struct {
 	rows                           []bench.Row
 }
 
-// cpuMeter reads the CPU time of the servers of some sites, to tell what
-// a phase cost each per operation. A site that cannot tell (an older
-// server, no admin:ServerInfo right) turns it off with one warning: the
-// rates are measured without it.
-type cpuMeter struct {
-	cmd  *cobra.Command
-	opts *cmdutil.Options
-	off  bool
-}
-
-// read returns, for each alias, the CPU time its site's servers have used
-// (all nodes of a multi-node site together).
-func (m *cpuMeter) read(ctx context.Context, aliases ...string) []float64 {
-	if m.off {
-		return nil
-	}
-	out := make([]float64, len(aliases))
-	for i, a := range aliases {
-		byServer, err := serversCPU(ctx, m.opts, a)
-		if err != nil {
-			fmt.Fprintf(m.cmd.ErrOrStderr(), "bench: not measuring CPU per PUT: %s: %v\n", a, err)
-			m.off = true
-			return nil
-		}
-		for _, v := range byServer {
-			out[i] += v
-		}
-	}
-	return out
-}
-
-// perOp is the CPU microseconds per operation between two reads, for
-// reading i; 0 when either read is missing.
-func perOp(before, after []float64, i int, ops int64) float64 {
-	if len(before) <= i || len(after) <= i || ops <= 0 {
-		return 0
-	}
-	return (after[i] - before[i]) * 1e6 / float64(ops)
-}
-
-// serversCPU reads from admin info the CPU time the servers of the site
-// alias reaches have used: each node of a multi-node site by address,
-// else the one server under the alias's name.
-func serversCPU(ctx context.Context, opts *cmdutil.Options, alias string) (map[string]float64, error) {
-	ac, err := opts.AdminClient(alias)
-	if err != nil {
-		return nil, err
-	}
-	info, err := ac.ServerInfo(ctx)
-	if err != nil {
-		return nil, err
-	}
-	if len(info.Nodes) == 0 {
-		if info.CPUSeconds <= 0 {
-			return nil, errors.New("the server does not tell its CPU time")
-		}
-		return map[string]float64{alias: info.CPUSeconds}, nil
-	}
-	out := map[string]float64{}
-	for _, n := range info.Nodes {
-		if n.CPUSeconds > 0 {
-			out[n.Address] = n.CPUSeconds
-		}
-	}
-	return out, nil
-}
-
 // measureOnOff runs the unpaced PUT phases of --baseline: against the
 // baseline site (in a bucket of the same name, created if missing and then
 // removed), then against the source, whose objects it waits for with
@@ -454,7 +387,7 @@ func (b *s3Bench) measureOnOff(cmd *cobra.Command, opts *cmdutil.Options, f benc
 	}
 	aloneCPUEnd := cpu.read(ctx, f.baseline)
 	fmt.Fprintf(cmd.ErrOrStderr(), "bench: unpaced PUT %s to %s (replicating) for %s ...\n", bench.FormatSize(size), "source", f.duration)
-	onCPU := cpu.read(ctx, srcAlias, dstAlias)
+	srcCPU, dstCPU := cpu.read(ctx, srcAlias), cpu.read(ctx, dstAlias)
 	on, err := runPhase(ctx, cmd, "PUT", cfg, func(ctx context.Context, seq int64) error {
 		return putTo(ctx, b.c, benchKey(b.prefix+"unpaced/", seq))
 	})
@@ -465,13 +398,13 @@ func (b *s3Bench) measureOnOff(cmd *cobra.Command, opts *cmdutil.Options, f benc
 		return nil, err
 	}
 	// Read once every copy has arrived: the target's share is all of it.
-	onCPUEnd := cpu.read(ctx, srcAlias, dstAlias)
-	return &onOff{alone: alone.OpsPerSec(), replicated: on.OpsPerSec(),
-		cpuAlone:  perOp(aloneCPU, aloneCPUEnd, 0, alone.Ops),
-		cpuSource: perOp(onCPU, onCPUEnd, 0, on.Ops),
-		cpuTarget: perOp(onCPU, onCPUEnd, 1, on.Ops),
-		rows: []bench.Row{
-			bench.NewRow("PUT(alone,unpaced)", size, f.concurrency, alone),
-			bench.NewRow("PUT(replicating,unpaced)", size, f.concurrency, on),
-		}}, nil
+	srcCPUEnd, dstCPUEnd := cpu.read(ctx, srcAlias), cpu.read(ctx, dstAlias)
+	cmp := &onOff{alone: alone.OpsPerSec(), replicated: on.OpsPerSec(), rows: []bench.Row{
+		bench.NewRow("PUT(alone,unpaced)", size, f.concurrency, alone),
+		bench.NewRow("PUT(replicating,unpaced)", size, f.concurrency, on),
+	}}
+	cmp.cpuAlone, _ = cpuPerOp(aloneCPU, aloneCPUEnd, alone.Ops)
+	cmp.cpuSource, _ = cpuPerOp(srcCPU, srcCPUEnd, on.Ops)
+	cmp.cpuTarget, _ = cpuPerOp(dstCPU, dstCPUEnd, on.Ops)
+	return cmp, nil
 }

@@ -88,9 +88,10 @@ type s3Bench struct {
 	bucket string
 	prefix string
 	cfg    bench.Config
-	// cpu reads the CPU time of the site's servers around each phase;
-	// nil reads none.
-	cpu func(context.Context) (map[string]float64, error)
+	// cpu reads the CPU time of the servers of site (an alias) around
+	// each phase; nil reads none.
+	cpu  *cpuMeter
+	site string
 }
 
 func runBenchS3(cmd *cobra.Command, opts *cmdutil.Options, aliasName string, f benchS3Flags) error {
@@ -118,7 +119,7 @@ func runBenchS3(cmd *cobra.Command, opts *cmdutil.Options, aliasName string, f b
 	ctx := cmd.Context()
 	id := benchRunID()
 	b := &s3Bench{c: c, bucket: f.bucket, prefix: "twinlake-bench/" + id + "/", cfg: cfg,
-		cpu: func(ctx context.Context) (map[string]float64, error) { return serversCPU(ctx, opts, aliasName) }}
+		cpu: &cpuMeter{cmd: cmd, opts: opts}, site: aliasName}
 	if b.bucket == "" {
 		b.bucket = "twinlake-bench-" + id
 	}
@@ -171,38 +172,16 @@ func byNode(m map[string]float64) string {
 
 // measure runs phase and adds to its row the CPU time the site's servers
 // spent per operation: the servers that told it before and after.
-func (b *s3Bench) measure(ctx context.Context, cmd *cobra.Command, row func(bench.Result) bench.Row,
+func (b *s3Bench) measure(ctx context.Context, row func(bench.Result) bench.Row,
 	phase func() (bench.Result, error)) (bench.Row, bench.Result, error) {
-	if b.cpu == nil {
-		res, err := phase()
-		return row(res), res, err
-	}
-	off := func(err error) {
-		fmt.Fprintf(cmd.ErrOrStderr(), "bench: not measuring the servers' CPU per operation: %v\n", err)
-		b.cpu = nil
-	}
-	before, err := b.cpu(ctx)
-	if err != nil {
-		off(err)
-	}
-	res, perr := phase()
+	before := b.cpu.read(ctx, b.site)
+	res, err := phase()
 	r := row(res)
-	if err != nil || perr != nil {
-		return r, res, perr
+	if err != nil || before == nil {
+		return r, res, err
 	}
-	after, err := b.cpu(ctx)
-	if err != nil {
-		off(err)
-		return r, res, nil
-	}
-	for node, v := range after {
-		if v0, ok := before[node]; ok && res.Ops > 0 {
-			if r.NodeCPUPerOp == nil {
-				r.NodeCPUPerOp = map[string]float64{}
-			}
-			r.NodeCPUPerOp[node] = (v - v0) * 1e6 / float64(res.Ops)
-			r.ServerCPUPerOp += r.NodeCPUPerOp[node]
-		}
+	if total, byServer := cpuPerOp(before, b.cpu.read(ctx, b.site), res.Ops); len(byServer) > 0 {
+		r.ServerCPUPerOp, r.NodeCPUPerOp = total, byServer
 	}
 	return r, res, nil
 }
@@ -264,7 +243,7 @@ func (b *s3Bench) runSize(ctx context.Context, cmd *cobra.Command, size int64, k
 	newRow := func(op string) func(bench.Result) bench.Row {
 		return func(r bench.Result) bench.Row { return bench.NewRow(op, size, b.cfg.Concurrency, r) }
 	}
-	putRow, put, err := b.measure(ctx, cmd, newRow("PUT"), func() (bench.Result, error) {
+	putRow, put, err := b.measure(ctx, newRow("PUT"), func() (bench.Result, error) {
 		return runPhase(ctx, cmd, "PUT", b.cfg, func(ctx context.Context, seq int64) error {
 			_, err := b.c.PutObject(ctx, b.bucket, benchKey(dir, seq), bytes.NewReader(payload), size,
 				minio.PutObjectOptions{DisableMultipart: true, DisableContentSha256: true, ContentType: "application/octet-stream"})
@@ -277,7 +256,7 @@ func (b *s3Bench) runSize(ctx context.Context, cmd *cobra.Command, size int64, k
 	}
 	written := put.Ops
 	fmt.Fprintf(cmd.ErrOrStderr(), "bench: GET %s ...\n", bench.FormatSize(size))
-	getRow, get, err := b.measure(ctx, cmd, newRow("GET"), func() (bench.Result, error) {
+	getRow, get, err := b.measure(ctx, newRow("GET"), func() (bench.Result, error) {
 		return runPhase(ctx, cmd, "GET", b.cfg, func(ctx context.Context, seq int64) error {
 			return b.getOne(ctx, benchKey(dir, seq%written), size)
 		})

@@ -1,0 +1,80 @@
+package benchcmd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/twinlake/twinlake/internal/cli/cmdutil"
+)
+
+// cpuMeter reads the CPU time the servers of a site have used, to tell
+// what a phase cost them per operation. A site that cannot tell (an older
+// server, no admin:ServerInfo right) turns it off with one warning: the
+// rates are measured without it.
+type cpuMeter struct {
+	cmd  *cobra.Command
+	opts *cmdutil.Options
+	off  bool
+}
+
+// read returns the CPU time the servers of the site alias reaches have
+// used, by server; nil once the meter is off.
+func (m *cpuMeter) read(ctx context.Context, alias string) map[string]float64 {
+	if m == nil || m.off {
+		return nil
+	}
+	byServer, err := serversCPU(ctx, m.opts, alias)
+	if err != nil {
+		fmt.Fprintf(m.cmd.ErrOrStderr(), "bench: not measuring CPU per operation: %s: %v\n", alias, err)
+		m.off = true
+		return nil
+	}
+	return byServer
+}
+
+// cpuPerOp is the CPU microseconds per operation between two reads of one
+// site: in all, and by each server that told both; 0 and nil when either
+// read is missing.
+func cpuPerOp(before, after map[string]float64, ops int64) (float64, map[string]float64) {
+	if before == nil || after == nil || ops <= 0 {
+		return 0, nil
+	}
+	total, byServer := 0.0, map[string]float64{}
+	for server, v := range after {
+		if v0, ok := before[server]; ok {
+			byServer[server] = (v - v0) * 1e6 / float64(ops)
+			total += byServer[server]
+		}
+	}
+	return total, byServer
+}
+
+// serversCPU reads from admin info the CPU time the servers of the site
+// alias reaches have used: each node of a multi-node site by address,
+// else the one server under the alias's name.
+func serversCPU(ctx context.Context, opts *cmdutil.Options, alias string) (map[string]float64, error) {
+	ac, err := opts.AdminClient(alias)
+	if err != nil {
+		return nil, err
+	}
+	info, err := ac.ServerInfo(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if len(info.Nodes) == 0 {
+		if info.CPUSeconds <= 0 {
+			return nil, errors.New("the server does not tell its CPU time")
+		}
+		return map[string]float64{alias: info.CPUSeconds}, nil
+	}
+	out := map[string]float64{}
+	for _, n := range info.Nodes {
+		if n.CPUSeconds > 0 {
+			out[n.Address] = n.CPUSeconds
+		}
+	}
+	return out, nil
+}
