@@ -187,7 +187,8 @@ func (s *Store) removeShards(id string) error {
 // shardFile is a blob read back from its shards.
 type shardFile struct {
 	*erasure.Reader
-	shards []ShardReader
+	shards []ShardReader // opened at once
+	lazy   []*lazyShard  // opened only if the reader turns to them
 	size   int64
 }
 
@@ -195,12 +196,23 @@ func (f *shardFile) Size() int64 { return f.size }
 
 func (f *shardFile) Close() error {
 	closeAll(f.shards)
+	for _, l := range f.lazy {
+		l.close()
+	}
 	return nil
 }
 
-// openShards opens blob id's shards: those missing, or whose length is
-// not the one the object's size gives, are read around.
+// openShards opens blob id for reading. The data shards are opened first,
+// in parallel: when they are all there with the length the object's size
+// gives, they are all a read needs, and each parity shard is opened only
+// if the reader turns to it (a data shard found corrupt while reading).
+// That spares a small object's read one request to each parity shard's
+// node. Otherwise every shard is opened, as heal does, and those missing
+// or of another length are read around.
 func (s *Store) openShards(id string) (File, error) {
+	if f, ok := s.openDataShards(id); ok {
+		return f, nil
+	}
 	shards, size, err := s.shardReaders(id)
 	if err != nil {
 		return nil, err
@@ -223,6 +235,101 @@ func (s *Store) openShards(id string) (File, error) {
 		return nil, err
 	}
 	return &shardFile{Reader: r, shards: shards, size: size}, nil
+}
+
+// openDataShards opens only blob id's data shards; ok is false (and
+// nothing is left open) unless every one opened with the length the size
+// in the first one's footer gives.
+func (s *Store) openDataShards(id string) (File, bool) {
+	if !validID(id) {
+		return nil, false
+	}
+	lay := s.code.Layout()
+	drives := s.placed(id)
+	shards := each(drives[:lay.Data], func(_ int, d Drive) ShardReader {
+		r, err := d.Open(id)
+		if err != nil {
+			return nil
+		}
+		return r
+	})
+	fail := func() (File, bool) {
+		closeAll(shards)
+		return nil, false
+	}
+	if slices.Contains(shards, nil) {
+		return fail()
+	}
+	size, err := s.code.StreamSize(shards[0], shards[0].Size())
+	if err != nil {
+		return fail()
+	}
+	want := s.code.ShardSize(size)
+	for _, r := range shards {
+		if r.Size() != want {
+			return fail()
+		}
+	}
+	src := make([]io.ReaderAt, len(drives))
+	for i, r := range shards {
+		src[i] = r
+	}
+	var lazy []*lazyShard
+	for i, d := range drives[lay.Data:] {
+		l := &lazyShard{drive: d, id: id, size: want}
+		lazy = append(lazy, l)
+		src[lay.Data+i] = l
+	}
+	r, err := s.code.NewReader(src, size)
+	if err != nil {
+		return fail()
+	}
+	return &shardFile{Reader: r, shards: shards, lazy: lazy, size: size}, true
+}
+
+// lazyShard is a parity shard opened on its first read: one that is
+// missing or of another length fails that read, and the erasure reader
+// reads around it as around any bad shard.
+type lazyShard struct {
+	drive Drive
+	id    string
+	size  int64 // the shard length the object's size gives
+
+	mu  sync.Mutex
+	r   ShardReader
+	err error
+}
+
+func (l *lazyShard) ReadAt(p []byte, off int64) (int, error) {
+	l.mu.Lock()
+	if l.r == nil && l.err == nil {
+		r, err := l.drive.Open(l.id)
+		switch {
+		case err != nil:
+			l.err = err
+		case r.Size() != l.size:
+			r.Close()
+			l.err = fmt.Errorf("blob: %s: shard of %d bytes, want %d", l.id, r.Size(), l.size)
+		default:
+			l.r = r
+		}
+	}
+	r, err := l.r, l.err
+	l.mu.Unlock()
+	if err != nil {
+		return 0, err
+	}
+	return r.ReadAt(p, off)
+}
+
+func (l *lazyShard) close() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.r != nil {
+		l.r.Close()
+		l.r = nil
+	}
+	l.err = errors.New("blob: shard closed")
 }
 
 // shardReaders opens every shard of blob id, in parallel, and learns the

@@ -326,3 +326,87 @@ func TestPlacedByBucketAndKey(t *testing.T) {
 		t.Fatalf("read back %d bytes, %v", len(got), err)
 	}
 }
+
+// countingDrive counts the shards opened on a drive and those still open.
+type countingDrive struct {
+	Drive
+	opened, open *int
+}
+
+func (d countingDrive) Open(id string) (ShardReader, error) {
+	r, err := d.Drive.Open(id)
+	if err != nil {
+		return nil, err
+	}
+	*d.opened++
+	*d.open++
+	return countingReader{r, d.open}, nil
+}
+
+type countingReader struct {
+	ShardReader
+	open *int
+}
+
+func (r countingReader) Close() error {
+	*r.open--
+	return r.ShardReader.Close()
+}
+
+// TestDriveSetReadsDataShardsOnly: a sound blob is read from its data
+// shards alone; a parity shard is opened only when a data shard turns out
+// corrupt while reading, every shard when one is missing; and closing the
+// file closes whatever was opened.
+func TestDriveSetReadsDataShardsOnly(t *testing.T) {
+	base := t.TempDir()
+	var drives []string
+	set := make([]Drive, 4)
+	var opened, open int
+	for i := range set {
+		drives = append(drives, filepath.Join(base, fmt.Sprint("d", i)))
+		d, err := NewLocalDrive(drives[i])
+		if err != nil {
+			t.Fatal(err)
+		}
+		set[i] = countingDrive{d, &opened, &open}
+	}
+	s, err := NewDriveSet(set, erasure.MinBlockSize)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(2, 2))
+	data := make([]byte, 3*erasure.MinBlockSize+77)
+	for i := range data {
+		data[i] = byte(rng.Uint32())
+	}
+	id := writeBlob(t, s, data)
+	read := func(what string, wantOpened int) {
+		t.Helper()
+		opened = 0
+		got, err := readBlob(s, id)
+		if err != nil || !bytes.Equal(got, data) {
+			t.Fatalf("%s: %d bytes, %v", what, len(got), err)
+		}
+		if opened != wantOpened || open != 0 {
+			t.Errorf("%s: %d shards opened (want %d), %d left open", what, opened, wantOpened, open)
+		}
+	}
+	read("sound blob", 2)
+
+	order := s.driveOf(id) // shard i is on drive order[i]; 0 and 1 hold data
+	p := shardPath(drives, order[1], id)
+	raw, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw[len(raw)/2] ^= 1 // inside a block's piece: found corrupt while reading
+	if err := os.WriteFile(p, raw, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	read("a data shard corrupt", 3)
+
+	if err := os.Remove(shardPath(drives, order[0], id)); err != nil {
+		t.Fatal(err)
+	}
+	read("a data shard missing", 1+3) // the other data shard, then the three there
+}
