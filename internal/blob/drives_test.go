@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -327,10 +328,11 @@ func TestPlacedByBucketAndKey(t *testing.T) {
 	}
 }
 
-// countingDrive counts the shards opened on a drive and those still open.
+// countingDrive counts the shards opened on a drive and those still open
+// (drives are opened in parallel).
 type countingDrive struct {
 	Drive
-	opened, open *int
+	opened, open *atomic.Int64
 }
 
 func (d countingDrive) Open(id string) (ShardReader, error) {
@@ -338,18 +340,18 @@ func (d countingDrive) Open(id string) (ShardReader, error) {
 	if err != nil {
 		return nil, err
 	}
-	*d.opened++
-	*d.open++
+	d.opened.Add(1)
+	d.open.Add(1)
 	return countingReader{r, d.open}, nil
 }
 
 type countingReader struct {
 	ShardReader
-	open *int
+	open *atomic.Int64
 }
 
 func (r countingReader) Close() error {
-	*r.open--
+	r.open.Add(-1)
 	return r.ShardReader.Close()
 }
 
@@ -361,7 +363,7 @@ func TestDriveSetReadsDataShardsOnly(t *testing.T) {
 	base := t.TempDir()
 	var drives []string
 	set := make([]Drive, 4)
-	var opened, open int
+	var opened, open atomic.Int64
 	for i := range set {
 		drives = append(drives, filepath.Join(base, fmt.Sprint("d", i)))
 		d, err := NewLocalDrive(drives[i])
@@ -380,15 +382,15 @@ func TestDriveSetReadsDataShardsOnly(t *testing.T) {
 		data[i] = byte(rng.Uint32())
 	}
 	id := writeBlob(t, s, data)
-	read := func(what string, wantOpened int) {
+	read := func(what string, wantOpened int64) {
 		t.Helper()
-		opened = 0
+		opened.Store(0)
 		got, err := readBlob(s, id)
 		if err != nil || !bytes.Equal(got, data) {
 			t.Fatalf("%s: %d bytes, %v", what, len(got), err)
 		}
-		if opened != wantOpened || open != 0 {
-			t.Errorf("%s: %d shards opened (want %d), %d left open", what, opened, wantOpened, open)
+		if opened.Load() != wantOpened || open.Load() != 0 {
+			t.Errorf("%s: %d shards opened (want %d), %d left open", what, opened.Load(), wantOpened, open.Load())
 		}
 	}
 	read("sound blob", 2)
