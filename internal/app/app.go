@@ -58,6 +58,10 @@ type Config struct {
 	// then keeps only the node's own files. Close does not close them.
 	Meta  meta.Store
 	Blobs *blob.Store
+	// InlineLimit, with Meta set, is the largest object kept inside its
+	// version record in Meta instead of coded across the drives:
+	// MinInlineLimit to MaxInlineLimit, 0 for DefaultInlineLimit.
+	InlineLimit int64
 	// Nodes, when set, reports a multi-node site's nodes for admin info.
 	Nodes func(ctx context.Context) []adminclient.NodeInfo
 	// Etcd, when set, reports a multi-node site's etcd storage for admin
@@ -125,6 +129,9 @@ func (c *Config) Validate() error {
 	if err := validDrives(c.Drives); err != nil {
 		errs = append(errs, err)
 	}
+	if err := ValidateInlineLimit(c.InlineLimit); err != nil {
+		errs = append(errs, fmt.Errorf("--cluster-inline-limit: %w", err))
+	}
 	return errors.Join(errs...)
 }
 
@@ -184,22 +191,42 @@ func New(cfg Config) (*Server, error) {
 	return s, nil
 }
 
-// sharedInlineLimit is the largest object a multi-node site keeps inside
-// its version record. Its metadata store is etcd, which holds its whole
-// keyspace, and an hour of each key's old revisions, in one file of a
-// few GiB: every byte kept inline there is a byte fewer for versions, so
-// the data of all but the tiniest objects (folder markers, version hints,
-// catalog identity records) is erasure-coded across the nodes' drives.
-const sharedInlineLimit = 1 << 10
+// The largest object a multi-node site keeps inside its version record
+// (Config.InlineLimit). Its metadata store is etcd, which holds its whole
+// keyspace, and an hour of each key's old revisions, in one file of a few
+// GiB: every byte kept inline there is a byte fewer for versions. By
+// default the data of all but the tiniest objects (folder markers,
+// version hints, catalog identity records) is erasure-coded across the
+// nodes' drives; a site of many small objects and few versions can keep
+// more inline, which spares each of them a shard write on every node.
+// The upper bound keeps a group of inline writes within what an etcd run
+// apart from the site takes in one request (1.5 MiB by default).
+const (
+	DefaultInlineLimit = 1 << 10
+	MinInlineLimit     = 1 << 10
+	MaxInlineLimit     = 64 << 10
+)
+
+// ValidateInlineLimit checks a multi-node site's inline limit (0: the
+// default).
+func ValidateInlineLimit(n int64) error {
+	if n != 0 && (n < MinInlineLimit || n > MaxInlineLimit) {
+		return fmt.Errorf("inline limit %d bytes outside [%d, %d] (1KiB to 64KiB)", n, MinInlineLimit, MaxInlineLimit)
+	}
+	return nil
+}
 
 // inlineLimit is the object layer's inline limit: the layer's default
-// (128 KiB) when the metadata is this node's own Pebble, sharedInlineLimit
-// when it is a multi-node site's etcd.
+// (128 KiB) when the metadata is this node's own Pebble, the site's
+// InlineLimit when it is a multi-node site's etcd.
 func (s *Server) inlineLimit() int64 {
-	if s.cfg.Meta != nil {
-		return sharedInlineLimit
+	if s.cfg.Meta == nil {
+		return 0
 	}
-	return 0
+	if s.cfg.InlineLimit != 0 {
+		return s.cfg.InlineLimit
+	}
+	return DefaultInlineLimit
 }
 
 func (s *Server) build() error {

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -81,7 +82,14 @@ func testExternalEtcd(t *testing.T, bin string, withTLS bool) {
 	env := []string{"TWINLAKE_ROOT_USER=clusteradmin", "TWINLAKE_ROOT_PASSWORD=cluster-secret-123",
 		"TWINLAKE_KMS_SECRET_KEY=" + "MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY=",
 		"TWINLAKE_ETCD_USER=root", "TWINLAKE_ETCD_PASSWORD=" + password}
-	cl := testsite.StartClusterWith(t, bin, t.TempDir(), 3, testsite.ClusterOptions{Certs: certs, Etcd: []string{etcdURL}}, env...)
+	// With TLS the nodes keep objects of up to 64 KiB inline in etcd (at
+	// most 1 KiB by default): a group of such writes must still fit in
+	// one request to an etcd run apart, which takes 1.5 MiB by default.
+	inline := ""
+	if withTLS {
+		inline = "64KiB"
+	}
+	cl := testsite.StartClusterWith(t, bin, t.TempDir(), 3, testsite.ClusterOptions{Certs: certs, Etcd: []string{etcdURL}, InlineLimit: inline}, env...)
 	for i := range cl.Addrs {
 		if cluster.HasMemberData(filepath.Join(cl.Dir(i), "etcd")) {
 			t.Fatalf("node %s runs an etcd member of its own", cl.Addrs[i])
@@ -121,10 +129,31 @@ func testExternalEtcd(t *testing.T, bin string, withTLS bool) {
 		t.Fatal(err)
 	}
 	bodies := map[string][]byte{"small": bytes.Repeat([]byte("s"), 4<<10), "large": bytes.Repeat([]byte("large object "), 20<<10)}
+	for i := range 24 {
+		bodies[fmt.Sprint("mid", i)] = bytes.Repeat([]byte{byte(i)}, 60<<10)
+	}
+	var wg sync.WaitGroup
+	putErrs := make(chan error, len(bodies))
 	for k, b := range bodies {
-		if _, err := clients[(leader+1)%3].PutObject(ctx, "data", k, bytes.NewReader(b), int64(len(b)), minio.PutObjectOptions{}); err != nil {
+		wg.Go(func() {
+			_, err := clients[(leader+1)%3].PutObject(ctx, "data", k, bytes.NewReader(b), int64(len(b)), minio.PutObjectOptions{})
+			putErrs <- err
+		})
+	}
+	wg.Wait()
+	close(putErrs)
+	for err := range putErrs {
+		if err != nil {
 			t.Fatal(err)
 		}
+	}
+	// Coded across the nodes: every object but the inline ones.
+	rep, err := admins[leader].HealScan(ctx, adminclient.HealOptions{DryRun: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := map[string]int64{"": 26, "64KiB": 1}[inline]; rep.BlobFiles != want {
+		t.Fatalf("with --cluster-inline-limit %q the site codes %d objects across its nodes, want %d", inline, rep.BlobFiles, want)
 	}
 	readAll := func(c *minio.Client) error {
 		for k, want := range bodies {

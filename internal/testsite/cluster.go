@@ -86,6 +86,8 @@ type ClusterOptions struct {
 	// run apart from the site; EtcdSite, when set, its --etcd-site.
 	Etcd     []string
 	EtcdSite string
+	// InlineLimit, when set, is every node's --cluster-inline-limit.
+	InlineLimit string
 }
 
 // StartClusterWith is StartCluster with opts.
@@ -147,6 +149,9 @@ func (c *Cluster) StartNode(i int) {
 	}
 	if c.opts.EtcdSite != "" {
 		args = append(args, "--etcd-site", c.opts.EtcdSite)
+	}
+	if c.opts.InlineLimit != "" {
+		args = append(args, "--cluster-inline-limit", c.opts.InlineLimit)
 	}
 	c.nodes[i] = spawn(c.t, c.bin, c.dirs[i], c.Addrs[i], args, c.env)
 }

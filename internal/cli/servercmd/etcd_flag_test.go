@@ -12,7 +12,8 @@ import (
 )
 
 // --etcd is refused, with the reason, before anything starts: without
-// --cluster, and with endpoints or credentials that cannot be right.
+// --cluster, and with endpoints or credentials that cannot be right; so is
+// --cluster-inline-limit without --cluster or outside its bounds.
 func TestEtcdFlagRefusals(t *testing.T) {
 	t.Setenv("TWINLAKE_ROOT_USER", "admin")
 	t.Setenv("TWINLAKE_ROOT_PASSWORD", "a-long-enough-secret")
@@ -30,6 +31,10 @@ func TestEtcdFlagRefusals(t *testing.T) {
 		{"a user without a password", append(cluster, "--etcd", "http://e1:2379"), "twinlake", "both TWINLAKE_ETCD_USER and TWINLAKE_ETCD_PASSWORD"},
 		{"a site name without --etcd", append(cluster, "--etcd-site", "lake"), "", "give --etcd too"},
 		{"a site name that is a path", append(cluster, "--etcd", "http://e1:2379", "--etcd-site", "a/b"), "", "--etcd-site"},
+		{"an inline limit without --cluster", []string{"--cluster-inline-limit", "4KiB"}, "", "give --cluster too"},
+		{"an inline limit too large", append(cluster, "--cluster-inline-limit", "65KiB"), "", "outside [1024, 65536]"},
+		{"an inline limit too small", append(cluster, "--cluster-inline-limit", "512B"), "", "outside [1024, 65536]"},
+		{"an inline limit that is no size", append(cluster, "--cluster-inline-limit", "lots"), "", "--cluster-inline-limit"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

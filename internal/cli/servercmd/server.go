@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/twinlake/twinlake/internal/app"
+	"github.com/twinlake/twinlake/internal/bench"
 	"github.com/twinlake/twinlake/internal/cli/cmdutil"
 	"github.com/twinlake/twinlake/internal/cluster"
 )
@@ -24,6 +25,7 @@ func AddServerCommands(root *cobra.Command, opts *cmdutil.Options) {
 	var nodes, etcd []string
 	var etcdSite string
 	var leaseTTL time.Duration
+	var inlineLimit string
 	cmd := &cobra.Command{
 		Use:   "server",
 		Short: "Run a twinlake site",
@@ -79,6 +81,19 @@ one) the site refuses to start and changes nothing.`,
 			if etcdSite != "" && len(etcd) == 0 {
 				return fmt.Errorf("--etcd-site names a site's records in an etcd run apart from it: give --etcd too")
 			}
+			if inlineLimit != "" {
+				if len(nodes) == 0 {
+					return fmt.Errorf("--cluster-inline-limit is for the nodes of a multi-node site: give --cluster too")
+				}
+				n, err := bench.ParseSize(inlineLimit)
+				if err != nil {
+					return fmt.Errorf("--cluster-inline-limit: %w", err)
+				}
+				if err := app.ValidateInlineLimit(n); err != nil {
+					return fmt.Errorf("--cluster-inline-limit: %w", err)
+				}
+				cfg.InlineLimit = n
+			}
 			if len(nodes) > 0 {
 				secret := []byte(os.Getenv("TWINLAKE_NODE_SECRET"))
 				if len(secret) == 0 {
@@ -107,6 +122,7 @@ one) the site refuses to start and changes nothing.`,
 	f.StringSliceVar(&nodes, "cluster", nil, "run as one node of a multi-node site of these 2 to 16 nodes (host:port, comma-separated, the same list on every node, --address among them; without --etcd each node also uses the next two ports for etcd)")
 	f.StringSliceVar(&etcd, "etcd", nil, "with --cluster: keep the site's records in this etcd cluster (its client URLs, comma-separated, all http:// or all https://; its user and password from TWINLAKE_ETCD_USER and TWINLAKE_ETCD_PASSWORD; https trusts the system roots and --certs-dir CAs/*.crt) instead of running etcd on the nodes; sites sharing it need --etcd-site")
 	f.StringVar(&etcdSite, "etcd-site", "", "with --etcd: keep the site's records under /twinlake/NAME/ (default \"site\"), so that several sites can share one etcd, each under its own name")
+	f.StringVar(&inlineLimit, "cluster-inline-limit", "", "with --cluster: keep objects of at most this size (1KiB to 64KiB; default 1KiB) inside their version record in etcd instead of erasure-coding them across the nodes: small objects get faster, and etcd's quota holds fewer versions (see the operator's guide)")
 	f.DurationVar(&leaseTTL, "cluster-lease", 0, "with --cluster: how long a dead leader holds the lead before another node takes over (2s to 60s; default 10s)")
 	f.StringSliceVar(&cfg.Drives, "drives", nil, "erasure-code object data across these 2 to 16 directories, one per drive (comma-separated; --dir keeps the metadata; fixed when the site first starts; with --cluster: this node's drives, as many on every node, 16 in all at most)")
 	f.StringVar(&cfg.SiteName, "site-name", "", "this site's name (default derived from its deployment ID)")
