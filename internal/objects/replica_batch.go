@@ -25,7 +25,47 @@ type ReplicaItem struct {
 // version after another instead, unsynced, so that each sees the one
 // before; its caller syncs (synced false). out and errs hold one entry per
 // item.
+//
+// A batch whose inline data or item count would make one commit larger
+// than a metadata store takes in one transaction (etcd's request limit,
+// 1.5 MiB by default when it runs apart from the site) is committed in
+// parts, in order, each as above.
 func (l *Layer) ApplyReplicas(ctx context.Context, items []ReplicaItem) (out []ApplyOutcome, errs []error, synced bool) {
+	n := replicaCommitCut(items, l.cfg.InlineLimit)
+	if n == len(items) {
+		return l.applyReplicas(ctx, items)
+	}
+	out, errs, synced = l.applyReplicas(ctx, items[:n])
+	o, e, s := l.ApplyReplicas(ctx, items[n:])
+	return append(out, o...), append(errs, e...), synced && s
+}
+
+// At most this much inline data, and this many versions, go in one
+// commit of ApplyReplicas.
+const (
+	maxReplicaCommitBytes = 1 << 20
+	maxReplicaCommitItems = 256
+)
+
+// replicaCommitCut is how many of items go in the next commit: at least
+// one, at most maxReplicaCommitItems, and no more inline data (that of
+// items of at most inlineLimit bytes) than maxReplicaCommitBytes.
+func replicaCommitCut(items []ReplicaItem, inlineLimit int64) int {
+	var bytes int64
+	for i, it := range items {
+		if i == maxReplicaCommitItems {
+			return i
+		}
+		if n := int64(len(it.Data)); n <= inlineLimit {
+			if bytes += n; bytes > maxReplicaCommitBytes && i > 0 {
+				return i
+			}
+		}
+	}
+	return len(items)
+}
+
+func (l *Layer) applyReplicas(ctx context.Context, items []ReplicaItem) (out []ApplyOutcome, errs []error, synced bool) {
 	out = make([]ApplyOutcome, len(items))
 	errs = make([]error, len(items))
 	keys := make([]BucketKey, len(items))

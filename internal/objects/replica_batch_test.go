@@ -1,9 +1,15 @@
 package objects
 
 import (
+	"bytes"
 	"context"
+	"fmt"
+	"io"
 	"strings"
 	"testing"
+
+	"github.com/twinlake/twinlake/internal/blob"
+	"github.com/twinlake/twinlake/internal/meta"
 )
 
 // TestApplyReplicas: one batch gives each item the outcome ApplyReplica
@@ -82,4 +88,82 @@ func TestApplyReplicas(t *testing.T) {
 		t.Errorf("latest of twice: %+v, %v", v, err)
 	}
 	checkExact(t, "after a batch naming one key twice", l)
+}
+
+// TestReplicaCommitCut: a received batch goes in commits of at most
+// maxReplicaCommitItems versions and maxReplicaCommitBytes of inline data
+// (larger objects' data is not in the commit), at least one version each.
+func TestReplicaCommitCut(t *testing.T) {
+	items := func(n, size int) []ReplicaItem {
+		out := make([]ReplicaItem, n)
+		for i := range out {
+			out[i].Data = make([]byte, size)
+		}
+		return out
+	}
+	tests := []struct {
+		name   string
+		items  []ReplicaItem
+		inline int64
+		want   int
+	}{
+		{"small batch", items(10, 4<<10), 1 << 10, 10},
+		{"inline data over the bound", items(40, 60<<10), 64 << 10, 17},
+		{"coded data does not count", items(40, 60<<10), 1 << 10, 40},
+		{"too many versions", items(300, 10), 1 << 10, maxReplicaCommitItems},
+		{"one version larger than the bound", items(3, 2<<20), 4 << 20, 1},
+		{"empty", nil, 1 << 10, 0},
+	}
+	for _, tt := range tests {
+		if got := replicaCommitCut(tt.items, tt.inline); got != tt.want {
+			t.Errorf("%s: cut at %d, want %d", tt.name, got, tt.want)
+		}
+	}
+}
+
+// TestApplyReplicasInParts: a batch cut into several commits gives every
+// item its outcome, in order, and every version reads back.
+func TestApplyReplicasInParts(t *testing.T) {
+	b, err := blob.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := New(meta.NewMem(), b, Config{SiteID: "site-a", InlineLimit: 64 << 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.SetReplicator(replicating{})
+	ctx := context.Background()
+	if err := l.CreateBucket(ctx, "bucket1"); err != nil {
+		t.Fatal(err)
+	}
+	var items []ReplicaItem
+	for i := range 40 {
+		body := strings.Repeat(string(rune('a'+i%26)), 60<<10)
+		v := replicaSmall(body)
+		items = append(items, ReplicaItem{Bucket: "bucket1", Key: fmt.Sprint("k", i), Version: v, Data: []byte(body)})
+	}
+	items = append(items, ReplicaItem{Bucket: "nobucket", Key: "x", Version: replicaSmall("x"), Data: []byte("x")})
+	out, errs, synced := l.ApplyReplicas(ctx, items)
+	if !synced || len(out) != len(items) || len(errs) != len(items) {
+		t.Fatalf("%d outcomes, %d errors for %d items, synced %v", len(out), len(errs), len(items), synced)
+	}
+	for i, it := range items[:40] {
+		if errs[i] != nil || out[i] != Applied {
+			t.Fatalf("item %d: %v, %v", i, out[i], errs[i])
+		}
+		_, r, err := l.GetObject(ctx, "bucket1", it.Key, "", 0, int64(len(it.Data)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := io.ReadAll(r)
+		r.Close()
+		if err != nil || !bytes.Equal(got, it.Data) {
+			t.Fatalf("%s read back %d bytes, %v", it.Key, len(got), err)
+		}
+	}
+	if errs[40] != ErrBucketNotFound {
+		t.Errorf("last item: %v", errs[40])
+	}
+	checkExact(t, "after a batch in parts", l)
 }
