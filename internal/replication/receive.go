@@ -237,7 +237,8 @@ const keySync = "r/sync"
 
 // ReceiveVersions applies a batch of small versions in order, each as
 // ReceiveVersion does, making them durable together before it returns
-// (objects.ApplyReplicas: one commit and one sync for the lot). guard,
+// (objects.ApplyReplicas: one commit and one sync for the lot, or for
+// each part of a large batch). guard,
 // when set, may refuse an item's bucket. Each item's outcome or error is
 // reported through result.
 func (e *Engine) ReceiveVersions(ctx context.Context, items []VersionItem, guard func(ctx context.Context, bucket string) error,
