@@ -129,7 +129,7 @@ func (c *Config) Validate() error {
 	if err := validDrives(c.Drives); err != nil {
 		errs = append(errs, err)
 	}
-	if err := ValidateInlineLimit(c.InlineLimit); err != nil {
+	if err := validInlineLimit(c.InlineLimit); err != nil {
 		errs = append(errs, fmt.Errorf("--cluster-inline-limit: %w", err))
 	}
 	return errors.Join(errs...)
@@ -207,9 +207,9 @@ const (
 	MaxInlineLimit     = 64 << 10
 )
 
-// ValidateInlineLimit checks a multi-node site's inline limit (0: the
+// validInlineLimit checks a multi-node site's inline limit (0: the
 // default).
-func ValidateInlineLimit(n int64) error {
+func validInlineLimit(n int64) error {
 	if n != 0 && (n < MinInlineLimit || n > MaxInlineLimit) {
 		return fmt.Errorf("inline limit %d bytes outside [%d, %d] (1KiB to 64KiB)", n, MinInlineLimit, MaxInlineLimit)
 	}

@@ -207,6 +207,12 @@ func DeriveNodeSecret(rootPassword string) []byte {
 // the site has a leader), then starts its etcd member if it is a voter,
 // joins the election and follows or leads.
 func StartNode(nc NodeConfig) (*Node, error) {
+	// The site's server starts only on the node that wins the lead: a
+	// setting it would refuse (the drives, the inline limit) is refused
+	// now, on every node.
+	if err := nc.Config.Validate(); err != nil {
+		return nil, err
+	}
 	if nc.RootUser == "" || nc.RootPassword == "" || nc.KMSSecretKey == "" {
 		return nil, errors.New("a node of a multi-node site needs TWINLAKE_ROOT_USER, TWINLAKE_ROOT_PASSWORD and TWINLAKE_KMS_SECRET_KEY, the same on every node")
 	}
@@ -238,10 +244,7 @@ func StartNode(nc NodeConfig) (*Node, error) {
 		n.scheme, tr.TLSClientConfig = "https", nc.TLS.Client
 	}
 	n.transport = tr
-	if err := validDrives(nc.Drives); err != nil {
-		return nil, err
-	}
-	// Each node's drives: --drives, or its directory. Every node has as
+	// Each node's drives (checked with the rest of nc.Config above): --drives, or its directory. Every node has as
 	// many; the set is node by node, drive by drive.
 	paths := nc.Drives
 	if len(paths) == 0 {

@@ -238,37 +238,21 @@ func (s *Store) openShards(id string) (File, error) {
 }
 
 // openDataShards opens only blob id's data shards; ok is false (and
-// nothing is left open) unless every one opened with the length the size
-// in the first one's footer gives.
+// nothing is left open) unless every one opened with the length the
+// object's size gives.
 func (s *Store) openDataShards(id string) (File, bool) {
 	if !validID(id) {
 		return nil, false
 	}
 	lay := s.code.Layout()
 	drives := s.placed(id)
-	shards := each(drives[:lay.Data], func(_ int, d Drive) ShardReader {
-		r, err := d.Open(id)
-		if err != nil {
-			return nil
-		}
-		return r
-	})
-	fail := func() (File, bool) {
-		closeAll(shards)
+	shards, size, err := s.openOn(id, drives[:lay.Data])
+	if err != nil {
 		return nil, false
 	}
 	if slices.Contains(shards, nil) {
-		return fail()
-	}
-	size, err := s.code.StreamSize(shards[0], shards[0].Size())
-	if err != nil {
-		return fail()
-	}
-	want := s.code.ShardSize(size)
-	for _, r := range shards {
-		if r.Size() != want {
-			return fail()
-		}
+		closeAll(shards)
+		return nil, false
 	}
 	src := make([]io.ReaderAt, len(drives))
 	for i, r := range shards {
@@ -276,13 +260,14 @@ func (s *Store) openDataShards(id string) (File, bool) {
 	}
 	var lazy []*lazyShard
 	for i, d := range drives[lay.Data:] {
-		l := &lazyShard{drive: d, id: id, size: want}
+		l := &lazyShard{drive: d, id: id, size: s.code.ShardSize(size)}
 		lazy = append(lazy, l)
 		src[lay.Data+i] = l
 	}
 	r, err := s.code.NewReader(src, size)
 	if err != nil {
-		return fail()
+		closeAll(shards)
+		return nil, false
 	}
 	return &shardFile{Reader: r, shards: shards, lazy: lazy, size: size}, true
 }
@@ -332,14 +317,20 @@ func (l *lazyShard) close() {
 	l.err = errors.New("blob: shard closed")
 }
 
-// shardReaders opens every shard of blob id, in parallel, and learns the
-// object's size from the first sound footer; shards that are missing or
-// of another length are nil.
+// shardReaders opens every shard of blob id (openOn its placed drives).
 func (s *Store) shardReaders(id string) ([]ShardReader, int64, error) {
 	if !validID(id) {
 		return nil, 0, ErrInvalidID
 	}
-	shards := each(s.placed(id), func(_ int, d Drive) ShardReader {
+	return s.openOn(id, s.placed(id))
+}
+
+// openOn opens blob id's shards on drives (its placed drives in shard
+// order, or the first of them), in parallel, and learns the object's size
+// from the first sound footer; shards that are missing or of another
+// length are nil.
+func (s *Store) openOn(id string, drives []Drive) ([]ShardReader, int64, error) {
+	shards := each(drives, func(_ int, d Drive) ShardReader {
 		r, err := d.Open(id)
 		if err != nil {
 			return nil

@@ -89,10 +89,7 @@ one) the site refuses to start and changes nothing.`,
 				if err != nil {
 					return fmt.Errorf("--cluster-inline-limit: %w", err)
 				}
-				if err := app.ValidateInlineLimit(n); err != nil {
-					return fmt.Errorf("--cluster-inline-limit: %w", err)
-				}
-				cfg.InlineLimit = n
+				cfg.InlineLimit = n // bounds checked with the rest of the node's settings
 			}
 			if len(nodes) > 0 {
 				secret := []byte(os.Getenv("TWINLAKE_NODE_SECRET"))
