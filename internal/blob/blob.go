@@ -16,6 +16,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sync"
 
 	"github.com/twinlake/twinlake/internal/erasure"
 )
@@ -169,16 +170,25 @@ func (w *Writer) Write(p []byte) (int, error) {
 	return n, err
 }
 
-// ReadFrom implements io.ReaderFrom so io.Copy streams without an extra buffer.
+// ReadFrom implements io.ReaderFrom so io.Copy streams through a buffer
+// shared between writes instead of one of its own per write.
 func (w *Writer) ReadFrom(r io.Reader) (int64, error) {
 	var dst io.Writer = w.f
 	if w.sh != nil {
 		dst = w.sh.ew
 	}
-	n, err := io.Copy(struct{ io.Writer }{dst}, r)
+	buf := copyBufs.Get().(*[]byte)
+	defer copyBufs.Put(buf)
+	n, err := io.CopyBuffer(struct{ io.Writer }{dst}, r, *buf)
 	w.n += n
 	return n, err
 }
+
+// copyBufs are the buffers ReadFrom copies through, of io.Copy's size.
+var copyBufs = sync.Pool{New: func() any {
+	b := make([]byte, 32<<10)
+	return &b
+}}
 
 // Size reports the bytes written so far.
 func (w *Writer) Size() int64 { return w.n }

@@ -157,8 +157,8 @@ func (r *segmentReader) Read(p []byte) (int, error) {
 
 // WriteTo implements io.WriterTo: a segment stored as a plain blob file is
 // handed to w as a limited reader of the file itself, so that an HTTP
-// response writer sends it with sendfile; sealed and inline segments are
-// copied as Read gives them.
+// response writer sends it with sendfile; plain inline data is written as
+// it is, and sealed segments are copied as Read gives them.
 func (r *segmentReader) WriteTo(w io.Writer) (int64, error) {
 	var total int64
 	var buf []byte
@@ -175,7 +175,10 @@ func (r *segmentReader) WriteTo(w io.Writer) (int64, error) {
 		if plain = plain && r.file != nil; plain {
 			f, plain = blob.OSFile(r.file)
 		}
-		if plain {
+		if br, inline := r.cur.(*bytes.Reader); inline {
+			// Inline data: written as it is, with no buffer between.
+			n, err = br.WriteTo(w)
+		} else if plain {
 			// A plain blob: seek the file and give it to w directly.
 			_, off, size := sr.Outer()
 			if _, err = f.Seek(off, io.SeekStart); err == nil {
@@ -221,13 +224,21 @@ func (r *segmentReader) next() error {
 	}
 	seg := r.segs[0]
 	n := min(seg.Size-r.off, r.remain)
+	if seg.BlobID == "" && len(seg.SealedKey) == 0 && r.off+n <= int64(len(seg.Inline)) {
+		// Plain inline data: WriteTo hands it to its writer as it is.
+		r.cur = bytes.NewReader(seg.Inline[r.off : r.off+n])
+		r.segs = r.segs[1:]
+		r.off = 0
+		return nil
+	}
 	src, size, err := r.openSegment(seg)
 	if err != nil {
 		return err
 	}
-	if len(seg.SealedKey) == 0 {
+	switch {
+	case len(seg.SealedKey) == 0:
 		r.cur = io.NewSectionReader(src, r.off, n)
-	} else {
+	default:
 		dk, err := r.c.Unseal(seg.SealedKey, r.aad)
 		if err != nil {
 			return err

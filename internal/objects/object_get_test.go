@@ -5,8 +5,12 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/twinlake/twinlake/internal/blob"
+	"github.com/twinlake/twinlake/internal/meta"
 )
 
 // Copying an object out (io.Copy, which uses the reader's WriteTo and so
@@ -59,5 +63,72 @@ func TestReadRangesThroughWriteTo(t *testing.T) {
 				t.Errorf("%s range %d+%d: copied %d, %v, match %v", tc.key, off, n, copied, err, got.String() == tc.want[off:off+n])
 			}
 		}
+	}
+}
+
+// countWriter counts what it is given and keeps none of it.
+type countWriter struct{ n int64 }
+
+func (w *countWriter) Write(p []byte) (int, error) {
+	w.n += int64(len(p))
+	return len(p), nil
+}
+
+// An inline object is written out from its record as it is: copying it
+// (after a Read of its start, or from a range within it) gives the right
+// bytes and allocates no buffer of its size.
+func TestInlineWriteToCopiesNothing(t *testing.T) {
+	ctx := context.Background()
+	b, err := blob.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := New(meta.NewMem(), b, Config{SiteID: "site-a", InlineLimit: 64 << 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := l.CreateBucket(ctx, "inline"); err != nil {
+		t.Fatal(err)
+	}
+	body := strings.Repeat("0123456789abcdef", 1024) // 16 KiB
+	v := put(t, l, "inline", "k", body)
+	if len(v.Segments) != 1 || v.Segments[0].BlobID != "" {
+		t.Fatalf("segments %+v: want one inline", v.Segments)
+	}
+
+	r, err := l.OpenRange("inline", "k", v, 3, v.Size-3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	head := make([]byte, 100)
+	if _, err := io.ReadFull(r, head); err != nil {
+		t.Fatal(err)
+	}
+	var rest bytes.Buffer
+	if _, err := io.Copy(&rest, r); err != nil {
+		t.Fatal(err)
+	}
+	r.Close()
+	if got := string(head) + rest.String(); got != body[3:] {
+		t.Fatalf("read %d bytes, match %v", len(got), got == body[3:])
+	}
+
+	const runs = 50
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	for range runs {
+		r, err := l.OpenRange("inline", "k", v, 0, v.Size)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var w countWriter
+		if _, err := io.Copy(&w, r); err != nil || w.n != v.Size {
+			t.Fatalf("copied %d of %d: %v", w.n, v.Size, err)
+		}
+		r.Close()
+	}
+	runtime.ReadMemStats(&after)
+	if per := (after.TotalAlloc - before.TotalAlloc) / runs; per >= 4<<10 {
+		t.Errorf("a copy of a 16 KiB inline object allocated %d bytes: its data was copied through a buffer", per)
 	}
 }
