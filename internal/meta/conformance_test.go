@@ -131,11 +131,12 @@ func testStore(t *testing.T, open func(t *testing.T) Store) {
 		k, v := []byte("key"), []byte("value")
 		b := s.NewBatch()
 		b.Set(k, v)
+		// The batch keeps copies: its caller reuses its buffers at once.
+		k[0], v[0] = 'K', 'X'
 		if err := b.Commit(true); err != nil {
 			t.Fatal(err)
 		}
-		v[0] = 'X'
-		got, err := s.Get(k)
+		got, err := s.Get([]byte("key"))
 		if err != nil || !bytes.Equal(got, []byte("value")) {
 			t.Fatalf("Get = %q, %v", got, err)
 		}

@@ -29,6 +29,8 @@ type Store interface {
 
 // Batch collects writes that commit atomically: all or none.
 type Batch interface {
+	// Set writes value under key. The batch keeps copies of both: the
+	// caller may reuse them once Set returns.
 	Set(key, value []byte)
 	Delete(key []byte)
 	// DeleteRange removes every key in [lower, upper).

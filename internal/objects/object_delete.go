@@ -80,11 +80,11 @@ func (l *Layer) addMarkerLocked(bucket, key string, v *Version) (DeleteResult, e
 	batch := l.meta.NewBatch()
 	l.replVersion(batch, bucket, key, v)
 	sum := summarize(v)
-	batch.Set(versionKey(bucket, key, versionID), encode(v))
+	setRecord(batch, versionKey(bucket, key, versionID), v)
 	t := tally{key: key}
 	t.version(v)
 	if cur == nil || cur.VersionID == versionID || newerStamp(v.ModTime, v.Origin, v.VersionID, cur.ModTime, cur.Origin, cur.VersionID) {
-		batch.Set(latestKey(bucket, key), encode(sum))
+		setRecord(batch, latestKey(bucket, key), sum)
 		t.latest(cur, &sum)
 	}
 	if old != nil {

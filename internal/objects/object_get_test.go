@@ -132,3 +132,33 @@ func TestInlineWriteToCopiesNothing(t *testing.T) {
 		t.Errorf("a copy of a 16 KiB inline object allocated %d bytes: its data was copied through a buffer", per)
 	}
 }
+
+// keepLastBatch is a meta.Batch that keeps a copy of the last value set.
+type keepLastBatch struct {
+	meta.Batch
+	last []byte
+}
+
+func (b *keepLastBatch) Set(k, v []byte) { b.last = append(b.last[:0], v...) }
+
+// A version's record, its inline data with it, is encoded for a batch in
+// a buffer shared between writes, not in one of its own.
+func TestSetRecordSharesItsBuffer(t *testing.T) {
+	v := &Version{VersionID: newVersionID(), Size: 16 << 10, ETag: "e",
+		Segments: []Segment{{Size: 16 << 10, Inline: bytes.Repeat([]byte("x"), 16<<10)}}}
+	var b keepLastBatch
+	setRecord(&b, []byte("k"), v)
+	if !bytes.Equal(b.last, encode(v)) {
+		t.Fatalf("setRecord wrote %d bytes, not the %d of the record's encoding", len(b.last), len(encode(v)))
+	}
+	const runs = 50
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	for range runs {
+		setRecord(&b, []byte("k"), v)
+	}
+	runtime.ReadMemStats(&after)
+	if per := (after.TotalAlloc - before.TotalAlloc) / runs; per >= 4<<10 {
+		t.Errorf("a record with 16 KiB inline allocated %d bytes to encode", per)
+	}
+}

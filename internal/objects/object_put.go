@@ -318,8 +318,8 @@ func (l *Layer) commitVersionWith(ctx context.Context, bucket, key string, v *Ve
 	}
 	l.replVersion(batch, bucket, key, v)
 	sum := summarize(v)
-	batch.Set(versionKey(bucket, key, v.VersionID), encode(v))
-	batch.Set(latestKey(bucket, key), encode(sum))
+	setRecord(batch, versionKey(bucket, key, v.VersionID), v)
+	setRecord(batch, latestKey(bucket, key), sum)
 	adopt(batch, v.Segments...)
 	t := tally{key: key}
 	t.version(v)

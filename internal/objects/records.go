@@ -5,9 +5,12 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"maps"
+	"sync"
 	"time"
 
 	"github.com/vmihailenco/msgpack/v5"
+
+	"github.com/twinlake/twinlake/internal/meta"
 )
 
 // NullVersionID is the version ID of the object written while versioning was
@@ -217,13 +220,23 @@ func encode(v any) []byte {
 	// msgpack.Marshal, into a buffer sized up front: a version holding
 	// its data inline would otherwise grow it by doubling, copying the
 	// data each time.
+	buf := bytes.NewBuffer(make([]byte, 0, encodedHint(v)))
+	encodeTo(buf, v)
+	return buf.Bytes()
+}
+
+// encodedHint is about how large v's encoding is.
+func encodedHint(v any) int {
 	hint := 256
 	if ver, ok := v.(*Version); ok {
 		for _, sg := range ver.Segments {
 			hint += len(sg.Inline) + 64
 		}
 	}
-	buf := bytes.NewBuffer(make([]byte, 0, hint))
+	return hint
+}
+
+func encodeTo(buf *bytes.Buffer, v any) {
 	enc := msgpack.GetEncoder()
 	enc.Reset(buf)
 	err := enc.Encode(v)
@@ -231,8 +244,28 @@ func encode(v any) []byte {
 	if err != nil {
 		panic(err) // only our own record types are encoded; they always marshal
 	}
-	return buf.Bytes()
 }
+
+// setRecord adds v's encoding under key to batch, encoded in a buffer
+// shared between writes (a batch keeps a copy of what it is given), so
+// that the records of the write paths, a version with its inline data
+// among them, cost no buffer of their own.
+func setRecord(batch meta.Batch, key []byte, v any) {
+	buf := recordBufs.Get().(*bytes.Buffer)
+	buf.Reset()
+	buf.Grow(encodedHint(v))
+	encodeTo(buf, v)
+	batch.Set(key, buf.Bytes())
+	if buf.Cap() <= maxPooledRecord {
+		recordBufs.Put(buf)
+	}
+}
+
+var recordBufs = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+// maxPooledRecord bounds the buffers recordBufs keeps: one that grew for
+// a version with much inline data is left to the collector.
+const maxPooledRecord = 256 << 10
 
 func decode(b []byte, v any) error { return msgpack.Unmarshal(b, v) }
 

@@ -270,7 +270,7 @@ func (l *Layer) stageReplica(batch meta.Batch, bucket, key string, v, cur *Versi
 	if err != nil && !errors.Is(err, ErrObjectNotFound) {
 		return tally{}, err
 	}
-	batch.Set(versionKey(bucket, key, v.VersionID), encode(v))
+	setRecord(batch, versionKey(bucket, key, v.VersionID), v)
 	adopt(batch, v.Segments...)
 	t := tally{key: key}
 	t.version(v)
@@ -282,7 +282,7 @@ func (l *Layer) stageReplica(batch meta.Batch, bucket, key string, v, cur *Versi
 		newerStamp(v.ModTime, v.Origin, v.VersionID, lat.ModTime, lat.Origin, lat.VersionID)
 	if newLatest {
 		sum := summarize(v)
-		batch.Set(latestKey(bucket, key), encode(sum))
+		setRecord(batch, latestKey(bucket, key), sum)
 		t.latest(lat, &sum)
 	}
 	return t, nil

@@ -143,7 +143,7 @@ func (l *Layer) setTargetStatus(batch meta.Batch, u TargetStatusUpdate, target s
 			s.ReplicaTimestamp = old.ReplicaTimestamp
 		}
 	}
-	batch.Set(statusKey(u.Bucket, u.Key, u.VersionID, target), encode(&s))
+	setRecord(batch, statusKey(u.Bucket, u.Key, u.VersionID, target), &s)
 	return nil
 }
 
