@@ -162,3 +162,27 @@ func TestSetRecordSharesItsBuffer(t *testing.T) {
 		t.Errorf("a record with 16 KiB inline allocated %d bytes to encode", per)
 	}
 }
+
+// What a peer is sent of a version: an inline version's own data, with no
+// copy; a blob's data read whole.
+func TestReplicationBytes(t *testing.T) {
+	ctx := context.Background()
+	l := newLayer(t) // inline up to 8 bytes
+	if err := l.CreateBucket(ctx, "rbytes"); err != nil {
+		t.Fatal(err)
+	}
+	for _, body := range []string{"tiny", "0123456789abcdef"} {
+		pv := put(t, l, "rbytes", body, body)
+		v, err := l.Version(ctx, "rbytes", body, pv.VersionID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		data, err := l.ReplicationBytes("rbytes", body, v)
+		if err != nil || string(data) != body {
+			t.Fatalf("%s: got %q, %v", body, data, err)
+		}
+		if inline := v.Segments[0].Inline; len(inline) > 0 && &data[0] != &inline[0] {
+			t.Errorf("%s: the inline data was copied", body)
+		}
+	}
+}

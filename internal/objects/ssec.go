@@ -129,6 +129,25 @@ func (l *Layer) encryptionFor(bucket, key, sse string, customerKey []byte) (*enc
 	return nil, nil
 }
 
+// ReplicationBytes returns what a peer is sent of a version's data (see
+// ReplicationData), whole. The data of a version kept inline in one
+// segment (plaintext, or an SSE-C version's stored ciphertext) is v's own
+// slice, not a copy: the caller must not change it.
+func (l *Layer) ReplicationBytes(bucket, key string, v *Version) ([]byte, error) {
+	if len(v.Segments) == 1 {
+		seg := v.Segments[0]
+		if seg.BlobID == "" && (len(v.KeyCheck) > 0 || len(seg.SealedKey) == 0 && int64(len(seg.Inline)) == v.Size) {
+			return seg.Inline, nil
+		}
+	}
+	rc, size, err := l.ReplicationData(bucket, key, v)
+	if err != nil {
+		return nil, err
+	}
+	defer rc.Close()
+	return ReadSized(rc, size)
+}
+
 // ReplicationData returns what a peer is sent of a version's data, and its
 // length: the plaintext, or for an SSE-C version (which this site cannot
 // decrypt) the stored ciphertext of each segment in order, which the peer

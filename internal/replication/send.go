@@ -31,12 +31,7 @@ func (t *target) runBatch(jobs []job) {
 		}
 		var data []byte
 		if err == nil && !v.DeleteMarker && (v.Size > 0 || len(v.KeyCheck) > 0) {
-			var rc io.ReadCloser
-			var size int64
-			if rc, size, err = ol.ReplicationData(j.e.Bucket, j.e.Key, v); err == nil {
-				data, err = objects.ReadSized(rc, size)
-				rc.Close()
-			}
+			data, err = ol.ReplicationBytes(j.e.Bucket, j.e.Key, v)
 		}
 		if err != nil {
 			t.failed(j, err, start)
