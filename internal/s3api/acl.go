@@ -113,7 +113,7 @@ func aclFromHeaders(h http.Header) (string, bool, error) {
 	var gs []grant
 	named := false
 	for _, gh := range grantHeaders {
-		for _, v := range h.Values(gh.header) {
+		for _, v := range hvalues(h, gh.header) {
 			named = true
 			for item := range strings.SplitSeq(v, ",") {
 				item = strings.TrimSpace(item)
@@ -130,7 +130,7 @@ func aclFromHeaders(h http.Header) (string, bool, error) {
 			}
 		}
 	}
-	canned := h.Get("x-amz-acl")
+	canned := hget(h, "x-amz-acl")
 	if canned != "" && named {
 		return "", true, errCannedAndGrants
 	}

@@ -135,11 +135,11 @@ func conditionValues(req *request, api string) map[string]string {
 	}
 	h := req.r.Header
 	headers := conditionHeaders[api]
-	if api == "PutObject" && h.Get("x-amz-copy-source") != "" {
+	if api == "PutObject" && hget(h, "x-amz-copy-source") != "" {
 		headers = conditionHeaders["CopyObject"]
 	}
 	for _, name := range headers {
-		if v := h.Get(name); v != "" {
+		if v := hget(h, name); v != "" {
 			set("s3:"+name, v)
 		}
 	}
@@ -151,10 +151,10 @@ func conditionValues(req *request, api string) map[string]string {
 		}
 	}
 	if api == "PutObject" || api == "CreateMultipartUpload" {
-		if h.Get("x-amz-copy-source") != "" && h.Get("x-amz-metadata-directive") == "" {
+		if hget(h, "x-amz-copy-source") != "" && hget(h, "x-amz-metadata-directive") == "" {
 			set("s3:x-amz-metadata-directive", "COPY") // S3's default, which the condition sees
 		}
-		if t := h.Get("x-amz-tagging"); t != "" {
+		if t := hget(h, "x-amz-tagging"); t != "" {
 			if tags, err := parseTagQuery(t); err == nil { // malformed: the handler refuses it
 				for k, v := range tags {
 					set("s3:requestobjecttag/"+strings.ToLower(k), v)

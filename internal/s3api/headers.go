@@ -29,7 +29,7 @@ const maxUserMetaSize = 2 << 10
 
 // putOptionsFromHeaders reads object metadata from request headers.
 func putOptionsFromHeaders(h http.Header) (objects.PutOptions, error) {
-	opts := objects.PutOptions{ContentType: h.Get("Content-Type")}
+	opts := objects.PutOptions{ContentType: hget(h, "Content-Type")}
 	if opts.ContentType == "" {
 		opts.ContentType = "binary/octet-stream"
 	}
@@ -50,7 +50,7 @@ func putOptionsFromHeaders(h http.Header) (objects.PutOptions, error) {
 		return opts, apiErr("MetadataTooLarge", 400, "Your metadata headers exceed the maximum allowed metadata size.")
 	}
 	for _, name := range storedHeaders {
-		if v := h.Get(name); v != "" {
+		if v := hget(h, name); v != "" {
 			if opts.Headers == nil {
 				opts.Headers = map[string]string{}
 			}
@@ -74,7 +74,7 @@ func putOptionsFromHeaders(h http.Header) (objects.PutOptions, error) {
 	if err := checkKMSHeaders(h); err != nil {
 		return opts, err
 	}
-	if sse := h.Get("x-amz-server-side-encryption"); sse != "" {
+	if sse := hget(h, "x-amz-server-side-encryption"); sse != "" {
 		if sse == "aws:kms" || sse == "aws:kms:dsse" {
 			return opts, errKMSUnsupported
 		}
@@ -83,18 +83,18 @@ func putOptionsFromHeaders(h http.Header) (objects.PutOptions, error) {
 		}
 		opts.SSE = sse
 	}
-	if sc := h.Get("x-amz-storage-class"); sc != "" && sc != "STANDARD" {
+	if sc := hget(h, "x-amz-storage-class"); sc != "" && sc != "STANDARD" {
 		return opts, errInvalidStorageClass
 	}
-	if t := h.Get("x-amz-tagging"); t != "" {
+	if t := hget(h, "x-amz-tagging"); t != "" {
 		tags, err := parseTagQuery(t)
 		if err != nil {
 			return opts, err
 		}
 		opts.Tags = tags
 	}
-	opts.IfMatch = h.Get("If-Match")
-	opts.IfNoneMatch = h.Get("If-None-Match")
+	opts.IfMatch = hget(h, "If-Match")
+	opts.IfNoneMatch = hget(h, "If-None-Match")
 	return opts, nil
 }
 

@@ -173,7 +173,7 @@ func parseLockDate(v string) (time.Time, error) {
 func (s *Server) lockOptions(req *request) (objects.Lock, error) {
 	h := req.r.Header
 	var k objects.Lock
-	mode, until := h.Get(hdrLockMode), h.Get(hdrLockUntil)
+	mode, until := hget(h, hdrLockMode), hget(h, hdrLockUntil)
 	if (mode == "") != (until == "") {
 		return k, errLockHeadersIncomplete
 	}
@@ -193,7 +193,7 @@ func (s *Server) lockOptions(req *request) (objects.Lock, error) {
 		}
 		k.Mode, k.RetainUntil = mode, t
 	}
-	if hold := h.Get(hdrLegalHold); hold != "" {
+	if hold := hget(h, hdrLegalHold); hold != "" {
 		if hold != objects.LegalHoldOn && hold != objects.LegalHoldOff {
 			return k, errLockBadHold
 		}

@@ -45,7 +45,7 @@ var protections = []protection{
 // header from the table above.
 func checkProtections(h http.Header, api string) error {
 	for _, p := range protections {
-		vs := h.Values(p.header)
+		vs := hvalues(h, p.header)
 		if len(vs) == 0 || p.apis != nil && !slices.Contains(p.apis, api) {
 			continue
 		}
@@ -70,7 +70,7 @@ func checkExpectedOwner(req *request) error {
 		return nil
 	}
 	for _, name := range []string{"x-amz-expected-bucket-owner", "x-amz-source-expected-bucket-owner"} {
-		vs := req.r.Header.Values(name)
+		vs := hvalues(req.r.Header, name)
 		if len(vs) == 0 && req.auth != nil && req.auth.Presigned {
 			vs = req.query[name]
 		}

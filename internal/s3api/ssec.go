@@ -55,7 +55,7 @@ func (s *Server) SetSSECAllowHTTP(allow bool) { s.ssec.allowHTTP.Store(allow) }
 // MD5, and that the request came over TLS.
 func (s *Server) customerKey(req *request, prefix string) ([]byte, error) {
 	h := req.r.Header
-	alg, key, sum := h.Values(prefix+"algorithm"), h.Values(prefix+"key"), h.Values(prefix+"key-md5")
+	alg, key, sum := hvalues(h, prefix+"algorithm"), hvalues(h, prefix+"key"), hvalues(h, prefix+"key-md5")
 	if len(alg) == 0 && len(key) == 0 && len(sum) == 0 {
 		return nil, nil
 	}
@@ -103,11 +103,11 @@ func setCustomerKeyHeaders(h http.Header, v *objects.Version, key []byte) {
 // chose.
 func checkKMSHeaders(h http.Header) error {
 	for _, name := range []string{"x-amz-server-side-encryption-aws-kms-key-id", "x-amz-server-side-encryption-context"} {
-		if len(h.Values(name)) > 0 {
+		if len(hvalues(h, name)) > 0 {
 			return errKMSUnsupported
 		}
 	}
-	if v := h.Get("x-amz-server-side-encryption-bucket-key-enabled"); v != "" && v != "false" {
+	if v := hget(h, "x-amz-server-side-encryption-bucket-key-enabled"); v != "" && v != "false" {
 		return errKMSUnsupported
 	}
 	return nil
