@@ -9,7 +9,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/twinlake/twinlake/internal/blob"
 	"github.com/twinlake/twinlake/internal/meta"
 )
 
@@ -79,14 +78,7 @@ func (w *countWriter) Write(p []byte) (int, error) {
 // bytes and allocates no buffer of its size.
 func TestInlineWriteToCopiesNothing(t *testing.T) {
 	ctx := context.Background()
-	b, err := blob.Open(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	l, err := New(meta.NewMem(), b, Config{SiteID: "site-a", InlineLimit: 64 << 10})
-	if err != nil {
-		t.Fatal(err)
-	}
+	l := newLayerInline(t, 64<<10)
 	if err := l.CreateBucket(ctx, "inline"); err != nil {
 		t.Fatal(err)
 	}

@@ -15,13 +15,17 @@ import (
 	"github.com/twinlake/twinlake/internal/meta"
 )
 
-func newLayer(t *testing.T) *Layer {
+func newLayer(t *testing.T) *Layer { return newLayerInline(t, 8) }
+
+// newLayerInline is a layer over memory and a blob directory that keeps
+// objects of at most inlineLimit bytes inline.
+func newLayerInline(t *testing.T, inlineLimit int64) *Layer {
 	t.Helper()
 	b, err := blob.Open(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
-	l, err := New(meta.NewMem(), b, Config{SiteID: "site-a", InlineLimit: 8})
+	l, err := New(meta.NewMem(), b, Config{SiteID: "site-a", InlineLimit: inlineLimit})
 	if err != nil {
 		t.Fatal(err)
 	}

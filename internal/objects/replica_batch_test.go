@@ -7,9 +7,6 @@ import (
 	"io"
 	"strings"
 	"testing"
-
-	"github.com/twinlake/twinlake/internal/blob"
-	"github.com/twinlake/twinlake/internal/meta"
 )
 
 // TestApplyReplicas: one batch gives each item the outcome ApplyReplica
@@ -124,14 +121,7 @@ func TestReplicaCommitCut(t *testing.T) {
 // TestApplyReplicasInParts: a batch cut into several commits gives every
 // item its outcome, in order, and every version reads back.
 func TestApplyReplicasInParts(t *testing.T) {
-	b, err := blob.Open(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	l, err := New(meta.NewMem(), b, Config{SiteID: "site-a", InlineLimit: 64 << 10})
-	if err != nil {
-		t.Fatal(err)
-	}
+	l := newLayerInline(t, 64<<10)
 	l.SetReplicator(replicating{})
 	ctx := context.Background()
 	if err := l.CreateBucket(ctx, "bucket1"); err != nil {
