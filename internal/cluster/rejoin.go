@@ -82,7 +82,18 @@ func Rejoin(ctx context.Context, cfg RejoinConfig) (map[string]string, error) {
 	if err != nil {
 		return nil, nil // nothing answers: no cluster to join yet
 	}
-	switch step := rejoinStep(list.Members, cfg.PeerURL, cfg.ClusterToken); step.action {
+	step := rejoinStep(list.Members, cfg.PeerURL, cfg.ClusterToken)
+	if step.action == rejoinAdd || step.action == rejoinReplace {
+		// About to change the membership, which takes the cluster's
+		// quorum: decide again from a linearizable list, since the
+		// member that answered may not have applied a change made just
+		// before (this voter's member added, so it is to be joined, not
+		// added twice). Without a quorum the change would fail anyway.
+		if fresh, err := c.MemberList(lctx); err == nil {
+			list, step = fresh, rejoinStep(fresh.Members, cfg.PeerURL, cfg.ClusterToken)
+		}
+	}
+	switch step.action {
 	case rejoinNone:
 		return nil, nil
 	case rejoinJoin:
