@@ -47,7 +47,8 @@ hardware), two unpaced PUT phases run first: one against the baseline site
 alone and one against SOURCE, each as fast as --concurrency allows; the
 report adds both rates and their ratio, the PUT rate SOURCE keeps with
 replication on. The objects of the SOURCE phase must reach TARGET before the
-measured (paced) phase starts.`,
+measured (paced) phase starts; their flushes and compactions may still run
+during it, so measure the lag alone without --baseline.`,
 		Example: `  twinlake bench replication primary dr
   twinlake bench replication primary dr --size 4KiB --concurrency 16 --duration 30s --rate 1000 --json
   twinlake bench replication primary dr --baseline standalone --duration 10s --rate 800 --json`,
