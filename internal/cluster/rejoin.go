@@ -76,22 +76,9 @@ func Rejoin(ctx context.Context, cfg RejoinConfig) (map[string]string, error) {
 	defer c.Close()
 	lctx, cancel := context.WithTimeout(ctx, rejoinTimeout)
 	defer cancel()
-	// Serializable: a member that waits for the others still answers
-	// from what it knows.
-	list, err := c.MemberList(lctx, clientv3.WithSerializable())
+	list, step, err := planRejoin(lctx, c, cfg.PeerURL, cfg.ClusterToken)
 	if err != nil {
 		return nil, nil // nothing answers: no cluster to join yet
-	}
-	step := rejoinStep(list.Members, cfg.PeerURL, cfg.ClusterToken)
-	if step.action == rejoinAdd || step.action == rejoinReplace {
-		// About to change the membership, which takes the cluster's
-		// quorum: decide again from a linearizable list, since the
-		// member that answered may not have applied a change made just
-		// before (this voter's member added, so it is to be joined, not
-		// added twice). Without a quorum the change would fail anyway.
-		if fresh, err := c.MemberList(lctx); err == nil {
-			list, step = fresh, rejoinStep(fresh.Members, cfg.PeerURL, cfg.ClusterToken)
-		}
 	}
 	switch step.action {
 	case rejoinNone:
@@ -120,6 +107,36 @@ func Rejoin(ctx context.Context, cfg RejoinConfig) (map[string]string, error) {
 		return nil, fmt.Errorf("cluster: add this member again at %s: %w", cfg.PeerURL, err)
 	}
 	return existingMembers(added.Members, added.Member.ID, cfg.Name)
+}
+
+// memberLister is what planRejoin reads the member list with (an etcd
+// client).
+type memberLister interface {
+	MemberList(ctx context.Context, opts ...clientv3.OpOption) (*clientv3.MemberListResponse, error)
+}
+
+// planRejoin reads the running cluster's member list and decides what a
+// voter with no member data does (rejoinStep). The list is read
+// serializably, so that a member waiting for the others still answers
+// from what it knows. A plan to add or replace this voter's member (a
+// change of the membership, which takes the cluster's quorum) is decided
+// again from a linearizable list: the member that answered may not have
+// applied a change made just before (this voter's member added, so it is
+// to be joined, not added twice, which etcd refuses while the first add
+// has not started). Without a quorum the change would fail anyway, and
+// the first answer stands.
+func planRejoin(ctx context.Context, c memberLister, peerURL, token string) (*clientv3.MemberListResponse, rejoinPlan, error) {
+	list, err := c.MemberList(ctx, clientv3.WithSerializable())
+	if err != nil {
+		return nil, rejoinPlan{}, err
+	}
+	step := rejoinStep(list.Members, peerURL, token)
+	if step.action == rejoinAdd || step.action == rejoinReplace {
+		if fresh, err := c.MemberList(ctx); err == nil {
+			list, step = fresh, rejoinStep(fresh.Members, peerURL, token)
+		}
+	}
+	return list, step, nil
 }
 
 type rejoinAction int

@@ -156,3 +156,60 @@ func TestRejoinStep(t *testing.T) {
 		})
 	}
 }
+
+// staleLister answers a serializable member list with serial and a
+// linearizable one with linear (or fails it).
+type staleLister struct {
+	serial, linear []*etcdserverpb.Member
+	linearErr      error
+}
+
+func (l staleLister) MemberList(_ context.Context, opts ...clientv3.OpOption) (*clientv3.MemberListResponse, error) {
+	var op clientv3.Op
+	for _, o := range opts {
+		o(&op)
+	}
+	if op.IsSerializable() {
+		return &clientv3.MemberListResponse{Members: l.serial}, nil
+	}
+	if l.linearErr != nil {
+		return nil, l.linearErr
+	}
+	return &clientv3.MemberListResponse{Members: l.linear}, nil
+}
+
+// TestPlanRejoinRechecksAChange: a serializable list from a member that
+// has not applied the add of this voter's member yet says to add it; the
+// linearizable list says it is there, added but never started, so the
+// voter joins as it instead of adding itself twice. Without a quorum for
+// the linearizable list, the serializable answer stands.
+func TestPlanRejoinRechecksAChange(t *testing.T) {
+	const token, self, other, third = "tok", "http://127.0.0.1:1", "http://127.0.0.1:2", "http://127.0.0.1:3"
+	boot := func(url, name string) *etcdserverpb.Member {
+		return &etcdserverpb.Member{ID: bootstrapMemberID(url, token), Name: name, PeerURLs: []string{url}}
+	}
+	added := &etcdserverpb.Member{ID: bootstrapMemberID(self, token) ^ 1, PeerURLs: []string{self}}
+	running := []*etcdserverpb.Member{boot(other, "b"), boot(third, "c")}
+	withAdded := append([]*etcdserverpb.Member{added}, running...)
+	tests := []struct {
+		name string
+		l    staleLister
+		want rejoinAction
+	}{
+		{"add not yet applied where read", staleLister{serial: running, linear: withAdded}, rejoinJoin},
+		{"no quorum for the recheck", staleLister{serial: running, linearErr: context.DeadlineExceeded}, rejoinAdd},
+		{"removed everywhere", staleLister{serial: running, linear: running}, rejoinAdd},
+		{"join read at once", staleLister{serial: withAdded, linearErr: context.DeadlineExceeded}, rejoinJoin},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			list, step, err := planRejoin(t.Context(), tt.l, self, token)
+			if err != nil || step.action != tt.want {
+				t.Fatalf("planRejoin = %d, %v; want %d", step.action, err, tt.want)
+			}
+			if step.action == rejoinJoin && len(list.Members) != len(withAdded) {
+				t.Errorf("joining from a list of %d members, want the %d that name this voter", len(list.Members), len(withAdded))
+			}
+		})
+	}
+}
