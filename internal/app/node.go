@@ -244,8 +244,9 @@ func StartNode(nc NodeConfig) (*Node, error) {
 		n.scheme, tr.TLSClientConfig = "https", nc.TLS.Client
 	}
 	n.transport = tr
-	// Each node's drives (checked with the rest of nc.Config above): --drives, or its directory. Every node has as
-	// many; the set is node by node, drive by drive.
+	// Each node's drives (checked with the rest of nc.Config above):
+	// --drives, or its directory. Every node has as many; the set is node
+	// by node, drive by drive.
 	paths := nc.Drives
 	if len(paths) == 0 {
 		paths = []string{nc.Dir}

@@ -235,10 +235,9 @@ func (r *segmentReader) next() error {
 	if err != nil {
 		return err
 	}
-	switch {
-	case len(seg.SealedKey) == 0:
+	if len(seg.SealedKey) == 0 {
 		r.cur = io.NewSectionReader(src, r.off, n)
-	default:
+	} else {
 		dk, err := r.c.Unseal(seg.SealedKey, r.aad)
 		if err != nil {
 			return err

@@ -65,6 +65,18 @@ func TestReadRangesThroughWriteTo(t *testing.T) {
 	}
 }
 
+// bytesPerRun is the bytes allocated by one call of fn, on average over
+// runs calls.
+func bytesPerRun(runs int, fn func()) uint64 {
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	for range runs {
+		fn()
+	}
+	runtime.ReadMemStats(&after)
+	return (after.TotalAlloc - before.TotalAlloc) / uint64(runs)
+}
+
 // countWriter counts what it is given and keeps none of it.
 type countWriter struct{ n int64 }
 
@@ -105,10 +117,7 @@ func TestInlineWriteToCopiesNothing(t *testing.T) {
 		t.Fatalf("read %d bytes, match %v", len(got), got == body[3:])
 	}
 
-	const runs = 50
-	var before, after runtime.MemStats
-	runtime.ReadMemStats(&before)
-	for range runs {
+	per := bytesPerRun(50, func() {
 		r, err := l.OpenRange("inline", "k", v, 0, v.Size)
 		if err != nil {
 			t.Fatal(err)
@@ -118,9 +127,8 @@ func TestInlineWriteToCopiesNothing(t *testing.T) {
 			t.Fatalf("copied %d of %d: %v", w.n, v.Size, err)
 		}
 		r.Close()
-	}
-	runtime.ReadMemStats(&after)
-	if per := (after.TotalAlloc - before.TotalAlloc) / runs; per >= 4<<10 {
+	})
+	if per >= 4<<10 {
 		t.Errorf("a copy of a 16 KiB inline object allocated %d bytes: its data was copied through a buffer", per)
 	}
 }
@@ -143,14 +151,7 @@ func TestSetRecordSharesItsBuffer(t *testing.T) {
 	if !bytes.Equal(b.last, encode(v)) {
 		t.Fatalf("setRecord wrote %d bytes, not the %d of the record's encoding", len(b.last), len(encode(v)))
 	}
-	const runs = 50
-	var before, after runtime.MemStats
-	runtime.ReadMemStats(&before)
-	for range runs {
-		setRecord(&b, []byte("k"), v)
-	}
-	runtime.ReadMemStats(&after)
-	if per := (after.TotalAlloc - before.TotalAlloc) / runs; per >= 4<<10 {
+	if per := bytesPerRun(50, func() { setRecord(&b, []byte("k"), v) }); per >= 4<<10 {
 		t.Errorf("a record with 16 KiB inline allocated %d bytes to encode", per)
 	}
 }
