@@ -32,6 +32,10 @@ type Upload struct {
 	Tags        map[string]string  `msgpack:"tg,omitempty"`
 	SSE         string             `msgpack:"se,omitempty"`
 	Checksum    checksum.Algorithm `msgpack:"ck,omitempty"`
+	// ChecksumType is how the object's checksum is formed from the parts'
+	// (checksum.TypeFullObject or TypeComposite); an upload written
+	// without one has its algorithm's default (see checksumType).
+	ChecksumType checksum.Type `msgpack:"cty,omitempty"`
 	// KeyCheck is set on an SSE-C upload; every part must send that key.
 	KeyCheck []byte `msgpack:"kc,omitempty"`
 	// The object lock the upload's version asks for (see Version).
@@ -55,6 +59,21 @@ type CompletePart struct {
 	ETag     string
 	Checksum string // the part's additional checksum as the client sent it, if any
 }
+
+// checksumType is how the upload's object checksum is formed, "" when it
+// has no checksum algorithm.
+func (u *Upload) checksumType() checksum.Type {
+	switch {
+	case u.Checksum == "":
+		return ""
+	case u.ChecksumType != "":
+		return u.ChecksumType
+	}
+	return checksum.DefaultType(u.Checksum)
+}
+
+// ChecksumTypeOf is the upload's checksum type as S3 reports it.
+func (u *Upload) ChecksumTypeOf() checksum.Type { return u.checksumType() }
 
 func newUploadID() string {
 	var b [24]byte
@@ -87,13 +106,16 @@ func (l *Layer) CreateMultipartUpload(ctx context.Context, bucket, key string, o
 	if err != nil {
 		return nil, err
 	}
+	if err := checkUploadChecksum(opts.Checksum, opts.ChecksumType); err != nil {
+		return nil, err
+	}
 	var lk Version
 	lk.setLock(opts.Lock)
 	u := &Upload{
 		LockMode: lk.LockMode, RetainUntil: lk.RetainUntil, LegalHold: lk.LegalHold,
 		UploadID: newUploadID(), Key: key, Initiated: time.Now().UTC(),
 		ContentType: opts.ContentType, UserMeta: opts.UserMeta, Headers: opts.Headers,
-		Tags: opts.Tags, SSE: sse, Checksum: opts.Checksum, ACL: opts.ACL,
+		Tags: opts.Tags, SSE: sse, Checksum: opts.Checksum, ChecksumType: opts.ChecksumType, ACL: opts.ACL,
 	}
 	if opts.CustomerKey != nil {
 		if _, err := l.encryptionFor(bucket, key, "", opts.CustomerKey); err != nil {
@@ -109,6 +131,21 @@ func (l *Layer) CreateMultipartUpload(ctx context.Context, bucket, key string, o
 		}
 	}
 	return u, batch.Commit(true)
+}
+
+// checkUploadChecksum holds a new upload's checksum algorithm and type:
+// a type needs an algorithm, and the algorithm must be able to form it
+// (FULL_OBJECT for the CRCs only, COMPOSITE for all but CRC64NVME).
+func checkUploadChecksum(alg checksum.Algorithm, t checksum.Type) error {
+	switch {
+	case t == "":
+		return nil
+	case alg == "":
+		return fmt.Errorf("%w: %s %s needs x-amz-checksum-algorithm", checksum.ErrUnsupportedType, checksum.HeaderType, t)
+	case !t.Supports(alg):
+		return fmt.Errorf("%w: the %s checksum type cannot be used with the %s checksum algorithm", checksum.ErrUnsupportedType, t, alg)
+	}
+	return nil
 }
 
 // GetUpload returns an upload in progress.
@@ -252,7 +289,7 @@ func (l *Layer) CompleteMultipartUpload(ctx context.Context, bucket, key, upload
 	if err != nil {
 		return nil, err
 	}
-	v, used, err := assemble(u, have, list)
+	v, used, err := assemble(u, have, list, cond.ObjectChecksum)
 	if err != nil {
 		return nil, err
 	}
@@ -289,8 +326,13 @@ func (l *Layer) completedBy(ctx context.Context, bucket, key, uploadID string) *
 }
 
 // assemble is the pure decision of CompleteMultipartUpload: it checks the
-// client's part list against the stored parts and builds the version.
-func assemble(u *Upload, have map[int]*Part, list []CompletePart) (*Version, map[int]bool, error) {
+// client's part list against the stored parts and builds the version. Its
+// checksum, with the upload's algorithm, is formed from the parts' as the
+// upload's type says: COMPOSITE (the checksum of the part checksums, with
+// a -N suffix) or FULL_OBJECT (the CRC of the whole object, combined from
+// the parts' CRCs and sizes). want, when the client sent one in the
+// upload's form, must be it.
+func assemble(u *Upload, have map[int]*Part, list []CompletePart, want string) (*Version, map[int]bool, error) {
 	if len(list) == 0 {
 		return nil, nil, fmt.Errorf("%w: no parts", ErrInvalidPart)
 	}
@@ -302,6 +344,7 @@ func assemble(u *Upload, have map[int]*Part, list []CompletePart) (*Version, map
 	v := &Version{Multipart: true}
 	used := map[int]bool{}
 	var md5s, sums []string
+	var crcs []checksum.Part
 	for i, cp := range list {
 		p, ok := have[cp.Number]
 		if !ok || strings.Trim(cp.ETag, `"`) != p.Segment.ETag {
@@ -318,6 +361,7 @@ func assemble(u *Upload, have map[int]*Part, list []CompletePart) (*Version, map
 		v.Size += p.Segment.Size
 		md5s = append(md5s, p.Segment.ETag)
 		sums = append(sums, p.Segment.Checksum[string(u.Checksum)])
+		crcs = append(crcs, checksum.Part{Checksum: p.Segment.Checksum[string(u.Checksum)], Size: p.Segment.Size})
 	}
 	etag, err := checksum.MultipartETag(md5s)
 	if err != nil {
@@ -325,9 +369,19 @@ func assemble(u *Upload, have map[int]*Part, list []CompletePart) (*Version, map
 	}
 	v.ETag = etag
 	if u.Checksum != "" {
-		c, err := checksum.Composite(u.Checksum, sums)
+		var c string
+		if u.checksumType() == checksum.TypeFullObject {
+			c, err = checksum.FullObjectCRC(u.Checksum, crcs)
+		} else {
+			c, err = checksum.Composite(u.Checksum, sums)
+		}
 		if err != nil {
 			return nil, nil, fmt.Errorf("%w: %v", ErrInvalidPart, err)
+		}
+		// A plain digest sent for a COMPOSITE upload is taken unchecked,
+		// as before FULL_OBJECT uploads were told apart.
+		if want != "" && want != c && (u.checksumType() == checksum.TypeFullObject || strings.Contains(want, "-")) {
+			return nil, nil, fmt.Errorf("%w: the %s you specified is not the object's, %s", checksum.ErrBadDigest, u.Checksum.HeaderName(), c)
 		}
 		v.Checksums = map[string]string{string(u.Checksum): c}
 	}

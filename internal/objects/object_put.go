@@ -61,6 +61,14 @@ type PutOptions struct {
 	SSE string
 	// Checksum is the additional checksum to compute and store, or "".
 	Checksum checksum.Algorithm
+	// ChecksumType is how CreateMultipartUpload's object checksum is
+	// formed from its parts' (COMPOSITE or FULL_OBJECT); "" takes the
+	// algorithm's default (checksum.DefaultType).
+	ChecksumType checksum.Type
+	// ObjectChecksum, on CompleteMultipartUpload, is the object checksum
+	// the client sent (its upload's algorithm): the upload completes only
+	// if the one formed from the parts is the same.
+	ObjectChecksum string
 	// Verify, when set, is called once the whole body is read with the
 	// computed MD5 (hex) and checksums; an error aborts the write.
 	Verify func(md5Hex string, sums map[checksum.Algorithm]string) error

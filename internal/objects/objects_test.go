@@ -1,6 +1,7 @@
 package objects
 
 import (
+	"bytes"
 	"context"
 	"crypto/md5"
 	"encoding/hex"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/twinlake/twinlake/internal/blob"
+	"github.com/twinlake/twinlake/internal/checksum"
 	"github.com/twinlake/twinlake/internal/meta"
 )
 
@@ -235,12 +237,78 @@ func TestAssembleRules(t *testing.T) {
 		{"too small", []CompletePart{{2, small.ETag, ""}, {3, small.ETag, ""}}, ErrEntityTooSmall},
 		{"empty", nil, ErrInvalidPart},
 	} {
-		v, _, err := assemble(u, have, tc.list)
+		v, _, err := assemble(u, have, tc.list, "")
 		if !errors.Is(err, tc.want) && !(err == nil && tc.want == nil) {
 			t.Errorf("%s: got %v, want %v", tc.name, err, tc.want)
 		}
 		if err == nil && (!strings.HasSuffix(v.ETag, "-2") || v.Size != MinPartSize+10) {
 			t.Errorf("%s: etag %s size %d", tc.name, v.ETag, v.Size)
+		}
+	}
+}
+
+// An upload's object checksum is formed from its parts' as its type
+// says: FULL_OBJECT is the CRC of the whole object (what a single PUT of
+// the same bytes stores), COMPOSITE the checksum of the part checksums
+// with the part count; an upload that names no type takes its algorithm's
+// default. A checksum the client sends must be the one formed.
+func TestAssembleChecksumTypes(t *testing.T) {
+	one, two := bytes.Repeat([]byte("a"), MinPartSize), []byte("tail of the object")
+	sum := func(a checksum.Algorithm, parts ...[]byte) string {
+		h := a.New()
+		for _, p := range parts {
+			h.Write(p)
+		}
+		return checksum.Encode(h.Sum(nil))
+	}
+	part := func(n int, a checksum.Algorithm, b []byte) *Part {
+		return &Part{Number: n, Segment: Segment{Size: int64(len(b)), ETag: fmt.Sprintf("%x", md5.Sum(b)),
+			Checksum: map[string]string{string(a): sum(a, b)}}}
+	}
+	for _, tc := range []struct {
+		name string
+		alg  checksum.Algorithm
+		typ  checksum.Type
+		want string // client's object checksum; "whole" for the CRC of all the bytes
+		full bool   // the result is the whole object's checksum
+		err  error
+	}{
+		{name: "full object crc32c", alg: checksum.CRC32C, typ: checksum.TypeFullObject, full: true},
+		{name: "full object crc32 checked", alg: checksum.CRC32, typ: checksum.TypeFullObject, want: "whole", full: true},
+		{name: "full object wrong", alg: checksum.CRC32, typ: checksum.TypeFullObject, want: "AAAAAA==", err: checksum.ErrBadDigest},
+		{name: "crc64nvme defaults to full object", alg: checksum.CRC64NVME, full: true},
+		{name: "composite crc32c", alg: checksum.CRC32C, typ: checksum.TypeComposite},
+		{name: "composite by default", alg: checksum.SHA256},
+		{name: "composite wrong", alg: checksum.SHA1, want: "AAAAAAAAAAAAAAAAAAAAAAAAAAA=-2", err: checksum.ErrBadDigest},
+	} {
+		u := &Upload{Checksum: tc.alg, ChecksumType: tc.typ}
+		have := map[int]*Part{1: part(1, tc.alg, one), 2: part(2, tc.alg, two)}
+		list := []CompletePart{{1, have[1].Segment.ETag, ""}, {2, have[2].Segment.ETag, ""}}
+		want := tc.want
+		if want == "whole" {
+			want = sum(tc.alg, one, two)
+		}
+		v, _, err := assemble(u, have, list, want)
+		if !errors.Is(err, tc.err) || (err != nil) != (tc.err != nil) {
+			t.Fatalf("%s: got %v, want %v", tc.name, err, tc.err)
+		}
+		if err != nil {
+			continue
+		}
+		got := v.Checksums[string(tc.alg)]
+		if tc.full && got != sum(tc.alg, one, two) {
+			t.Errorf("%s: %s, want the whole object's %s", tc.name, got, sum(tc.alg, one, two))
+		}
+		if !tc.full && !strings.HasSuffix(got, "-2") {
+			t.Errorf("%s: %s is not a composite of 2 parts", tc.name, got)
+		}
+	}
+	for _, tc := range []struct {
+		alg checksum.Algorithm
+		typ checksum.Type
+	}{{"", checksum.TypeFullObject}, {checksum.SHA256, checksum.TypeFullObject}, {checksum.CRC64NVME, checksum.TypeComposite}} {
+		if err := checkUploadChecksum(tc.alg, tc.typ); !errors.Is(err, checksum.ErrUnsupportedType) {
+			t.Errorf("upload with %q %s: %v, want ErrUnsupportedType", tc.alg, tc.typ, err)
 		}
 	}
 }

@@ -90,6 +90,8 @@ var errorTable = []struct {
 	{checksum.ErrMultipleChecksums, apiErr("InvalidRequest", 400, "Expecting a single x-amz-checksum- header.")},
 	{checksum.ErrAlgorithmMismatch, apiErr("InvalidRequest", 400, "Value for x-amz-sdk-checksum-algorithm header is invalid.")},
 	{checksum.ErrInvalidTrailer, apiErr("InvalidRequest", 400, "The value specified in the x-amz-trailer header is not supported.")},
+	{checksum.ErrUnknownType, apiErr("InvalidRequest", 400, "Value for x-amz-checksum-type header is invalid.")},
+	{checksum.ErrUnsupportedType, apiErr("InvalidRequest", 400, "The checksum type is not supported with this checksum algorithm, or differs from the multipart upload's.")},
 	{sigv4.ErrInvalidAccessKeyID, apiErr("InvalidAccessKeyId", 403, "The AWS Access Key Id you provided does not exist in our records.")},
 	{sigv4.ErrInvalidToken, apiErr("InvalidToken", 400, "The provided token is malformed or otherwise invalid.")},
 	{sigv4.ErrExpiredToken, apiErr("ExpiredToken", 400, "The provided token has expired.")},

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/twinlake/twinlake/internal/checksum"
 	"github.com/twinlake/twinlake/internal/objects"
 )
 
@@ -153,11 +154,29 @@ func setObjectHeaders(h http.Header, v *objects.Version, withChecksum bool) {
 func setChecksumHeaders(h http.Header, sums map[string]string) {
 	for alg, val := range sums {
 		h.Set("x-amz-checksum-"+strings.ToLower(alg), val)
-		if strings.Contains(val, "-") {
-			h.Set("x-amz-checksum-type", "COMPOSITE")
-		} else {
-			h.Set("x-amz-checksum-type", "FULL_OBJECT")
+		h.Set(checksum.HeaderType, string(checksumTypeOf(val)))
+	}
+}
+
+// checksumTypeOf is the type of a stored object checksum: a COMPOSITE one
+// ends in -N, the part count.
+func checksumTypeOf(val string) checksum.Type {
+	if strings.Contains(val, "-") {
+		return checksum.TypeComposite
+	}
+	return checksum.TypeFullObject
+}
+
+// setPartChecksumHeaders reports, for a read of one part of v, that
+// part's own checksum as its upload stored it, as S3 does, with the type
+// of the object's.
+func setPartChecksumHeaders(h http.Header, v *objects.Version, part *objects.Segment) {
+	for alg, val := range part.Checksum {
+		if _, ok := v.Checksums[alg]; !ok {
+			continue
 		}
+		h.Set("x-amz-checksum-"+strings.ToLower(alg), val)
+		h.Set(checksum.HeaderType, string(checksumTypeOf(v.Checksums[alg])))
 	}
 }
 

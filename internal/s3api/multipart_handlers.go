@@ -1,7 +1,6 @@
 package s3api
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"net/http"
@@ -27,6 +26,11 @@ func (s *Server) createMultipartUpload(req *request) error {
 		}
 		opts.Checksum = a
 	}
+	if t := req.r.Header.Get(checksum.HeaderType); t != "" {
+		if opts.ChecksumType, err = checksum.ParseType(t); err != nil {
+			return err
+		}
+	}
 	u, err := s.obj.CreateMultipartUpload(req.ctx, req.bucket, req.key, opts)
 	if err != nil {
 		return err
@@ -37,7 +41,7 @@ func (s *Server) createMultipartUpload(req *request) error {
 	setCustomerKeyHeaders(req.w.Header(), &objects.Version{KeyCheck: u.KeyCheck}, opts.CustomerKey)
 	if u.Checksum != "" {
 		req.w.Header().Set("x-amz-checksum-algorithm", string(u.Checksum))
-		req.w.Header().Set("x-amz-checksum-type", "COMPOSITE")
+		req.w.Header().Set(checksum.HeaderType, string(u.ChecksumTypeOf()))
 	}
 	writeXML(req.w, http.StatusOK, initiateMultipartUploadResult{NS: s3NS, Bucket: req.bucket, Key: req.key, UploadID: u.UploadID})
 	return nil
@@ -145,45 +149,33 @@ func (s *Server) setPartEncryptionHeaders(req *request, ck []byte) {
 	setCustomerKeyHeaders(req.w.Header(), &objects.Version{KeyCheck: u.KeyCheck}, ck)
 }
 
-// checkCompleteChecksum holds an x-amz-checksum-<alg> header sent with
-// CompleteMultipartUpload: a value that is no digest at all is BadDigest,
-// and one in the COMPOSITE form (digest-N) must be the composite of the
-// parts listed (whose own values the object layer checks against the
-// stored parts), before anything is committed. A plain digest may be a
-// FULL_OBJECT CRC, which is not checked here.
-func checkCompleteChecksum(h http.Header, alg checksum.Algorithm, parts []objects.CompletePart) error {
+// completeChecksum returns the object checksum sent with
+// CompleteMultipartUpload in the upload's algorithm, which the object
+// layer holds against the one it forms from the parts: a value that is no
+// digest at all is BadDigest, and a checksum type other than the
+// upload's is refused.
+func completeChecksum(h http.Header, u *objects.Upload) (string, error) {
+	if t := h.Get(checksum.HeaderType); t != "" && u.UploadID != "" {
+		typ, err := checksum.ParseType(t)
+		if err != nil {
+			return "", err
+		}
+		if want := u.ChecksumTypeOf(); typ != want {
+			return "", fmt.Errorf("%w: the upload was created with the %q checksum type, not %s", checksum.ErrUnsupportedType, want, typ)
+		}
+	}
+	alg := u.Checksum
 	if alg == "" {
-		return nil
+		return "", nil
 	}
 	sent := h.Get(alg.HeaderName())
-	if sent == "" {
-		return nil
-	}
-	digest, count, composite := strings.Cut(sent, "-")
-	got, err := alg.Decode(digest)
-	if err != nil {
-		return fmt.Errorf("%w: malformed %s", checksum.ErrBadDigest, alg.HeaderName())
-	}
-	if !composite || !checksum.TypeComposite.Supports(alg) {
-		return nil
-	}
-	sums := make([]string, 0, len(parts))
-	for _, p := range parts {
-		if p.Checksum == "" {
-			return nil // nothing to compute it from; the parts are checked as listed
+	digest, _, _ := strings.Cut(sent, "-")
+	if sent != "" {
+		if _, err := alg.Decode(digest); err != nil {
+			return "", fmt.Errorf("%w: malformed %s", checksum.ErrBadDigest, alg.HeaderName())
 		}
-		sums = append(sums, p.Checksum)
 	}
-	want, err := checksum.Composite(alg, sums)
-	if err != nil {
-		return err
-	}
-	wantDigest, wantCount, _ := strings.Cut(want, "-")
-	exp, err := alg.Decode(wantDigest)
-	if err != nil || count != wantCount || !bytes.Equal(got, exp) {
-		return fmt.Errorf("%w: the %s you specified is not the checksum of the parts", checksum.ErrBadDigest, alg.HeaderName())
-	}
-	return nil
+	return sent, nil
 }
 
 // parseCopyRange parses x-amz-copy-source-range, bytes=first-last, which
@@ -234,10 +226,11 @@ func (s *Server) completeMultipartUpload(req *request) error {
 			return err
 		}
 	}
-	if err := checkCompleteChecksum(req.r.Header, u.Checksum, parts); err != nil {
+	sent, err := completeChecksum(req.r.Header, u)
+	if err != nil {
 		return err
 	}
-	cond := objects.PutOptions{IfMatch: req.r.Header.Get("If-Match"), IfNoneMatch: req.r.Header.Get("If-None-Match")}
+	cond := objects.PutOptions{IfMatch: req.r.Header.Get("If-Match"), IfNoneMatch: req.r.Header.Get("If-None-Match"), ObjectChecksum: sent}
 	v, err := s.obj.CompleteMultipartUpload(req.ctx, req.bucket, req.key, uploadID, parts, cond)
 	if err != nil {
 		return err
@@ -249,6 +242,9 @@ func (s *Server) completeMultipartUpload(req *request) error {
 	setCustomerKeyHeaders(req.w.Header(), v, nil)
 	res := completeMultipartUploadResult{NS: s3NS, Location: "/" + req.bucket + "/" + req.key, Bucket: req.bucket, Key: req.key, ETag: `"` + v.ETag + `"`}
 	res.set(v.Checksums)
+	for _, val := range v.Checksums {
+		res.ChecksumType = string(checksumTypeOf(val))
+	}
 	writeXML(req.w, http.StatusOK, res)
 	return nil
 }

@@ -181,6 +181,7 @@ func (s *Server) readObject(req *request, withBody bool) error {
 	if !ranged {
 		rng = byteRange{0, v.Size}
 	}
+	var part *objects.Segment // the part read, by ?partNumber of an object uploaded in parts
 	if req.query.Has("partNumber") {
 		if req.r.Header.Get("Range") != "" {
 			return errRangeAndPart
@@ -196,10 +197,15 @@ func (s *Server) readObject(req *request, withBody bool) error {
 		if multipart {
 			h.Set("x-amz-mp-parts-count", strconv.Itoa(count))
 			rng, ranged = span, true
+			part = &v.Segments[n-1]
 		}
 	}
 	full := !ranged || rng.length == v.Size
-	setObjectHeaders(h, v, full && strings.EqualFold(req.r.Header.Get("x-amz-checksum-mode"), "ENABLED"))
+	withChecksum := strings.EqualFold(req.r.Header.Get("x-amz-checksum-mode"), "ENABLED")
+	setObjectHeaders(h, v, withChecksum && full && part == nil)
+	if withChecksum && part != nil {
+		setPartChecksumHeaders(h, v, part)
+	}
 	if req.query.Get("versionId") == "" {
 		s.setExpirationHeader(req, v)
 	}

@@ -243,6 +243,7 @@ type completeMultipartUploadResult struct {
 	Key      string   `xml:"Key"`
 	ETag     string   `xml:"ETag"`
 	checksumFields
+	ChecksumType string `xml:"ChecksumType,omitempty"`
 }
 
 type partEntry struct {
