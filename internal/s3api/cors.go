@@ -131,14 +131,20 @@ func (r *corsRule) validate() error {
 }
 
 // wildcardMatch reports whether s matches pattern, which holds at most one
-// '*' standing for any run of characters; case is ignored.
+// '*' standing for any run of characters. Case matters, as it does for an
+// origin in S3; headerMatch is the match for header names, whose case
+// does not.
 func wildcardMatch(pattern, s string) bool {
-	pattern, s = strings.ToLower(pattern), strings.ToLower(s)
 	pre, suf, ok := strings.Cut(pattern, "*")
 	if !ok {
 		return pattern == s
 	}
 	return len(s) >= len(pre)+len(suf) && strings.HasPrefix(s, pre) && strings.HasSuffix(s, suf)
+}
+
+// headerMatch is wildcardMatch ignoring case.
+func headerMatch(pattern, s string) bool {
+	return wildcardMatch(strings.ToLower(pattern), strings.ToLower(s))
 }
 
 // match returns the first rule allowing origin, method and every one of
@@ -163,7 +169,7 @@ func (c *corsConfiguration) match(origin, method string, headers []string) (*cor
 
 func allHeadersAllowed(allowed, headers []string) bool {
 	for _, h := range headers {
-		if !slices.ContainsFunc(allowed, func(p string) bool { return wildcardMatch(p, h) }) {
+		if !slices.ContainsFunc(allowed, func(p string) bool { return headerMatch(p, h) }) {
 			return false
 		}
 	}

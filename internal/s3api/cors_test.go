@@ -244,6 +244,7 @@ func TestCORSPreflight(t *testing.T) {
 		{"origin not allowed for the method", "/pfl/k", map[string]string{"Origin": "http://elsewhere.test", "Access-Control-Request-Method": "PUT"}, 403},
 		{"method no rule allows", "/pfl/k", map[string]string{"Origin": "https://app.example.com", "Access-Control-Request-Method": "DELETE"}, 403},
 		{"header not allowed", "/pfl/k", map[string]string{"Origin": "https://app.example.com", "Access-Control-Request-Method": "PUT", "Access-Control-Request-Headers": "x-custom"}, 403},
+		{"origin case differs", "/pfl/k", map[string]string{"Origin": "https://APP.example.com", "Access-Control-Request-Method": "PUT"}, 403},
 		{"suffix wildcard does not match the bare domain", "/pfl/k", map[string]string{"Origin": "https://example.org", "Access-Control-Request-Method": "PUT"}, 403},
 		{"bucket without CORS", "/bare/k", map[string]string{"Origin": "https://app.example.com", "Access-Control-Request-Method": "GET"}, 403},
 		{"missing bucket", "/nosuch/k", map[string]string{"Origin": "https://app.example.com", "Access-Control-Request-Method": "GET"}, 403},
