@@ -53,7 +53,7 @@ var errorTable = []struct {
 	err error
 	api *APIError
 }{
-	{objects.ErrBucketNotFound, apiErr("NoSuchBucket", 404, "The specified bucket does not exist.")},
+	{objects.ErrBucketNotFound, apiErr("NoSuchBucket", 404, "The specified bucket does not exist")},
 	{objects.ErrBucketExists, apiErr("BucketAlreadyOwnedByYou", 409, "Your previous request to create the named bucket succeeded and you already own it.")},
 	{objects.ErrBucketNotEmpty, apiErr("BucketNotEmpty", 409, "The bucket you tried to delete is not empty.")},
 	{objects.ErrInvalidBucketName, apiErr("InvalidBucketName", 400, "The specified bucket is not valid.")},

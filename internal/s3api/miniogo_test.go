@@ -274,6 +274,10 @@ func TestMinioObjects(t *testing.T) {
 	if err := c.RemoveBucket(ctx, bucket); err != nil {
 		t.Fatalf("RemoveBucket: %v", err)
 	}
+	// S3's message, word for word: clients compare it.
+	if err := c.RemoveBucket(ctx, bucket); err == nil || err.Error() != "The specified bucket does not exist" {
+		t.Fatalf("RemoveBucket of a removed bucket: %v", err)
+	}
 }
 
 func TestMinioVersioning(t *testing.T) {
