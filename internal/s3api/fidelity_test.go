@@ -183,6 +183,17 @@ func TestProtocolDetails(t *testing.T) {
 		}
 	}
 
+	// And so it does for uploads in progress, saying so in EncodingType.
+	if _, err := c.CreateMultipartUpload(ctx, &s3.CreateMultipartUploadInput{Bucket: aws.String("proto"), Key: aws.String("dir/up load")}); err != nil {
+		t.Fatal(err)
+	}
+	st, body = rawGet(t, rc, "/proto?uploads&encoding-type=url&prefix=dir/")
+	for _, want := range []string{"<EncodingType>url</EncodingType>", "<Key>dir/up%20load</Key>"} {
+		if st != 200 || !strings.Contains(body, want) {
+			t.Errorf("upload listing lacks %s: %d %s", want, st, body)
+		}
+	}
+
 	// Transfer-Encoding: chunked, no Content-Length, signed by SigV4
 	// (transfer-encoding among the signed headers, as botocore does).
 	chunked := signTransferEncoding(t, site, "/proto/chunked", "bar")

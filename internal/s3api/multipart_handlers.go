@@ -289,6 +289,10 @@ func (s *Server) listParts(req *request) error {
 
 func (s *Server) listMultipartUploads(req *request) error {
 	q := req.query
+	enc, err := newEncoder(q)
+	if err != nil {
+		return err
+	}
 	max, err := maxKeys(q, "max-uploads")
 	if err != nil {
 		return err
@@ -299,15 +303,15 @@ func (s *Server) listMultipartUploads(req *request) error {
 		return err
 	}
 	out := listUploadsResult{
-		NS: s3NS, Bucket: req.bucket, KeyMarker: opts.KeyMarker, UploadIDMarker: opts.UploadIDMarker,
-		Prefix: opts.Prefix, Delimiter: opts.Delimiter, MaxUploads: max, IsTruncated: res.IsTruncated,
-		CommonPrefixes: prefixEntries(res.CommonPrefixes, false),
+		NS: s3NS, Bucket: req.bucket, KeyMarker: enc.enc(opts.KeyMarker), UploadIDMarker: opts.UploadIDMarker,
+		Prefix: enc.enc(opts.Prefix), Delimiter: enc.enc(opts.Delimiter), MaxUploads: max, IsTruncated: res.IsTruncated,
+		EncodingType: enc.typeName(), CommonPrefixes: prefixEntries(res.CommonPrefixes, enc),
 	}
 	if res.IsTruncated {
-		out.NextKeyMarker, out.NextUploadIDMarker = res.NextKeyMarker, res.NextUploadIDMarker
+		out.NextKeyMarker, out.NextUploadIDMarker = enc.enc(res.NextKeyMarker), res.NextUploadIDMarker
 	}
 	for _, u := range res.Uploads {
-		out.Uploads = append(out.Uploads, uploadEntry{Key: u.Key, UploadID: u.UploadID, Initiated: isoTime(u.Initiated.UnixNano()), StorageClass: "STANDARD", Initiator: siteOwner, Owner: siteOwner})
+		out.Uploads = append(out.Uploads, uploadEntry{Key: enc.enc(u.Key), UploadID: u.UploadID, Initiated: isoTime(u.Initiated.UnixNano()), StorageClass: "STANDARD", Initiator: siteOwner, Owner: siteOwner})
 	}
 	writeXML(req.w, http.StatusOK, out)
 	return nil

@@ -290,6 +290,7 @@ type listUploadsResult struct {
 	NextUploadIDMarker string         `xml:"NextUploadIdMarker"`
 	Prefix             string         `xml:"Prefix"`
 	Delimiter          string         `xml:"Delimiter,omitempty"`
+	EncodingType       string         `xml:"EncodingType,omitempty"`
 	MaxUploads         int            `xml:"MaxUploads"`
 	IsTruncated        bool           `xml:"IsTruncated"`
 	Uploads            []uploadEntry  `xml:"Upload"`
