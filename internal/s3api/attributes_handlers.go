@@ -73,6 +73,9 @@ func (s *Server) getObjectAttributes(req *request) error {
 	}
 	if want["StorageClass"] {
 		out.StorageClass = "STANDARD"
+		if sc := v.Headers["X-Amz-Storage-Class"]; sc != "" {
+			out.StorageClass = sc
+		}
 	}
 	if want["ObjectSize"] {
 		out.ObjectSize = &v.Size

@@ -16,6 +16,10 @@ import (
 // on GET and HEAD.
 var storedHeaders = []string{"Cache-Control", "Content-Disposition", "Content-Encoding", "Content-Language", "Expires"}
 
+// reducedRedundancy is the one storage class besides STANDARD that a
+// write may name (MinIO's two); it is kept among the object's headers.
+const reducedRedundancy = "REDUCED_REDUNDANCY"
+
 // responseOverrides are the GET query parameters that override headers.
 var responseOverrides = map[string]string{
 	"response-content-type":        "Content-Type",
@@ -84,7 +88,16 @@ func putOptionsFromHeaders(h http.Header) (objects.PutOptions, error) {
 		}
 		opts.SSE = sse
 	}
-	if sc := hget(h, "x-amz-storage-class"); sc != "" && sc != "STANDARD" {
+	switch sc := hget(h, "x-amz-storage-class"); sc {
+	case "", "STANDARD":
+	case reducedRedundancy:
+		// Kept and answered as MinIO does, the object stored with the
+		// site's full redundancy all the same: never less than asked.
+		if opts.Headers == nil {
+			opts.Headers = map[string]string{}
+		}
+		opts.Headers["X-Amz-Storage-Class"] = sc
+	default:
 		return opts, errInvalidStorageClass
 	}
 	if t := hget(h, "x-amz-tagging"); t != "" {
