@@ -400,6 +400,7 @@ func (s *Server) postObject(req *request) error {
 	if v.SSE != "" {
 		h.Set("x-amz-server-side-encryption", v.SSE)
 	}
+	setChecksumHeaders(h, v.Checksums)
 	loc := s.objectURL(req)
 	h.Set("Location", loc)
 	if redir := form.get("success_action_redirect"); redir != "" {

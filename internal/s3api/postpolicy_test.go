@@ -227,10 +227,11 @@ func TestPostPolicyRefusals(t *testing.T) {
 		t.Fatalf("refused forms stored %d objects, first %q", len(out.Contents), aws.ToString(out.Contents[0].Key))
 	}
 	// The same form within its bounds is accepted (204 by default), its
-	// checksum field (which needs no condition) verified and kept.
+	// checksum field (which needs no condition) verified, answered and
+	// kept.
 	resp := postForm(t, site, target, "", sign(policyDoc(later, base...), postField{"key", "in/x"}, postField{"x-amz-checksum-sha256", sha256B64("hello")}), "f.txt", []byte("hello"))
-	if resp.StatusCode != http.StatusNoContent || resp.Header.Get("ETag") == "" {
-		t.Fatalf("valid form: %d", resp.StatusCode)
+	if resp.StatusCode != http.StatusNoContent || resp.Header.Get("ETag") == "" || resp.Header.Get("x-amz-checksum-sha256") != sha256B64("hello") {
+		t.Fatalf("valid form: %d %v", resp.StatusCode, resp.Header)
 	}
 	head, err := root.HeadObject(context.Background(), &s3.HeadObjectInput{Bucket: aws.String(bucket), Key: aws.String("in/x"), ChecksumMode: "ENABLED"})
 	if err != nil || aws.ToString(head.ChecksumSHA256) != sha256B64("hello") {
