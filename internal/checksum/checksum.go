@@ -1,6 +1,7 @@
 // Package checksum owns the integrity values S3 clients attach to object
 // data: the MD5 ETag (single-part and multipart), Content-MD5, and the S3
-// "additional checksums" (CRC32, CRC32C, CRC64NVME, SHA1, SHA256) sent as
+// "additional checksums" (CRC32, CRC32C, CRC64NVME, SHA1, SHA256, and the
+// MD5, SHA512, XXHASH64, XXHASH3 and XXHASH128 S3 added later) sent as
 // x-amz-checksum-* headers or trailers, including the multipart COMPOSITE
 // and FULL_OBJECT forms.
 //
@@ -11,13 +12,18 @@
 package checksum
 
 import (
+	"crypto/md5"  //nolint:gosec // MD5 is an S3 wire algorithm, not a security choice.
 	"crypto/sha1" //nolint:gosec // SHA1 is an S3 wire algorithm, not a security choice.
 	"crypto/sha256"
+	"crypto/sha512"
 	"encoding/base64"
 	"fmt"
 	"hash"
 	"hash/crc32"
 	"strings"
+
+	"github.com/cespare/xxhash/v2"
+	"github.com/zeebo/xxh3"
 )
 
 // Algorithm is an S3 additional-checksum algorithm, spelled as S3 spells it
@@ -31,6 +37,11 @@ const (
 	CRC64NVME Algorithm = "CRC64NVME"
 	SHA1      Algorithm = "SHA1"
 	SHA256    Algorithm = "SHA256"
+	MD5       Algorithm = "MD5"
+	SHA512    Algorithm = "SHA512"
+	XXHASH64  Algorithm = "XXHASH64"  // XXH64, seed 0
+	XXHASH3   Algorithm = "XXHASH3"   // XXH3 64-bit, seed 0
+	XXHASH128 Algorithm = "XXHASH128" // XXH3 128-bit, seed 0, high half first
 )
 
 // headerPrefix starts every per-algorithm checksum header and trailer name.
@@ -57,6 +68,11 @@ func algorithms() []algorithmInfo {
 			crcWidth: 64, crcPoly: crc64NVMEPoly},
 		{alg: SHA1, size: sha1.Size, newHash: sha1.New, composite: true},
 		{alg: SHA256, size: sha256.Size, newHash: sha256.New, composite: true},
+		{alg: MD5, size: md5.Size, newHash: md5.New, composite: true},
+		{alg: SHA512, size: sha512.Size, newHash: sha512.New, composite: true},
+		{alg: XXHASH64, size: 8, newHash: func() hash.Hash { return xxhash.New() }, composite: true},
+		{alg: XXHASH3, size: 8, newHash: func() hash.Hash { return xxh3.New() }, composite: true},
+		{alg: XXHASH128, size: 16, newHash: func() hash.Hash { return xxh3.New128() }, composite: true},
 	}
 }
 

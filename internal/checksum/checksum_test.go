@@ -28,7 +28,9 @@ func TestParseAlgorithm(t *testing.T) {
 		{"crc64nvme", CRC64NVME, nil},
 		{"CRC64NVME", CRC64NVME, nil},
 		{"", "", ErrUnknownAlgorithm},
-		{"md5", "", ErrUnknownAlgorithm},
+		{"md5", MD5, nil},
+		{"XxHash128", XXHASH128, nil},
+		{"blake3", "", ErrUnknownAlgorithm},
 		{"crc64", "", ErrUnknownAlgorithm},
 		{"SHA-256", "", ErrUnknownAlgorithm},
 	}
@@ -51,6 +53,11 @@ func TestHeaderNameAndSize(t *testing.T) {
 		{CRC64NVME, "x-amz-checksum-crc64nvme", 8},
 		{SHA1, "x-amz-checksum-sha1", 20},
 		{SHA256, "x-amz-checksum-sha256", 32},
+		{MD5, "x-amz-checksum-md5", 16},
+		{SHA512, "x-amz-checksum-sha512", 64},
+		{XXHASH64, "x-amz-checksum-xxhash64", 8},
+		{XXHASH3, "x-amz-checksum-xxhash3", 8},
+		{XXHASH128, "x-amz-checksum-xxhash128", 16},
 	}
 	if len(tests) != len(Algorithms()) {
 		t.Fatalf("table covers %d algorithms, package has %d", len(tests), len(Algorithms()))
@@ -155,7 +162,7 @@ func TestDecode(t *testing.T) {
 		{CRC64NVME, "AAAAAA==", ErrInvalidChecksum}, // 4 bytes
 		{SHA256, Encode(make([]byte, 32)), nil},
 		{SHA256, Encode(make([]byte, 31)), ErrInvalidChecksum},
-		{"MD5", "AAAAAA==", ErrUnknownAlgorithm},
+		{"BLAKE3", "AAAAAA==", ErrUnknownAlgorithm},
 	}
 	for _, tt := range tests {
 		_, err := tt.alg.Decode(tt.in)
@@ -168,10 +175,10 @@ func TestDecode(t *testing.T) {
 func TestNewPanicsOnInvalid(t *testing.T) {
 	defer func() {
 		if recover() == nil {
-			t.Error("Algorithm(\"MD5\").New() did not panic")
+			t.Error("Algorithm(\"BLAKE3\").New() did not panic")
 		}
 	}()
-	Algorithm("MD5").New()
+	Algorithm("BLAKE3").New()
 }
 
 func BenchmarkHash(b *testing.B) {

@@ -75,7 +75,7 @@ func TestCompositeErrors(t *testing.T) {
 		wantErr error
 	}{
 		{"crc64nvme has no composite form", CRC64NVME, []string{"AAAAAAAAAAA="}, ErrUnsupportedType},
-		{"unknown", "MD5", []string{"AAAA"}, ErrUnknownAlgorithm},
+		{"unknown", "BLAKE3", []string{"AAAA"}, ErrUnknownAlgorithm},
 		{"no parts", CRC32, nil, ErrNoParts},
 		{"malformed part", CRC32, []string{"AAAAAA==", "AAAAAAAAAAA="}, ErrInvalidChecksum},
 	}
@@ -122,7 +122,7 @@ func TestFullObjectCRCErrors(t *testing.T) {
 		wantErr error
 	}{
 		{"sha256 has no full-object form", SHA256, []Part{{SHA256.Sum(nil), 0}}, ErrUnsupportedType},
-		{"unknown", "MD5", []Part{{"AAAA", 0}}, ErrUnknownAlgorithm},
+		{"unknown", "BLAKE3", []Part{{"AAAA", 0}}, ErrUnknownAlgorithm},
 		{"no parts", CRC32, nil, ErrNoParts},
 		{"malformed", CRC64NVME, []Part{{"AAAAAA==", 3}}, ErrInvalidChecksum},
 	}
@@ -147,7 +147,12 @@ func TestTypes(t *testing.T) {
 		{CRC64NVME, TypeFullObject, false, true},
 		{SHA1, TypeComposite, true, false},
 		{SHA256, TypeComposite, true, false},
-		{"MD5", TypeComposite, false, false},
+		{MD5, TypeComposite, true, false},
+		{SHA512, TypeComposite, true, false},
+		{XXHASH64, TypeComposite, true, false},
+		{XXHASH3, TypeComposite, true, false},
+		{XXHASH128, TypeComposite, true, false},
+		{"BLAKE3", TypeComposite, false, false},
 	}
 	for _, tt := range tests {
 		if got := DefaultType(tt.alg); got != tt.def {

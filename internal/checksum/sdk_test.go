@@ -18,6 +18,11 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 )
 
+// sdkSkips are the algorithms aws-sdk-go-v2 (at the version in go.mod)
+// names but does not compute: it neither sends nor validates them.
+// TestMinioGoComputesTheSame checks them against minio-go instead.
+var sdkSkips = map[Algorithm]bool{MD5: true, XXHASH64: true, XXHASH3: true, XXHASH128: true}
+
 // captured is one request as the fake server saw it, body decoded.
 type captured struct {
 	header  http.Header
@@ -157,6 +162,9 @@ func checkDeclared(t *testing.T, alg Algorithm, useTLS bool, got captured) {
 func TestSDKValidatesOurResponseChecksums(t *testing.T) {
 	body := []byte("served by twinlake")
 	for _, alg := range Algorithms() {
+		if sdkSkips[alg] {
+			continue
+		}
 		for _, corrupt := range []bool{false, true} {
 			t.Run(fmt.Sprintf("%s/corrupt=%v", alg, corrupt), func(t *testing.T) {
 				value := alg.Sum(body)

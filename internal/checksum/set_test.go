@@ -47,7 +47,7 @@ func TestSet(t *testing.T) {
 }
 
 func TestNewSetRejectsUnknown(t *testing.T) {
-	if _, err := NewSet(CRC32, "XXHASH64"); !errors.Is(err, ErrUnknownAlgorithm) {
-		t.Errorf("NewSet(XXHASH64) err = %v, want ErrUnknownAlgorithm", err)
+	if _, err := NewSet(CRC32, "BLAKE3"); !errors.Is(err, ErrUnknownAlgorithm) {
+		t.Errorf("NewSet(BLAKE3) err = %v, want ErrUnknownAlgorithm", err)
 	}
 }

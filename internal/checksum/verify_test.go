@@ -20,7 +20,7 @@ func TestVerify(t *testing.T) {
 		{"second mismatches", map[Algorithm]string{CRC32: CRC32.Sum(data), SHA256: SHA256.Sum(nil)}, ErrBadDigest},
 		{"not computed", map[Algorithm]string{CRC32C: CRC32C.Sum(data)}, ErrNotComputed},
 		{"malformed expected", map[Algorithm]string{CRC32: "!!"}, ErrInvalidChecksum},
-		{"unknown key", map[Algorithm]string{"MD5": "AAAA"}, ErrUnknownAlgorithm},
+		{"unknown key", map[Algorithm]string{"BLAKE3": "AAAA"}, ErrUnknownAlgorithm},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -81,14 +81,15 @@ func (s *Server) getObjectAttributes(req *request) error {
 		out.ObjectSize = &v.Size
 	}
 	if want["Checksum"] && len(v.Checksums) > 0 {
+		// S3 answers a COMPOSITE checksum here without its -N part count
+		// (ObjectParts has the count), unlike HEAD and GET.
 		c := &attributesChecksum{}
-		c.set(v.Checksums)
-		c.Type = "FULL_OBJECT"
-		for _, val := range v.Checksums {
-			if strings.Contains(val, "-") {
-				c.Type = "COMPOSITE"
-			}
+		sums := make(map[string]string, len(v.Checksums))
+		for alg, val := range v.Checksums {
+			c.Type = string(checksumTypeOf(val))
+			sums[alg], _, _ = strings.Cut(val, "-")
 		}
+		c.set(sums)
 		out.Checksum = c
 	}
 	if want["ObjectParts"] && v.Multipart {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/base64"
 	"hash/crc32"
+	"strings"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -119,5 +120,45 @@ func TestMultipartFullObjectChecksums(t *testing.T) {
 		if apiCode(err) != "InvalidRequest" {
 			t.Errorf("create with %q %s: %v, want InvalidRequest", tc.alg, tc.typ, err)
 		}
+	}
+}
+
+// GetObjectAttributes answers a COMPOSITE checksum without the -N part
+// count that HEAD and GET carry, as S3 does.
+func TestAttributesCompositeChecksum(t *testing.T) {
+	site := testsite.Start(t)
+	ctx := context.Background()
+	c := sdkClient(site, site.SecretKey)
+	mustCreateBucket(t, c, "comp")
+	cu, err := c.CreateMultipartUpload(ctx, &s3.CreateMultipartUploadInput{Bucket: aws.String("comp"), Key: aws.String("k"),
+		ChecksumAlgorithm: types.ChecksumAlgorithmCrc32c})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var parts []types.CompletedPart
+	for i, b := range [][]byte{bytes.Repeat([]byte("c"), 5<<20), []byte("end")} {
+		p, err := c.UploadPart(ctx, &s3.UploadPartInput{Bucket: aws.String("comp"), Key: aws.String("k"), UploadId: cu.UploadId,
+			PartNumber: aws.Int32(int32(i + 1)), Body: bytes.NewReader(b), ChecksumAlgorithm: types.ChecksumAlgorithmCrc32c})
+		if err != nil {
+			t.Fatal(err)
+		}
+		parts = append(parts, types.CompletedPart{PartNumber: aws.Int32(int32(i + 1)), ETag: p.ETag, ChecksumCRC32C: p.ChecksumCRC32C})
+	}
+	done, err := c.CompleteMultipartUpload(ctx, &s3.CompleteMultipartUploadInput{Bucket: aws.String("comp"), Key: aws.String("k"),
+		UploadId: cu.UploadId, MultipartUpload: &types.CompletedMultipartUpload{Parts: parts}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	digest, count, _ := strings.Cut(aws.ToString(done.ChecksumCRC32C), "-")
+	if count != "2" || done.ChecksumType != types.ChecksumTypeComposite {
+		t.Fatalf("complete answered %s %s, want a COMPOSITE of 2 parts", aws.ToString(done.ChecksumCRC32C), done.ChecksumType)
+	}
+	attrs, err := c.GetObjectAttributes(ctx, &s3.GetObjectAttributesInput{Bucket: aws.String("comp"), Key: aws.String("k"),
+		ObjectAttributes: []types.ObjectAttributes{types.ObjectAttributesChecksum}})
+	if err != nil || attrs.Checksum == nil {
+		t.Fatalf("GetObjectAttributes: %v %+v", err, attrs)
+	}
+	if aws.ToString(attrs.Checksum.ChecksumCRC32C) != digest || attrs.Checksum.ChecksumType != types.ChecksumTypeComposite {
+		t.Fatalf("attributes checksum %s %s, want %s COMPOSITE", aws.ToString(attrs.Checksum.ChecksumCRC32C), attrs.Checksum.ChecksumType, digest)
 	}
 }

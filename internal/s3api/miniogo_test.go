@@ -605,3 +605,62 @@ func TestMinioPresigned(t *testing.T) {
 		t.Fatalf("tampered presigned URL: %d", resp.StatusCode)
 	}
 }
+
+// TestMinioNewChecksumAlgorithms: the algorithms S3 added after CRC64NVME
+// (MD5, SHA512 and the xxhashes), which minio-go computes, are verified,
+// stored and answered like the others: in a header or an aws-chunked
+// trailer, whole or in parts (COMPOSITE), and a wrong value is BadDigest.
+func TestMinioNewChecksumAlgorithms(t *testing.T) {
+	site := testsite.Start(t)
+	ctx := context.Background()
+	const bucket = "new-algs"
+	plain, _ := minioClient(t, site)
+	trailing, _ := minioClientWith(t, site, true)
+	if err := plain.MakeBucket(ctx, bucket, minio.MakeBucketOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	data := make([]byte, 6<<20+3)
+	for i := range data {
+		data[i] = byte(i * 7 >> 3)
+	}
+	stored := func(st minio.ObjectInfo, ct minio.ChecksumType) string {
+		return map[minio.ChecksumType]string{minio.ChecksumMD5: st.ChecksumMD5, minio.ChecksumSHA512: st.ChecksumSHA512,
+			minio.ChecksumXXHash64: st.ChecksumXXHash64, minio.ChecksumXXHash3: st.ChecksumXXHash3, minio.ChecksumXXHash128: st.ChecksumXXHash128}[ct]
+	}
+	for _, ct := range []minio.ChecksumType{minio.ChecksumMD5, minio.ChecksumSHA512, minio.ChecksumXXHash64, minio.ChecksumXXHash3, minio.ChecksumXXHash128} {
+		for _, tc := range []struct {
+			name   string
+			c      *minio.Client
+			size   int
+			suffix string // a COMPOSITE's part count
+		}{{"header", nil, 1000, ""}, {"trailer", trailing, 70 << 10, ""}, {"parts", trailing, len(data), "-2"}} {
+			key := ct.String() + "-" + tc.name
+			opts := minio.PutObjectOptions{Checksum: ct, PartSize: 5 << 20, DisableMultipart: tc.suffix == ""}
+			if tc.c == nil {
+				// A value the client gives goes as a header.
+				tc.c = trailing
+				opts = minio.PutObjectOptions{DisableMultipart: true, UserMetadata: map[string]string{ct.Key(): ct.EncodeToString(data[:tc.size])}}
+			}
+			if _, err := tc.c.PutObject(ctx, bucket, key, bytes.NewReader(data[:tc.size]), int64(tc.size), opts); err != nil {
+				t.Fatalf("%s: PutObject: %v", key, err)
+			}
+			st, err := plain.StatObject(ctx, bucket, key, minio.StatObjectOptions{Checksum: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := stored(st, ct)
+			if tc.suffix == "" && got != ct.EncodeToString(data[:tc.size]) {
+				t.Errorf("%s: stored %q, want %q", key, got, ct.EncodeToString(data[:tc.size]))
+			}
+			if !strings.HasSuffix(got, tc.suffix) || got == "" {
+				t.Errorf("%s: stored %q, want a value ending %q", key, got, tc.suffix)
+			}
+		}
+		wrong := ct.EncodeToString([]byte("other bytes"))
+		_, err := trailing.PutObject(ctx, bucket, ct.String()+"-wrong", bytes.NewReader(data[:10]), 10,
+			minio.PutObjectOptions{DisableMultipart: true, UserMetadata: map[string]string{ct.Key(): wrong}})
+		if minioCode(err) != "BadDigest" {
+			t.Errorf("%s: a wrong value: %v, want BadDigest", ct, err)
+		}
+	}
+}

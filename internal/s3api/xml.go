@@ -4,6 +4,8 @@ import (
 	"encoding/xml"
 	"io"
 	"time"
+
+	"github.com/twinlake/twinlake/internal/checksum"
 )
 
 const s3NS = "http://s3.amazonaws.com/doc/2006-03-01/"
@@ -304,39 +306,53 @@ type checksumFields struct {
 	ChecksumSHA1      string `xml:"ChecksumSHA1,omitempty"`
 	ChecksumSHA256    string `xml:"ChecksumSHA256,omitempty"`
 	ChecksumCRC64NVME string `xml:"ChecksumCRC64NVME,omitempty"`
+	ChecksumMD5       string `xml:"ChecksumMD5,omitempty"`
+	ChecksumSHA512    string `xml:"ChecksumSHA512,omitempty"`
+	ChecksumXXHASH64  string `xml:"ChecksumXXHASH64,omitempty"`
+	ChecksumXXHASH3   string `xml:"ChecksumXXHASH3,omitempty"`
+	ChecksumXXHASH128 string `xml:"ChecksumXXHASH128,omitempty"`
+}
+
+// field is the element for alg, nil for an algorithm it has none for.
+func (c *checksumFields) field(alg string) *string {
+	switch checksum.Algorithm(alg) {
+	case checksum.CRC32:
+		return &c.ChecksumCRC32
+	case checksum.CRC32C:
+		return &c.ChecksumCRC32C
+	case checksum.SHA1:
+		return &c.ChecksumSHA1
+	case checksum.SHA256:
+		return &c.ChecksumSHA256
+	case checksum.CRC64NVME:
+		return &c.ChecksumCRC64NVME
+	case checksum.MD5:
+		return &c.ChecksumMD5
+	case checksum.SHA512:
+		return &c.ChecksumSHA512
+	case checksum.XXHASH64:
+		return &c.ChecksumXXHASH64
+	case checksum.XXHASH3:
+		return &c.ChecksumXXHASH3
+	case checksum.XXHASH128:
+		return &c.ChecksumXXHASH128
+	}
+	return nil
 }
 
 // set fills the element for each algorithm present in sums.
 func (c *checksumFields) set(sums map[string]string) {
 	for alg, v := range sums {
-		switch alg {
-		case "CRC32":
-			c.ChecksumCRC32 = v
-		case "CRC32C":
-			c.ChecksumCRC32C = v
-		case "SHA1":
-			c.ChecksumSHA1 = v
-		case "SHA256":
-			c.ChecksumSHA256 = v
-		case "CRC64NVME":
-			c.ChecksumCRC64NVME = v
+		if f := c.field(alg); f != nil {
+			*f = v
 		}
 	}
 }
 
 // get returns the value for alg from a request element set.
 func (c *checksumFields) get(alg string) string {
-	switch alg {
-	case "CRC32":
-		return c.ChecksumCRC32
-	case "CRC32C":
-		return c.ChecksumCRC32C
-	case "SHA1":
-		return c.ChecksumSHA1
-	case "SHA256":
-		return c.ChecksumSHA256
-	case "CRC64NVME":
-		return c.ChecksumCRC64NVME
+	if f := c.field(alg); f != nil {
+		return *f
 	}
 	return ""
 }
