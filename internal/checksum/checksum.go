@@ -23,6 +23,7 @@ import (
 	"strings"
 
 	"github.com/cespare/xxhash/v2"
+	"github.com/minio/crc64nvme"
 	"github.com/zeebo/xxh3"
 )
 
@@ -64,7 +65,7 @@ func algorithms() []algorithmInfo {
 			crcWidth: 32, crcPoly: crc32.IEEE, composite: true},
 		{alg: CRC32C, size: 4, newHash: func() hash.Hash { return crc32.New(crc32.MakeTable(crc32.Castagnoli)) },
 			crcWidth: 32, crcPoly: crc32.Castagnoli, composite: true},
-		{alg: CRC64NVME, size: 8, newHash: func() hash.Hash { return newCRC64NVME() },
+		{alg: CRC64NVME, size: 8, newHash: func() hash.Hash { return crc64nvme.New() },
 			crcWidth: 64, crcPoly: crc64NVMEPoly},
 		{alg: SHA1, size: sha1.Size, newHash: sha1.New, composite: true},
 		{alg: SHA256, size: sha256.Size, newHash: sha256.New, composite: true},

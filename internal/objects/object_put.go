@@ -59,7 +59,8 @@ type PutOptions struct {
 	// SSE requests encryption at rest ("AES256"); the bucket default applies
 	// when empty.
 	SSE string
-	// Checksum is the additional checksum to compute and store, or "".
+	// Checksum is the additional checksum to compute and store; a
+	// PutObject (or copy) naming none stores DefaultChecksum.
 	Checksum checksum.Algorithm
 	// ChecksumType is how CreateMultipartUpload's object checksum is
 	// formed from its parts' (COMPOSITE or FULL_OBJECT); "" takes the
@@ -84,6 +85,13 @@ type PutOptions struct {
 	// bucket's default retention applies when it names no retention.
 	Lock Lock
 }
+
+// DefaultChecksum is the checksum a single-part write stores when its
+// client names none, as S3 does since it made data integrity checks the
+// default: any later read can be verified end to end. A multipart upload
+// has an object checksum only when it names an algorithm (its parts may
+// carry another each).
+const DefaultChecksum = checksum.CRC64NVME
 
 // stored is object data written to disk (or held inline) but not yet
 // referenced by any metadata.
@@ -123,7 +131,11 @@ func (l *Layer) PutObject(ctx context.Context, bucket, key string, body io.Reade
 	if err := l.checkWriteConditions(bucket, key, opts.IfMatch, opts.IfNoneMatch); err != nil {
 		return nil, err
 	}
-	st, err := l.store(bucket, key, body, opts.Size, enc, opts.Checksum)
+	alg := opts.Checksum
+	if alg == "" {
+		alg = DefaultChecksum
+	}
+	st, err := l.store(bucket, key, body, opts.Size, enc, alg)
 	if err != nil {
 		return nil, err
 	}
@@ -139,9 +151,7 @@ func (l *Layer) PutObject(ctx context.Context, bucket, key string, body io.Reade
 		Segments: []Segment{st.seg}, SSE: sse, KeyCheck: keyCheck,
 	}
 	v.setLock(opts.Lock)
-	if opts.Checksum != "" {
-		v.Checksums = map[string]string{string(opts.Checksum): st.sums[opts.Checksum]}
-	}
+	v.Checksums = map[string]string{string(alg): st.sums[alg]}
 	if err := l.commitVersion(ctx, bucket, key, v, opts.IfMatch, opts.IfNoneMatch); err != nil {
 		l.release(st.seg)
 		return nil, err

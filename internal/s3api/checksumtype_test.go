@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
+	"github.com/minio/minio-go/v7"
 
 	"github.com/twinlake/twinlake/internal/checksum"
 	"github.com/twinlake/twinlake/internal/testsite"
@@ -160,5 +161,32 @@ func TestAttributesCompositeChecksum(t *testing.T) {
 	}
 	if aws.ToString(attrs.Checksum.ChecksumCRC32C) != digest || attrs.Checksum.ChecksumType != types.ChecksumTypeComposite {
 		t.Fatalf("attributes checksum %s %s, want %s COMPOSITE", aws.ToString(attrs.Checksum.ChecksumCRC32C), attrs.Checksum.ChecksumType, digest)
+	}
+}
+
+// An object written whole without a checksum gets S3's default, a
+// CRC64NVME, which a read with checksum mode answers and aws-sdk-go-v2
+// verifies while reading; a copy of it keeps it.
+func TestDefaultChecksum(t *testing.T) {
+	site := testsite.Start(t)
+	ctx := context.Background()
+	mc, _ := minioClient(t, site)
+	if err := mc.MakeBucket(ctx, "dflt", minio.MakeBucketOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	body := bytes.Repeat([]byte("no checksum named "), 1000)
+	if _, err := mc.PutObject(ctx, "dflt", "plain", bytes.NewReader(body), int64(len(body)), minio.PutObjectOptions{DisableMultipart: true}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := mc.CopyObject(ctx, minio.CopyDestOptions{Bucket: "dflt", Object: "copy"}, minio.CopySrcOptions{Bucket: "dflt", Object: "plain"}); err != nil {
+		t.Fatal(err)
+	}
+	want := checksum.CRC64NVME.Sum(body)
+	c := sdkClient(site, site.SecretKey)
+	for _, key := range []string{"plain", "copy"} {
+		got, out := getBody(t, c, &s3.GetObjectInput{Bucket: aws.String("dflt"), Key: aws.String(key), ChecksumMode: types.ChecksumModeEnabled})
+		if got != string(body) || aws.ToString(out.ChecksumCRC64NVME) != want || out.ChecksumType != types.ChecksumTypeFullObject {
+			t.Fatalf("%s: %d bytes, CRC64NVME %q %s, want %q FULL_OBJECT", key, len(got), aws.ToString(out.ChecksumCRC64NVME), out.ChecksumType, want)
+		}
 	}
 }
