@@ -58,24 +58,26 @@ type algorithmInfo struct {
 	composite bool // S3 accepts the COMPOSITE multipart type
 }
 
-// algorithms returns the table of supported algorithms in a fixed order.
-func algorithms() []algorithmInfo {
-	return []algorithmInfo{
-		{alg: CRC32, size: 4, newHash: func() hash.Hash { return crc32.NewIEEE() },
-			crcWidth: 32, crcPoly: crc32.IEEE, composite: true},
-		{alg: CRC32C, size: 4, newHash: func() hash.Hash { return crc32.New(crc32.MakeTable(crc32.Castagnoli)) },
-			crcWidth: 32, crcPoly: crc32.Castagnoli, composite: true},
-		{alg: CRC64NVME, size: 8, newHash: func() hash.Hash { return crc64nvme.New() },
-			crcWidth: 64, crcPoly: crc64NVMEPoly},
-		{alg: SHA1, size: sha1.Size, newHash: sha1.New, composite: true},
-		{alg: SHA256, size: sha256.Size, newHash: sha256.New, composite: true},
-		{alg: MD5, size: md5.Size, newHash: md5.New, composite: true},
-		{alg: SHA512, size: sha512.Size, newHash: sha512.New, composite: true},
-		{alg: XXHASH64, size: 8, newHash: func() hash.Hash { return xxhash.New() }, composite: true},
-		{alg: XXHASH3, size: 8, newHash: func() hash.Hash { return xxh3.New() }, composite: true},
-		{alg: XXHASH128, size: 16, newHash: func() hash.Hash { return xxh3.New128() }, composite: true},
-	}
+// algorithmTable is the table of supported algorithms in a fixed order,
+// built once: every request that names or answers a checksum looks in it.
+var algorithmTable = []algorithmInfo{
+	{alg: CRC32, size: 4, newHash: func() hash.Hash { return crc32.NewIEEE() },
+		crcWidth: 32, crcPoly: crc32.IEEE, composite: true},
+	{alg: CRC32C, size: 4, newHash: func() hash.Hash { return crc32.New(crc32.MakeTable(crc32.Castagnoli)) },
+		crcWidth: 32, crcPoly: crc32.Castagnoli, composite: true},
+	{alg: CRC64NVME, size: 8, newHash: func() hash.Hash { return crc64nvme.New() },
+		crcWidth: 64, crcPoly: crc64NVMEPoly},
+	{alg: SHA1, size: sha1.Size, newHash: sha1.New, composite: true},
+	{alg: SHA256, size: sha256.Size, newHash: sha256.New, composite: true},
+	{alg: MD5, size: md5.Size, newHash: md5.New, composite: true},
+	{alg: SHA512, size: sha512.Size, newHash: sha512.New, composite: true},
+	{alg: XXHASH64, size: 8, newHash: func() hash.Hash { return xxhash.New() }, composite: true},
+	{alg: XXHASH3, size: 8, newHash: func() hash.Hash { return xxh3.New() }, composite: true},
+	{alg: XXHASH128, size: 16, newHash: func() hash.Hash { return xxh3.New128() }, composite: true},
 }
+
+// algorithms returns the table; callers only read it.
+func algorithms() []algorithmInfo { return algorithmTable }
 
 // Algorithms returns every supported algorithm, in a fixed order.
 func Algorithms() []Algorithm {
@@ -130,8 +132,20 @@ func (a Algorithm) String() string { return string(a) }
 // value, for example "x-amz-checksum-crc32". It is only meaningful for a
 // valid Algorithm.
 func (a Algorithm) HeaderName() string {
+	if h, ok := headerNames[a]; ok {
+		return h
+	}
 	return headerPrefix + strings.ToLower(string(a))
 }
+
+// headerNames holds each supported algorithm's HeaderName, made once.
+var headerNames = func() map[Algorithm]string {
+	m := make(map[Algorithm]string, len(algorithmTable))
+	for _, info := range algorithmTable {
+		m[info.alg] = headerPrefix + strings.ToLower(string(info.alg))
+	}
+	return m
+}()
 
 // Size returns the digest length in bytes, or 0 for an invalid Algorithm.
 func (a Algorithm) Size() int {

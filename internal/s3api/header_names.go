@@ -35,3 +35,8 @@ func hget(h http.Header, name string) string {
 func hvalues(h http.Header, name string) []string {
 	return h[canonicalName(name)]
 }
+
+// hset is h.Set(name, value) for a name written in the code.
+func hset(h http.Header, name, value string) {
+	h[canonicalName(name)] = []string{value}
+}

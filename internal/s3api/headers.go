@@ -166,9 +166,18 @@ func setObjectHeaders(h http.Header, v *objects.Version, withChecksum bool) {
 
 func setChecksumHeaders(h http.Header, sums map[string]string) {
 	for alg, val := range sums {
-		h.Set("x-amz-checksum-"+strings.ToLower(alg), val)
-		h.Set(checksum.HeaderType, string(checksumTypeOf(val)))
+		setChecksumHeader(h, alg, val)
+		hset(h, checksum.HeaderType, string(checksumTypeOf(val)))
 	}
+}
+
+// setChecksumHeader sets x-amz-checksum-<alg> to val.
+func setChecksumHeader(h http.Header, alg, val string) {
+	if a := checksum.Algorithm(alg); a.Valid() {
+		hset(h, a.HeaderName(), val) // one of a few names: its canonical form is kept
+		return
+	}
+	h.Set("x-amz-checksum-"+strings.ToLower(alg), val)
 }
 
 // checksumTypeOf is the type of a stored object checksum: a COMPOSITE one
@@ -188,8 +197,8 @@ func setPartChecksumHeaders(h http.Header, v *objects.Version, part *objects.Seg
 		if _, ok := v.Checksums[alg]; !ok {
 			continue
 		}
-		h.Set("x-amz-checksum-"+strings.ToLower(alg), val)
-		h.Set(checksum.HeaderType, string(checksumTypeOf(v.Checksums[alg])))
+		setChecksumHeader(h, alg, val)
+		hset(h, checksum.HeaderType, string(checksumTypeOf(v.Checksums[alg])))
 	}
 }
 
