@@ -49,6 +49,9 @@ type fakePeer struct {
 	// seen records, per bucket/key, the operations applied in arrival
 	// order ("v:<versionID>" or "p:<versionID>").
 	seen map[string][]string
+	// beforeRead, when set, runs as a streamed version's send starts,
+	// before its data is read.
+	beforeRead func(bucket, key, versionID string)
 }
 
 func (p *fakePeer) record(bucket, key, op string) {
@@ -123,9 +126,17 @@ func copyVersion(v *objects.Version) *objects.Version {
 }
 
 func (p *fakePeer) SendVersion(ctx context.Context, bucket, key string, v *objects.Version, body io.Reader, size int64) (objects.ApplyOutcome, error) {
+	p.mu.Lock()
+	before := p.beforeRead
+	p.mu.Unlock()
+	if before != nil {
+		before(bucket, key, v.VersionID)
+	}
 	data, err := io.ReadAll(io.LimitReader(body, size))
 	if err != nil {
-		return 0, err
+		// As net/http reports a request body it could not read: a
+		// transport failure.
+		return 0, fmt.Errorf("%w: write request body: %v", ErrLinkDown, err)
 	}
 	var out objects.ApplyOutcome
 	err = p.call(func() (err error) {
@@ -210,6 +221,16 @@ func droppedCount(s *fakeSite) float64 {
 	peer := map[string]string{"site-a": "site-b", "site-b": "site-a"}[s.id]
 	var m dto.Metric
 	if err := s.engine.m.dropped.WithLabelValues(peer).Write(&m); err != nil {
+		panic(err)
+	}
+	return m.GetCounter().GetValue()
+}
+
+// failedCount reads the site's failed-sends counter for its one peer.
+func failedCount(s *fakeSite) float64 {
+	peer := map[string]string{"site-a": "site-b", "site-b": "site-a"}[s.id]
+	var m dto.Metric
+	if err := s.engine.m.failedObjects.WithLabelValues(peer).Write(&m); err != nil {
 		panic(err)
 	}
 	return m.GetCounter().GetValue()
@@ -665,4 +686,67 @@ func TestPerKeyOrder(t *testing.T) {
 			t.Errorf("%s: arrived %v, want %v", k, got, expect)
 		}
 	}
+}
+
+// TestPurgeWhileStreamingIsNotTheLink: a large version purged on this
+// site while its data streams to the peer fails the send reading its own
+// data, which a transport reports as it reports an unreachable peer. The
+// sender tells the two apart: the link stays up, nothing is retried or
+// counted failed, and both sites end without the version.
+func TestPurgeWhileStreamingIsNotTheLink(t *testing.T) {
+	seed := randomSeed(t)
+	a, b, ab, _ := fakePair(t, seed, map[string]string{"retry_base_delay": "1ms", "retry_max_delay": "2ms", "mismatch_interval": "1h"})
+	ctx := context.Background()
+	if err := a.objects.CreateBucket(ctx, "bk1"); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 10*time.Second, func() error { _, err := b.objects.Bucket(ctx, "bk1"); return err })
+	links, cancel := a.trace.Subscribe(trace.Filter{Types: trace.Replication, FuncName: "replication.Link"}, 64)
+	defer cancel()
+	var once sync.Once
+	purged := make(chan struct{})
+	ab.mu.Lock()
+	ab.beforeRead = func(bucket, key, versionID string) {
+		once.Do(func() {
+			if _, err := a.objects.DeleteObject(ctx, bucket, key, versionID); err != nil {
+				t.Errorf("purge: %v", err)
+			}
+			close(purged)
+		})
+	}
+	ab.mu.Unlock()
+	// In two parts: the second part's data is opened once the first is
+	// read, after the purge has removed it.
+	up, err := a.objects.CreateMultipartUpload(ctx, "bk1", "big", objects.PutOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var parts []objects.CompletePart
+	for i, n := range []int{objects.MinPartSize, maxBatchSize} {
+		p, err := a.objects.UploadPart(ctx, "bk1", "big", up.UploadID, i+1, strings.NewReader(strings.Repeat("d", n)), objects.PutOptions{Size: int64(n)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		parts = append(parts, objects.CompletePart{Number: i + 1, ETag: p.Segment.ETag})
+	}
+	if _, err := a.objects.CompleteMultipartUpload(ctx, "bk1", "big", up.UploadID, parts, objects.PutOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	<-purged
+	tg := (*a.engine.targets.Load())[0]
+	eventually(t, 10*time.Second, func() error {
+		if p, r := tg.snapshot(); p.n+r.n > 0 {
+			return fmt.Errorf("backlog %d/%d", p.n, r.n)
+		}
+		return nil
+	})
+	select {
+	case e := <-links:
+		t.Fatalf("the link changed: %s %s", e.Msg, e.Error)
+	default:
+	}
+	if f := failedCount(a); f != 0 {
+		t.Fatalf("%v sends counted failed", f)
+	}
+	checkConverged(t, a, b, nil, nil)
 }

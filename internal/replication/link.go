@@ -77,8 +77,9 @@ func (t *target) incompatible(err error) {
 // online reports whether sends may run.
 func (t *target) online() bool { return linkState(t.link.Load()) == linkOnline }
 
-// observe applies ev to the link state and acts on the change.
-func (t *target) observe(ev linkEvent) {
+// observe applies ev, which cause explains (nil for a probe that
+// answered), to the link state and acts on the change.
+func (t *target) observe(ev linkEvent, cause error) {
 	var ch linkChange
 	for {
 		cur := linkState(t.link.Load())
@@ -101,8 +102,8 @@ func (t *target) observe(ev linkEvent) {
 		t.wakeUp()
 		t.e.traceEvent("replication.Link", t.site.Name, "", "", "link up", time.Now(), nil)
 	case linkWentDown:
-		t.e.log.Warn("peer link down", "target", t.site.Name)
-		t.e.traceEvent("replication.Link", t.site.Name, "", "", "link down", time.Now(), nil)
+		t.e.log.Warn("peer link down", "target", t.site.Name, "err", cause)
+		t.e.traceEvent("replication.Link", t.site.Name, "", "", "link down", time.Now(), cause)
 	}
 }
 
@@ -124,7 +125,7 @@ func (t *target) prober() {
 			t.lastOK.Store(time.Now().UnixNano())
 			t.e.m.linkLatency.WithLabelValues(t.site.Name).Observe(time.Since(start).Seconds())
 		}
-		t.observe(ev)
+		t.observe(ev, err)
 		select {
 		case <-t.ctx.Done():
 			return

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sync/atomic"
 	"time"
 
 	"github.com/twinlake/twinlake/internal/objects"
@@ -48,7 +49,7 @@ func (t *target) runBatch(jobs []job) {
 	case err == nil:
 	case errors.Is(err, ErrLinkDown) || errors.Is(err, ErrIncompatible) || t.ctx.Err() != nil:
 		t.incompatible(err)
-		t.observe(sendLinkDown)
+		t.observe(sendLinkDown, err)
 		t.release(sent...)
 		return
 	default:
@@ -88,7 +89,7 @@ func (t *target) run(j job) {
 		t.succeeded(j, nil, out, sent, start)
 	case errors.Is(err, ErrLinkDown) || errors.Is(err, ErrIncompatible) || t.ctx.Err() != nil:
 		t.incompatible(err)
-		t.observe(sendLinkDown)
+		t.observe(sendLinkDown, err)
 		t.release(j)
 	case j.e.Op == OpIAM && errors.Is(err, ErrUnsupported):
 		t.iamRefused(err)
@@ -133,17 +134,28 @@ func (t *target) send(ctx context.Context, en Entry) (objects.ApplyOutcome, int6
 			return 0, 0, err
 		}
 		var body io.Reader = http0{}
-		var rc io.ReadCloser
+		var src *sourceReader
 		size := v.Size
 		if !v.DeleteMarker && (v.Size > 0 || len(v.KeyCheck) > 0) {
 			// The plaintext, or an SSE-C version's ciphertext as stored.
-			if rc, size, err = ol.ReplicationData(en.Bucket, en.Key, v); err != nil {
+			rc, n, err := ol.ReplicationData(en.Bucket, en.Key, v)
+			if err != nil {
 				return 0, 0, err
 			}
 			defer rc.Close()
-			body = rc
+			src, size = &sourceReader{r: rc}, n
+			body = src
 		}
 		out, err := t.peer.SendVersion(ctx, en.Bucket, en.Key, v, body, size)
+		if err != nil && src != nil && src.failed() != nil {
+			// The send failed reading this site's data, not reaching the
+			// peer (which a transport reports alike): most often the
+			// version was purged while it streamed, and its purge follows.
+			if _, verr := ol.Version(ctx, en.Bucket, en.Key, en.VersionID); errors.Is(verr, objects.ErrVersionNotFound) || errors.Is(verr, objects.ErrBucketNotFound) {
+				return objects.Duplicate, 0, nil
+			}
+			return 0, 0, fmt.Errorf("replication: read the version to send: %w", src.failed())
+		}
 		return out, size, err
 	case OpPurge:
 		out, err := t.peer.SendPurge(ctx, en.Bucket, en.Key, en.VersionID, en.At)
@@ -166,6 +178,31 @@ func (t *target) send(ctx context.Context, en Entry) (objects.ApplyOutcome, int6
 		return out, 0, err
 	}
 	return 0, 0, errors.New("replication: unknown journal operation " + en.Op)
+}
+
+// sourceReader is a version's data on its way to the peer; it keeps the
+// first error reading it, so a send that fails is known to have failed
+// here rather than on the link.
+// The transport may still be reading it when the send returns.
+type sourceReader struct {
+	r   io.Reader
+	err atomic.Pointer[error]
+}
+
+func (s *sourceReader) Read(p []byte) (int, error) {
+	n, err := s.r.Read(p)
+	if err != nil && err != io.EOF {
+		s.err.CompareAndSwap(nil, &err)
+	}
+	return n, err
+}
+
+// failed returns the first error reading the data, or nil.
+func (s *sourceReader) failed() error {
+	if e := s.err.Load(); e != nil {
+		return *e
+	}
+	return nil
 }
 
 // http0 is an empty body.
