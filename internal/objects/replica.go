@@ -340,6 +340,9 @@ func (l *Layer) stageReplicaMeta(batch meta.Batch, bucket, key string, cur, in *
 // is remembered (see Purged) whether or not the version is here, so a late
 // copy from a third site cannot bring it back. A missing version is a
 // duplicate: the purge already happened or the version has not arrived.
+// So is a missing bucket: the peer emptied and deleted it, its deletion
+// arrived first (it travels in another sender queue), and a late record of
+// the bucket cannot bring it back (ApplyBucket keeps its tombstone).
 func (l *Layer) ApplyPurge(ctx context.Context, bucket, key, versionID string, modTime int64) (ApplyOutcome, error) {
 	if err := ValidateKey(key); err != nil {
 		return 0, err
@@ -347,7 +350,9 @@ func (l *Layer) ApplyPurge(ctx context.Context, bucket, key, versionID string, m
 	if !validVersionID(versionID) {
 		return 0, ErrInvalidVersionID
 	}
-	if _, err := l.Bucket(ctx, bucket); err != nil {
+	if _, err := l.Bucket(ctx, bucket); errors.Is(err, ErrBucketNotFound) {
+		return Duplicate, nil
+	} else if err != nil {
 		return 0, err
 	}
 	unlock := l.lockKey(bucket, key)

@@ -750,3 +750,53 @@ func TestPurgeWhileStreamingIsNotTheLink(t *testing.T) {
 	}
 	checkConverged(t, a, b, nil, nil)
 }
+
+// TestBucketEmptiedAndDeletedDropsNothing: a bucket made, written,
+// emptied of every version and deleted at once (what a test suite or a
+// job's scratch bucket does) reaches the peer in whatever order the
+// sender queues deliver it: the purges that arrive after the bucket's
+// deletion find nothing to purge instead of being refused until dropped.
+func TestBucketEmptiedAndDeletedDropsNothing(t *testing.T) {
+	seed := randomSeed(t)
+	a, b, ab, _ := fakePair(t, seed, map[string]string{"retry_base_delay": "1ms", "retry_max_delay": "2ms",
+		"max_retries": "2", "mismatch_interval": "1h"})
+	ab.set(faults{delay: 30 * time.Millisecond}) // calls overtake each other
+	ctx := context.Background()
+	for round := range 5 {
+		bucket := fmt.Sprintf("scratch%d", round)
+		if err := a.objects.CreateBucket(ctx, bucket); err != nil {
+			t.Fatal(err)
+		}
+		var vs []*objects.Version
+		for i := range 20 {
+			v, err := a.objects.PutObject(ctx, bucket, fmt.Sprintf("k%d", i), strings.NewReader("x"), objects.PutOptions{Size: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			vs = append(vs, v)
+		}
+		for i, v := range vs {
+			if _, err := a.objects.DeleteObject(ctx, bucket, fmt.Sprintf("k%d", i), v.VersionID); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := a.objects.DeleteBucket(ctx, bucket); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tg := (*a.engine.targets.Load())[0]
+	eventually(t, 20*time.Second, func() error {
+		if p, r := tg.snapshot(); p.n+r.n > 0 {
+			return fmt.Errorf("backlog %d/%d", p.n, r.n)
+		}
+		return nil
+	})
+	if d := droppedCount(a); d != 0 {
+		t.Fatalf("%v entries dropped", d)
+	}
+	for round := range 5 {
+		if _, err := b.objects.Bucket(ctx, fmt.Sprintf("scratch%d", round)); !errors.Is(err, objects.ErrBucketNotFound) {
+			t.Fatalf("scratch%d on the peer: %v", round, err)
+		}
+	}
+}
