@@ -198,9 +198,9 @@ func tail(s string, n int) string {
 // specification has it): their cleanup deletes the latest objects, which
 // leaves delete markers, and then cannot delete the bucket.
 var minioGoVersionedCleanups = map[string]string{
-	"testFunctional":                               "RemoveBucket of a versioned bucket holding delete markers",
-	"testGetObjectS3Zip":                           "cleanup of a versioned bucket",
-	"testGetObjectReadSeekFunctional":              "cleanup of a versioned bucket",
+	"testFunctional":                                "RemoveBucket of a versioned bucket holding delete markers",
+	"testGetObjectS3Zip":                            "cleanup of a versioned bucket",
+	"testGetObjectReadSeekFunctional":               "cleanup of a versioned bucket",
 	"testSSES3EncryptedGetObjectReadSeekFunctional": "cleanup of a versioned bucket",
 }
 
