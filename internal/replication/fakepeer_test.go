@@ -758,8 +758,11 @@ func TestPurgeWhileStreamingIsNotTheLink(t *testing.T) {
 // deletion find nothing to purge instead of being refused until dropped.
 func TestBucketEmptiedAndDeletedDropsNothing(t *testing.T) {
 	seed := randomSeed(t)
-	a, b, ab, _ := fakePair(t, seed, map[string]string{"retry_base_delay": "1ms", "retry_max_delay": "2ms",
-		"max_retries": "2", "mismatch_interval": "1h"})
+	// Retries enough to outlast the orders that do resolve (a version
+	// before its bucket, the bucket's deletion before the purges that
+	// empty it), not a purge refused for good.
+	a, b, ab, _ := fakePair(t, seed, map[string]string{"retry_base_delay": "1ms", "retry_max_delay": "20ms",
+		"max_retries": "50", "mismatch_interval": "1h"})
 	ab.set(faults{delay: 30 * time.Millisecond}) // calls overtake each other
 	ctx := context.Background()
 	for round := range 5 {
