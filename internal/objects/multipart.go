@@ -34,7 +34,7 @@ type Upload struct {
 	Checksum    checksum.Algorithm `msgpack:"ck,omitempty"`
 	// ChecksumType is how the object's checksum is formed from the parts'
 	// (checksum.TypeFullObject or TypeComposite); an upload written
-	// without one has its algorithm's default (see checksumType).
+	// without one has its algorithm's default (see ObjectChecksumType).
 	ChecksumType checksum.Type `msgpack:"cty,omitempty"`
 	// KeyCheck is set on an SSE-C upload; every part must send that key.
 	KeyCheck []byte `msgpack:"kc,omitempty"`
@@ -60,9 +60,9 @@ type CompletePart struct {
 	Checksum string // the part's additional checksum as the client sent it, if any
 }
 
-// checksumType is how the upload's object checksum is formed, "" when it
-// has no checksum algorithm.
-func (u *Upload) checksumType() checksum.Type {
+// ObjectChecksumType is how the upload's object checksum is formed (as S3
+// reports it), "" when it has no checksum algorithm.
+func (u *Upload) ObjectChecksumType() checksum.Type {
 	switch {
 	case u.Checksum == "":
 		return ""
@@ -71,9 +71,6 @@ func (u *Upload) checksumType() checksum.Type {
 	}
 	return checksum.DefaultType(u.Checksum)
 }
-
-// ChecksumTypeOf is the upload's checksum type as S3 reports it.
-func (u *Upload) ChecksumTypeOf() checksum.Type { return u.checksumType() }
 
 func newUploadID() string {
 	var b [24]byte
@@ -343,8 +340,8 @@ func assemble(u *Upload, have map[int]*Part, list []CompletePart, want string) (
 	}
 	v := &Version{Multipart: true}
 	used := map[int]bool{}
-	var md5s, sums []string
-	var crcs []checksum.Part
+	var md5s []string
+	var sums []checksum.Part // the parts' checksums in the upload's algorithm
 	for i, cp := range list {
 		p, ok := have[cp.Number]
 		if !ok || strings.Trim(cp.ETag, `"`) != p.Segment.ETag {
@@ -360,8 +357,7 @@ func assemble(u *Upload, have map[int]*Part, list []CompletePart, want string) (
 		v.Segments = append(v.Segments, p.Segment)
 		v.Size += p.Segment.Size
 		md5s = append(md5s, p.Segment.ETag)
-		sums = append(sums, p.Segment.Checksum[string(u.Checksum)])
-		crcs = append(crcs, checksum.Part{Checksum: p.Segment.Checksum[string(u.Checksum)], Size: p.Segment.Size})
+		sums = append(sums, checksum.Part{Checksum: p.Segment.Checksum[string(u.Checksum)], Size: p.Segment.Size})
 	}
 	etag, err := checksum.MultipartETag(md5s)
 	if err != nil {
@@ -369,18 +365,23 @@ func assemble(u *Upload, have map[int]*Part, list []CompletePart, want string) (
 	}
 	v.ETag = etag
 	if u.Checksum != "" {
+		typ := u.ObjectChecksumType()
 		var c string
-		if u.checksumType() == checksum.TypeFullObject {
-			c, err = checksum.FullObjectCRC(u.Checksum, crcs)
+		if typ == checksum.TypeFullObject {
+			c, err = checksum.FullObjectCRC(u.Checksum, sums)
 		} else {
-			c, err = checksum.Composite(u.Checksum, sums)
+			values := make([]string, len(sums))
+			for i, p := range sums {
+				values[i] = p.Checksum
+			}
+			c, err = checksum.Composite(u.Checksum, values)
 		}
 		if err != nil {
 			return nil, nil, fmt.Errorf("%w: %v", ErrInvalidPart, err)
 		}
 		// A plain digest sent for a COMPOSITE upload is taken unchecked,
 		// as before FULL_OBJECT uploads were told apart.
-		if want != "" && want != c && (u.checksumType() == checksum.TypeFullObject || strings.Contains(want, "-")) {
+		if want != "" && want != c && (typ == checksum.TypeFullObject || strings.Contains(want, "-")) {
 			return nil, nil, fmt.Errorf("%w: the %s you specified is not the object's, %s", checksum.ErrBadDigest, u.Checksum.HeaderName(), c)
 		}
 		v.Checksums = map[string]string{string(u.Checksum): c}

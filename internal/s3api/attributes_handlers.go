@@ -73,7 +73,7 @@ func (s *Server) getObjectAttributes(req *request) error {
 	}
 	if want["StorageClass"] {
 		out.StorageClass = "STANDARD"
-		if sc := v.Headers["X-Amz-Storage-Class"]; sc != "" {
+		if sc := v.Headers[storageClassHeader]; sc != "" {
 			out.StorageClass = sc
 		}
 	}

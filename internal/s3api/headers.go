@@ -17,8 +17,12 @@ import (
 var storedHeaders = []string{"Cache-Control", "Content-Disposition", "Content-Encoding", "Content-Language", "Expires"}
 
 // reducedRedundancy is the one storage class besides STANDARD that a
-// write may name (MinIO's two); it is kept among the object's headers.
-const reducedRedundancy = "REDUCED_REDUNDANCY"
+// write may name (MinIO's two); it is kept among the object's headers,
+// under storageClassHeader.
+const (
+	reducedRedundancy  = "REDUCED_REDUNDANCY"
+	storageClassHeader = "X-Amz-Storage-Class"
+)
 
 // responseOverrides are the GET query parameters that override headers.
 var responseOverrides = map[string]string{
@@ -96,7 +100,7 @@ func putOptionsFromHeaders(h http.Header) (objects.PutOptions, error) {
 		if opts.Headers == nil {
 			opts.Headers = map[string]string{}
 		}
-		opts.Headers["X-Amz-Storage-Class"] = sc
+		opts.Headers[storageClassHeader] = sc
 	default:
 		return opts, errInvalidStorageClass
 	}

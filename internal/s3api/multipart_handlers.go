@@ -41,7 +41,7 @@ func (s *Server) createMultipartUpload(req *request) error {
 	setCustomerKeyHeaders(req.w.Header(), &objects.Version{KeyCheck: u.KeyCheck}, opts.CustomerKey)
 	if u.Checksum != "" {
 		req.w.Header().Set("x-amz-checksum-algorithm", string(u.Checksum))
-		req.w.Header().Set(checksum.HeaderType, string(u.ChecksumTypeOf()))
+		req.w.Header().Set(checksum.HeaderType, string(u.ObjectChecksumType()))
 	}
 	writeXML(req.w, http.StatusOK, initiateMultipartUploadResult{NS: s3NS, Bucket: req.bucket, Key: req.key, UploadID: u.UploadID})
 	return nil
@@ -160,7 +160,7 @@ func completeChecksum(h http.Header, u *objects.Upload) (string, error) {
 		if err != nil {
 			return "", err
 		}
-		if want := u.ChecksumTypeOf(); typ != want {
+		if want := u.ObjectChecksumType(); typ != want {
 			return "", fmt.Errorf("%w: the upload was created with the %q checksum type, not %s", checksum.ErrUnsupportedType, want, typ)
 		}
 	}
