@@ -803,3 +803,65 @@ func TestBucketEmptiedAndDeletedDropsNothing(t *testing.T) {
 		}
 	}
 }
+
+// TestObjectsFollowTheirBucket: a bucket's record and its first versions
+// are sent by different workers. With calls overtaking each other, a
+// version that reached the peer before its bucket was refused
+// (NoSuchBucket), spent a retry, and with few retries was dropped, leaving
+// the sites apart until mismatch detection. The versions now wait for
+// their bucket's record, and the bucket's deletion for the purges before
+// it: nothing is refused.
+func TestObjectsFollowTheirBucket(t *testing.T) {
+	seed := randomSeed(t)
+	a, b, ab, _ := fakePair(t, seed, map[string]string{"retry_base_delay": "1ms", "retry_max_delay": "2ms",
+		"max_retries": "1", "mismatch_interval": "1h", "workers": "8"})
+	ab.set(faults{delay: 20 * time.Millisecond}) // calls overtake each other
+	ctx := context.Background()
+	for round := range 6 {
+		bucket := fmt.Sprintf("fresh%d", round)
+		if err := a.objects.CreateBucket(ctx, bucket); err != nil {
+			t.Fatal(err)
+		}
+		for i := range 16 {
+			if _, err := a.objects.PutObject(ctx, bucket, fmt.Sprintf("k%d", i), strings.NewReader("x"), objects.PutOptions{Size: 1}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	// A bucket filled, emptied and deleted at once.
+	if err := a.objects.CreateBucket(ctx, "scratch"); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 16 {
+		key := fmt.Sprintf("gone%d", i)
+		v, err := a.objects.PutObject(ctx, "scratch", key, strings.NewReader("x"), objects.PutOptions{Size: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := a.objects.DeleteObject(ctx, "scratch", key, v.VersionID); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := a.objects.DeleteBucket(ctx, "scratch"); err != nil {
+		t.Fatal(err)
+	}
+	tg := (*a.engine.targets.Load())[0]
+	eventually(t, 20*time.Second, func() error {
+		if p, r := tg.snapshot(); p.n+r.n > 0 {
+			return fmt.Errorf("backlog %d/%d", p.n, r.n)
+		}
+		return nil
+	})
+	if f, d := failedCount(a), droppedCount(a); f != 0 || d != 0 {
+		t.Fatalf("%v sends refused, %v dropped (seed %d)", f, d, seed)
+	}
+	if _, err := b.objects.Bucket(ctx, "scratch"); !errors.Is(err, objects.ErrBucketNotFound) {
+		t.Fatalf("scratch on the peer: %v", err)
+	}
+	for round := range 6 {
+		bucket := fmt.Sprintf("fresh%d", round)
+		if got, want := siteVersions(t, b, bucket), siteVersions(t, a, bucket); strings.Join(got, "\n") != strings.Join(want, "\n") {
+			t.Fatalf("%s: peer has %d versions, this site %d", bucket, len(got), len(want))
+		}
+	}
+}

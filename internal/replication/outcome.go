@@ -65,9 +65,7 @@ func (t *target) done(j job, out objects.ApplyOutcome, sent int64, start time.Ti
 		which = 1
 	}
 	t.tally(j.e, which, -1)
-	t.mu.Lock()
-	delete(t.inflight, string(j.key))
-	t.mu.Unlock()
+	t.unclaim(j.key, j.e)
 	t.e.m.sentObjects.WithLabelValues(t.site.Name).Inc()
 	t.e.m.sentBytes.WithLabelValues(t.site.Name).Add(float64(sent))
 	if t.e.cfg.Trace.Enabled(trace.Replication) {
@@ -115,9 +113,7 @@ func (t *target) failed(j job, cause error, start time.Time) {
 	if !dropped {
 		t.tally(j.e, 1, 1)
 	}
-	t.mu.Lock()
-	delete(t.inflight, string(j.key))
-	t.mu.Unlock()
+	t.unclaim(j.key, j.e)
 	t.e.m.failedObjects.WithLabelValues(t.site.Name).Inc()
 	if j.e.Op == OpVersion {
 		if err := t.e.cfg.Objects.SetTargetStatus(j.e.Bucket, j.e.Key, j.e.VersionID, t.site.ID, objects.StatusFailed); err != nil &&

@@ -60,6 +60,7 @@ type target struct {
 
 	mu       sync.Mutex
 	inflight map[string]bool
+	order    bucketOrder // a bucket's record and objects in journal order
 	cursor   uint64
 	rewind   bool
 	lastFull time.Time
@@ -75,7 +76,7 @@ func newTarget(e *Engine, s Site, p Peer, bl *backlog) *target {
 		c.WithLabelValues(s.Name)
 	}
 	return &target{e: e, site: s, peer: p, backlog: bl, wake: make(chan struct{}, 1), inflight: map[string]bool{},
-		seed: maphash.MakeSeed()}
+		order: newBucketOrder(), seed: maphash.MakeSeed()}
 }
 
 // journal adds en to b for this target.
@@ -181,6 +182,11 @@ func (t *target) dispatchJournal() int {
 
 	var jobs []job
 	next, full := from, false
+	// Entries held back for their bucket's order (bucketOrder) are read
+	// again from the first of them; once one of a bucket's is held, so is
+	// the rest of that bucket's in this pass, keeping their order.
+	held, firstHeld := 0, uint64(0)
+	stalled := map[string]bool{}
 	hi := meta.PrefixEnd(journalPrefix(t.site.ID))
 	err := meta.Scan(t.e.cfg.Meta, journalKey(t.site.ID, from), hi, func(k, v []byte) (bool, error) {
 		next = seqOf(k) + 1
@@ -199,11 +205,23 @@ func (t *target) dispatchJournal() int {
 		if en.Op == OpIAM && !t.iam.admit(now, every) {
 			return true, nil // held back from a peer that takes no IAM records
 		}
-		if !t.claim(k) {
-			return true, nil
+		c := claimHeld
+		if !stalled[en.Bucket] {
+			c = t.claim(k, en, false)
 		}
-		jobs = append(jobs, job{e: en, key: append([]byte(nil), k...)})
-		full = len(jobs) >= scanBatch
+		switch c {
+		case claimBusy:
+			return true, nil
+		case claimHeld:
+			stalled[en.Bucket] = true
+			if held == 0 {
+				firstHeld = seqOf(k)
+			}
+			held++
+		default:
+			jobs = append(jobs, job{e: en, key: append([]byte(nil), k...)})
+		}
+		full = len(jobs)+held >= scanBatch
 		return !full, nil
 	})
 	if err != nil {
@@ -214,6 +232,9 @@ func (t *target) dispatchJournal() int {
 	cursor := settled
 	if full || err != nil {
 		cursor = min(next, settled)
+	}
+	if held > 0 {
+		cursor = min(cursor, firstHeld)
 	}
 	t.mu.Lock()
 	t.cursor = max(from, cursor)
@@ -242,8 +263,8 @@ func (t *target) dispatchRetries() int {
 		if m.Op == OpIAM && !t.iam.admit(now, every) {
 			return true, nil
 		}
-		if !t.claim(k) {
-			return true, nil
+		if t.claim(k, m.Entry, true) != claimOK {
+			return true, nil // in flight, gone, or held back for its bucket's order
 		}
 		jobs = append(jobs, job{e: m.Entry, key: append([]byte(nil), k...), mrf: m})
 		return len(jobs) < scanBatch, nil
@@ -267,28 +288,50 @@ func (t *target) inFlight(k []byte) bool {
 	return t.inflight[string(k)]
 }
 
-// claim marks the journal or retry queue entry k as in flight, unless it
-// already is or is gone. A scan reads a snapshot, so it can still see an
-// entry that a worker has since completed (deleted, then released); the
-// check against the store after claiming keeps such an entry from being
-// sent, counted, retried or dropped a second time.
-func (t *target) claim(k []byte) bool {
+// claimResult is what claim did.
+type claimResult int
+
+const (
+	claimBusy claimResult = iota // in flight already, or gone
+	claimHeld                    // waits for its bucket's other work (bucketOrder)
+	claimOK                      // now in flight
+)
+
+// claim marks the journal or retry queue entry k, holding en, as in
+// flight, unless it already is, is gone, or must wait for its bucket's
+// order; retry says it is from the retry queue. A scan reads a snapshot,
+// so it can still see an entry that a worker has since completed (deleted,
+// then released); the check against the store after claiming keeps such
+// an entry from being sent, counted, retried or dropped a second time.
+func (t *target) claim(k []byte, en Entry, retry bool) claimResult {
 	t.mu.Lock()
-	busy := t.inflight[string(k)]
-	if !busy {
-		t.inflight[string(k)] = true
-	}
-	t.mu.Unlock()
-	if busy {
-		return false
-	}
-	if _, err := t.e.cfg.Meta.Get(k); err != nil {
-		t.mu.Lock()
-		delete(t.inflight, string(k))
+	if t.inflight[string(k)] {
 		t.mu.Unlock()
-		return false
+		return claimBusy
 	}
-	return true
+	if !t.order.admit(en, retry) {
+		t.mu.Unlock()
+		return claimHeld
+	}
+	t.inflight[string(k)] = true
+	t.mu.Unlock()
+	if _, err := t.e.cfg.Meta.Get(k); err != nil {
+		t.unclaim(k, en)
+		return claimBusy
+	}
+	return claimOK
+}
+
+// unclaim forgets that the entry k, holding en, is in flight. Work held
+// back behind it is woken.
+func (t *target) unclaim(k []byte, en Entry) {
+	t.mu.Lock()
+	delete(t.inflight, string(k))
+	wake := t.order.finish(en)
+	t.mu.Unlock()
+	if wake {
+		t.wakeUp()
+	}
 }
 
 // release forgets that jobs are in flight, leaving them where they are to
@@ -297,6 +340,7 @@ func (t *target) release(jobs ...job) {
 	t.mu.Lock()
 	for _, j := range jobs {
 		delete(t.inflight, string(j.key))
+		t.order.finish(j.e)
 	}
 	t.rewind = true
 	t.mu.Unlock()
