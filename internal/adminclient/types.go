@@ -66,6 +66,10 @@ type ServerInfo struct {
 	// since it started (user and system); on a multi-node site, the
 	// leader's (each node's is in Nodes).
 	CPUSeconds float64 `json:"cpuSeconds,omitempty"`
+	// PeakRSSBytes is the most resident memory the answering server's
+	// process has held since it started; on a multi-node site, the
+	// leader's (each node's is in Nodes).
+	PeakRSSBytes int64 `json:"peakRSSBytes,omitempty"`
 	// Nodes lists a multi-node site's nodes; empty on a single server.
 	Nodes []NodeInfo `json:"nodes,omitempty"`
 	// Etcd is the storage of a multi-node site's etcd, which bounds the
@@ -128,6 +132,9 @@ type NodeInfo struct {
 	// CPUSeconds is the CPU time the node's process has used since it
 	// started (user and system); absent when the node did not answer.
 	CPUSeconds float64 `json:"cpuSeconds,omitempty"`
+	// PeakRSSBytes is the most resident memory the node's process has
+	// held since it started; absent when the node did not answer.
+	PeakRSSBytes int64 `json:"peakRSSBytes,omitempty"`
 }
 
 // ConfigKV is one setting of a subsystem: its effective value and where that

@@ -90,7 +90,7 @@ func (s *Server) Info(ctx context.Context) (adminclient.ServerInfo, error) {
 		UptimeSeconds: int64(time.Since(s.started).Seconds()),
 		Buckets:       int64(len(s.objects.ListBuckets(ctx))),
 		Objects:       u.Objects, TotalBytes: u.Bytes,
-		CPUSeconds: metrics.ProcessCPUSeconds(),
+		CPUSeconds: metrics.ProcessCPUSeconds(), PeakRSSBytes: metrics.ProcessPeakRSSBytes(),
 	}
 	if s.ln != nil {
 		info.Address = s.ln.Addr().String()

@@ -630,7 +630,7 @@ func (n *Node) nodeInfo(ctx context.Context) []adminclient.NodeInfo {
 	if n.cfg.Etcd == nil {
 		voters, _ = cluster.Voters(n.nodes) // the list was checked at start
 	}
-	cpu := n.nodesCPU(ctx, online)
+	procs := n.nodesProcess(ctx, online)
 	out := make([]adminclient.NodeInfo, len(n.nodes))
 	for i, node := range n.nodes {
 		state := "offline"
@@ -641,26 +641,28 @@ func (n *Node) nodeInfo(ctx context.Context) []adminclient.NodeInfo {
 			state = "online"
 		}
 		out[i] = adminclient.NodeInfo{Address: node, State: state, Drive: drivesState(driveErrs[i*n.perNode : (i+1)*n.perNode]),
-			Voter: slices.Contains(voters, node), EtcdLeader: node == etcdLeader, CPUSeconds: cpu[i]}
+			Voter: slices.Contains(voters, node), EtcdLeader: node == etcdLeader,
+			CPUSeconds: procs[i].CPUSeconds, PeakRSSBytes: procs[i].PeakRSSBytes}
 	}
 	return out
 }
 
 // nodeCPUTimeout bounds how long admin info and a metrics scrape wait for
-// a node to tell its CPU time.
+// a node to tell its CPU time and memory.
 const nodeCPUTimeout = time.Second
 
-// nodesCPU asks every online node, all at once, for the CPU time its
-// process has used; 0 for a node offline or that did not answer in time.
-func (n *Node) nodesCPU(ctx context.Context, online map[string]bool) []float64 {
+// nodesProcess asks every online node, all at once, for the CPU time and
+// memory its process has used; zero for a node offline or that did not
+// answer in time.
+func (n *Node) nodesProcess(ctx context.Context, online map[string]bool) []nodeapi.Process {
 	ctx, cancel := context.WithTimeout(ctx, nodeCPUTimeout)
 	defer cancel()
-	out := make([]float64, len(n.nodes))
+	out := make([]nodeapi.Process, len(n.nodes))
 	var wg sync.WaitGroup
 	k := 0 // n.peers holds the other nodes in order
 	for i, node := range n.nodes {
 		if node == n.cfg.Address {
-			out[i] = metrics.ProcessCPUSeconds()
+			out[i] = nodeapi.Process{CPUSeconds: metrics.ProcessCPUSeconds(), PeakRSSBytes: metrics.ProcessPeakRSSBytes()}
 			continue
 		}
 		p := n.peers[k]
@@ -670,7 +672,7 @@ func (n *Node) nodesCPU(ctx context.Context, online map[string]bool) []float64 {
 		}
 		wg.Go(func() {
 			if pr, err := p.Process(ctx); err == nil {
-				out[i] = pr.CPUSeconds
+				out[i] = pr
 			}
 		})
 	}

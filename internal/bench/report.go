@@ -28,6 +28,10 @@ type Row struct {
 	// NodeCPUPerOp the same by node address; absent when not measured.
 	ServerCPUPerOp float64            `json:"server_cpu_us_per_op,omitempty"`
 	NodeCPUPerOp   map[string]float64 `json:"node_cpu_us_per_op,omitempty"`
+	// ServerPeakRSSMiB is the most resident memory any of the site's
+	// servers had held since it started, read after the phase, in MiB;
+	// absent when not measured.
+	ServerPeakRSSMiB float64 `json:"server_peak_rss_mib,omitempty"`
 }
 
 // NewRow summarises a run of op on objects of size bytes.

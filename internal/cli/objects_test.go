@@ -517,6 +517,9 @@ func TestBenchS3(t *testing.T) {
 		if r.ServerCPUPerOp <= 0 || len(r.NodeCPUPerOp) != 1 || r.NodeCPUPerOp["s1"] != r.ServerCPUPerOp {
 			t.Errorf("result %d: server CPU %vµs per op, by server %v", i, r.ServerCPUPerOp, r.NodeCPUPerOp)
 		}
+		if r.ServerPeakRSSMiB <= 1 {
+			t.Errorf("result %d: server peak memory %v MiB", i, r.ServerPeakRSSMiB)
+		}
 	}
 	after, err := e.c.ListBuckets(t.Context())
 	if err != nil {

@@ -19,9 +19,20 @@ type PebbleStore struct {
 
 var _ Store = (*PebbleStore)(nil)
 
+// The site's metadata store: a 64 MiB block cache and 32 MiB memtables.
+// Small objects are stored inline in it, so a larger cache fills with
+// their data under a write load, not with metadata: with 256 MiB and 64
+// MiB a 4 KiB PUT and GET load held 490-560 MiB resident against 170 MiB
+// now, at the same rates (the kernel's page cache holds the tables
+// either way).
+const (
+	metaCacheBytes    = 64 << 20
+	metaMemTableBytes = 32 << 20
+)
+
 // OpenPebble opens (creating if needed) the Pebble database in dir.
 func OpenPebble(dir string, log *slog.Logger) (*PebbleStore, error) {
-	return OpenPebbleSized(dir, log, 256<<20, 64<<20)
+	return OpenPebbleSized(dir, log, metaCacheBytes, metaMemTableBytes)
 }
 
 // OpenPebbleSized is OpenPebble with a block cache of cacheBytes and

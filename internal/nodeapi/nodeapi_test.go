@@ -657,8 +657,8 @@ func TestProcess(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if first.CPUSeconds <= 0 {
-		t.Fatalf("cpuSeconds %v", first.CPUSeconds)
+	if first.CPUSeconds <= 0 || first.PeakRSSBytes < 1<<20 {
+		t.Fatalf("cpuSeconds %v, peakRSSBytes %v", first.CPUSeconds, first.PeakRSSBytes)
 	}
 	for end := time.Now().Add(50 * time.Millisecond); time.Now().Before(end); {
 	}

@@ -14,14 +14,17 @@ import (
 const pathProcess = Prefix + "process"
 
 // Process is what a node tells of its process: the CPU time it has used
-// since it started, user and system, in seconds.
+// since it started, user and system, in seconds, and the most resident
+// memory it has held.
 type Process struct {
-	CPUSeconds float64 `json:"cpuSeconds"`
+	CPUSeconds   float64 `json:"cpuSeconds"`
+	PeakRSSBytes int64   `json:"peakRSSBytes,omitempty"`
 }
 
 func (s *Server) process(w http.ResponseWriter) error {
 	w.Header().Set("Content-Type", "application/json")
-	return json.NewEncoder(w).Encode(Process{CPUSeconds: metrics.ProcessCPUSeconds()})
+	return json.NewEncoder(w).Encode(Process{CPUSeconds: metrics.ProcessCPUSeconds(),
+		PeakRSSBytes: metrics.ProcessPeakRSSBytes()})
 }
 
 // Process asks the node what its process has used.

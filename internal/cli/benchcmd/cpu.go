@@ -11,13 +11,16 @@ import (
 )
 
 // cpuMeter reads the CPU time the servers of a site have used, to tell
-// what a phase cost them per operation. A site that cannot tell (an older
-// server, no admin:ServerInfo right) turns it off with one warning: the
-// rates are measured without it.
+// what a phase cost them per operation, and the most memory they have
+// held. A site that cannot tell (an older server, no admin:ServerInfo
+// right) turns it off with one warning: the rates are measured without it.
 type cpuMeter struct {
 	cmd  *cobra.Command
 	opts *cmdutil.Options
 	off  bool
+	// peakRSS is the most resident memory any server of the site last
+	// read had held since it started, bytes; 0 if none told it.
+	peakRSS int64
 }
 
 // read returns the CPU time the servers of the site alias reaches have
@@ -26,13 +29,22 @@ func (m *cpuMeter) read(ctx context.Context, alias string) map[string]float64 {
 	if m == nil || m.off {
 		return nil
 	}
-	byServer, err := serversCPU(ctx, m.opts, alias)
+	byServer, peak, err := serversCPU(ctx, m.opts, alias)
 	if err != nil {
 		fmt.Fprintf(m.cmd.ErrOrStderr(), "bench: not measuring CPU per operation: %s: %v\n", alias, err)
 		m.off = true
 		return nil
 	}
+	m.peakRSS = peak
 	return byServer
+}
+
+// peakRSSMiB is peakRSS in MiB.
+func (m *cpuMeter) peakRSSMiB() float64 {
+	if m == nil {
+		return 0
+	}
+	return float64(m.peakRSS) / (1 << 20)
 }
 
 // cpuPerOp is the CPU microseconds per operation between two reads of one
@@ -54,27 +66,29 @@ func cpuPerOp(before, after map[string]float64, ops int64) (float64, map[string]
 
 // serversCPU reads from admin info the CPU time the servers of the site
 // alias reaches have used: each node of a multi-node site by address,
-// else the one server under the alias's name.
-func serversCPU(ctx context.Context, opts *cmdutil.Options, alias string) (map[string]float64, error) {
+// else the one server under the alias's name; and the most resident
+// memory any of them has held.
+func serversCPU(ctx context.Context, opts *cmdutil.Options, alias string) (map[string]float64, int64, error) {
 	ac, err := opts.AdminClient(alias)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	info, err := ac.ServerInfo(ctx)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	if len(info.Nodes) == 0 {
 		if info.CPUSeconds <= 0 {
-			return nil, errors.New("the server does not tell its CPU time")
+			return nil, 0, errors.New("the server does not tell its CPU time")
 		}
-		return map[string]float64{alias: info.CPUSeconds}, nil
+		return map[string]float64{alias: info.CPUSeconds}, info.PeakRSSBytes, nil
 	}
-	out := map[string]float64{}
+	out, peak := map[string]float64{}, int64(0)
 	for _, n := range info.Nodes {
 		if n.CPUSeconds > 0 {
 			out[n.Address] = n.CPUSeconds
 		}
+		peak = max(peak, n.PeakRSSBytes)
 	}
-	return out, nil
+	return out, peak, nil
 }

@@ -154,6 +154,9 @@ func runBenchS3(cmd *cobra.Command, opts *cmdutil.Options, aliasName string, f b
 		if r.ServerCPUPerOp > 0 {
 			fmt.Fprintf(w, "server CPU per %s %s: %.0fµs%s\n", r.Op, bench.FormatSize(r.Size), r.ServerCPUPerOp, byNode(r.NodeCPUPerOp))
 		}
+		if r.ServerPeakRSSMiB > 0 {
+			fmt.Fprintf(w, "server peak memory after %s %s: %.0f MiB resident\n", r.Op, bench.FormatSize(r.Size), r.ServerPeakRSSMiB)
+		}
 	}
 	return nil
 }
@@ -183,6 +186,7 @@ func (b *s3Bench) measure(ctx context.Context, row func(bench.Result) bench.Row,
 	if total, byServer := cpuPerOp(before, b.cpu.read(ctx, b.site), res.Ops); len(byServer) > 0 {
 		r.ServerCPUPerOp, r.NodeCPUPerOp = total, byServer
 	}
+	r.ServerPeakRSSMiB = b.cpu.peakRSSMiB()
 	return r, res, nil
 }
 
