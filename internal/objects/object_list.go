@@ -25,6 +25,7 @@ type ObjectInfo struct {
 	ModTime   int64
 	Size      int64
 	ETag      string
+	Listed
 }
 
 // ListResult is one page of a listing.
@@ -125,7 +126,8 @@ func (l *Layer) ListObjects(ctx context.Context, bucket string, opts ListOptions
 			ok = it.SeekGE(meta.PrefixEnd(append(append([]byte(nil), base...), cp...)))
 			continue
 		}
-		p.res.Objects = append(p.res.Objects, ObjectInfo{Key: key, VersionID: s.VersionID, ModTime: s.ModTime, Size: s.Size, ETag: s.ETag})
+		p.res.Objects = append(p.res.Objects, ObjectInfo{Key: key, VersionID: s.VersionID, ModTime: s.ModTime, Size: s.Size, ETag: s.ETag,
+			Listed: Listed{ChecksumAlgorithm: s.ChecksumAlgorithm, ChecksumType: s.ChecksumType, StorageClass: s.StorageClass}})
 		p.count++
 		p.res.NextAfter = key
 		ok = it.Next()
@@ -145,6 +147,7 @@ type VersionInfo struct {
 	ModTime      int64
 	Size         int64
 	ETag         string
+	Listed
 }
 
 // VersionListOptions select a page of versions.
@@ -252,7 +255,7 @@ func (l *Layer) emitVersions(res *VersionListResult, p *pager, opts VersionListO
 		}
 		res.Versions = append(res.Versions, VersionInfo{
 			Key: key, VersionID: v.VersionID, IsLatest: i == 0, DeleteMarker: v.DeleteMarker,
-			ModTime: v.ModTime, Size: v.Size, ETag: v.ETag,
+			ModTime: v.ModTime, Size: v.Size, ETag: v.ETag, Listed: v.Listed(),
 		})
 		p.count++
 		res.NextKeyMarker, res.NextVersionIDMarker = key, v.VersionID

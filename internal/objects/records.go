@@ -5,11 +5,13 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"maps"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/vmihailenco/msgpack/v5"
 
+	"github.com/twinlake/twinlake/internal/checksum"
 	"github.com/twinlake/twinlake/internal/meta"
 )
 
@@ -210,10 +212,50 @@ type latest struct {
 	DeleteMarker bool   `msgpack:"dm,omitempty"`
 	Size         int64  `msgpack:"sz"`
 	ETag         string `msgpack:"et,omitempty"`
+	// What a listing shows besides (the version's Listed).
+	ChecksumAlgorithm string `msgpack:"ca,omitempty"`
+	ChecksumType      string `msgpack:"cy,omitempty"`
+	StorageClass      string `msgpack:"sc,omitempty"`
 }
 
 func summarize(v *Version) latest {
-	return latest{VersionID: v.VersionID, ModTime: v.ModTime, Origin: v.Origin, DeleteMarker: v.DeleteMarker, Size: v.Size, ETag: v.ETag}
+	l := v.Listed()
+	return latest{VersionID: v.VersionID, ModTime: v.ModTime, Origin: v.Origin, DeleteMarker: v.DeleteMarker, Size: v.Size, ETag: v.ETag,
+		ChecksumAlgorithm: l.ChecksumAlgorithm, ChecksumType: l.ChecksumType, StorageClass: l.StorageClass}
+}
+
+// HeaderStorageClass is the header under which a version keeps a storage
+// class other than STANDARD that its write named.
+const HeaderStorageClass = "X-Amz-Storage-Class"
+
+// Listed is what a listing shows of a version besides its key, size, time
+// and ETag: its checksum's algorithm and type (FULL_OBJECT or COMPOSITE;
+// empty without one) and its storage class (empty for STANDARD).
+type Listed struct {
+	ChecksumAlgorithm string
+	ChecksumType      string
+	StorageClass      string
+}
+
+// Listed returns what a listing shows of v. Of several checksums, the
+// algorithm first by name is shown.
+func (v *Version) Listed() Listed {
+	l := Listed{StorageClass: v.Headers[HeaderStorageClass]}
+	for alg, val := range v.Checksums {
+		if l.ChecksumAlgorithm == "" || alg < l.ChecksumAlgorithm {
+			l.ChecksumAlgorithm, l.ChecksumType = alg, string(ChecksumTypeOf(val))
+		}
+	}
+	return l
+}
+
+// ChecksumTypeOf is the type of a stored checksum value: a composite one
+// carries its part count after a dash.
+func ChecksumTypeOf(val string) checksum.Type {
+	if strings.Contains(val, "-") {
+		return checksum.TypeComposite
+	}
+	return checksum.TypeFullObject
 }
 
 func encode(v any) []byte {

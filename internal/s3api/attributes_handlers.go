@@ -72,10 +72,7 @@ func (s *Server) getObjectAttributes(req *request) error {
 		out.ETag = v.ETag
 	}
 	if want["StorageClass"] {
-		out.StorageClass = "STANDARD"
-		if sc := v.Headers[storageClassHeader]; sc != "" {
-			out.StorageClass = sc
-		}
+		out.StorageClass = storageClass(v.Listed())
 	}
 	if want["ObjectSize"] {
 		out.ObjectSize = &v.Size
@@ -86,7 +83,7 @@ func (s *Server) getObjectAttributes(req *request) error {
 		c := &attributesChecksum{}
 		sums := make(map[string]string, len(v.Checksums))
 		for alg, val := range v.Checksums {
-			c.Type = string(checksumTypeOf(val))
+			c.Type = string(objects.ChecksumTypeOf(val))
 			sums[alg], _, _ = strings.Cut(val, "-")
 		}
 		c.set(sums)

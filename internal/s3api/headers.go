@@ -21,7 +21,7 @@ var storedHeaders = []string{"Cache-Control", "Content-Disposition", "Content-En
 // under storageClassHeader.
 const (
 	reducedRedundancy  = "REDUCED_REDUNDANCY"
-	storageClassHeader = "X-Amz-Storage-Class"
+	storageClassHeader = objects.HeaderStorageClass
 )
 
 // responseOverrides are the GET query parameters that override headers.
@@ -171,7 +171,7 @@ func setObjectHeaders(h http.Header, v *objects.Version, withChecksum bool) {
 func setChecksumHeaders(h http.Header, sums map[string]string) {
 	for alg, val := range sums {
 		setChecksumHeader(h, alg, val)
-		hset(h, checksum.HeaderType, string(checksumTypeOf(val)))
+		hset(h, checksum.HeaderType, string(objects.ChecksumTypeOf(val)))
 	}
 }
 
@@ -184,15 +184,6 @@ func setChecksumHeader(h http.Header, alg, val string) {
 	h.Set("x-amz-checksum-"+strings.ToLower(alg), val)
 }
 
-// checksumTypeOf is the type of a stored object checksum: a COMPOSITE one
-// ends in -N, the part count.
-func checksumTypeOf(val string) checksum.Type {
-	if strings.Contains(val, "-") {
-		return checksum.TypeComposite
-	}
-	return checksum.TypeFullObject
-}
-
 // setPartChecksumHeaders reports, for a read of one part of v, that
 // part's own checksum as its upload stored it, as S3 does, with the type
 // of the object's.
@@ -202,7 +193,7 @@ func setPartChecksumHeaders(h http.Header, v *objects.Version, part *objects.Seg
 			continue
 		}
 		setChecksumHeader(h, alg, val)
-		hset(h, checksum.HeaderType, string(checksumTypeOf(v.Checksums[alg])))
+		hset(h, checksum.HeaderType, string(objects.ChecksumTypeOf(v.Checksums[alg])))
 	}
 }
 

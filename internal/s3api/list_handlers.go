@@ -137,13 +137,27 @@ func (s *Server) listObjectsV2(req *request, opts objects.ListOptions, enc encod
 func objectEntries(objs []objects.ObjectInfo, enc encoder, withOwner bool) []objectEntry {
 	out := make([]objectEntry, 0, len(objs))
 	for _, o := range objs {
-		e := objectEntry{Key: enc.enc(o.Key), LastModified: isoTime(o.ModTime), ETag: `"` + o.ETag + `"`, Size: o.Size, StorageClass: "STANDARD"}
+		e := objectEntry{Key: enc.enc(o.Key), LastModified: isoTime(o.ModTime), ETag: `"` + o.ETag + `"`, Size: o.Size,
+			listedChecksum: listedChecksumOf(o.Listed), StorageClass: storageClass(o.Listed)}
 		if withOwner {
 			e.Owner = &siteOwner
 		}
 		out = append(out, e)
 	}
 	return out
+}
+
+// storageClass is the storage class a listing or GetObjectAttributes
+// shows.
+func storageClass(l objects.Listed) string {
+	if l.StorageClass != "" {
+		return l.StorageClass
+	}
+	return "STANDARD"
+}
+
+func listedChecksumOf(l objects.Listed) listedChecksum {
+	return listedChecksum{ChecksumAlgorithm: l.ChecksumAlgorithm, ChecksumType: l.ChecksumType}
 }
 
 func prefixEntries(cps []string, enc encoder) []commonPrefix {
@@ -190,7 +204,8 @@ func (s *Server) listObjectVersions(req *request) error {
 		}
 		out.Entries = append(out.Entries, versionEntry{
 			Key: enc.enc(v.Key), VersionID: v.VersionID, IsLatest: v.IsLatest, LastModified: isoTime(v.ModTime),
-			ETag: `"` + v.ETag + `"`, Size: v.Size, StorageClass: "STANDARD", Owner: siteOwner,
+			ETag: `"` + v.ETag + `"`, Size: v.Size, Owner: siteOwner,
+			listedChecksum: listedChecksumOf(v.Listed), StorageClass: storageClass(v.Listed),
 		})
 	}
 	writeXML(req.w, http.StatusOK, out)

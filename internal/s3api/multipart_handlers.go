@@ -243,7 +243,7 @@ func (s *Server) completeMultipartUpload(req *request) error {
 	res := completeMultipartUploadResult{NS: s3NS, Location: "/" + req.bucket + "/" + req.key, Bucket: req.bucket, Key: req.key, ETag: `"` + v.ETag + `"`}
 	res.set(v.Checksums)
 	for _, val := range v.Checksums {
-		res.ChecksumType = string(checksumTypeOf(val))
+		res.ChecksumType = string(objects.ChecksumTypeOf(val))
 	}
 	writeXML(req.w, http.StatusOK, res)
 	return nil

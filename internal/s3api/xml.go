@@ -128,9 +128,16 @@ type objectEntry struct {
 	Key          string `xml:"Key"`
 	LastModified string `xml:"LastModified"`
 	ETag         string `xml:"ETag"`
+	listedChecksum
 	Size         int64  `xml:"Size"`
 	StorageClass string `xml:"StorageClass"`
 	Owner        *owner `xml:"Owner,omitempty"`
+}
+
+// listedChecksum is an object's checksum as a listing shows it.
+type listedChecksum struct {
+	ChecksumAlgorithm string `xml:"ChecksumAlgorithm,omitempty"`
+	ChecksumType      string `xml:"ChecksumType,omitempty"`
 }
 
 type commonPrefix struct {
@@ -161,9 +168,10 @@ type versionEntry struct {
 	IsLatest     bool     `xml:"IsLatest"`
 	LastModified string   `xml:"LastModified"`
 	ETag         string   `xml:"ETag"`
-	Size         int64    `xml:"Size"`
-	StorageClass string   `xml:"StorageClass"`
-	Owner        owner    `xml:"Owner"`
+	listedChecksum
+	Size         int64  `xml:"Size"`
+	StorageClass string `xml:"StorageClass"`
+	Owner        owner  `xml:"Owner"`
 }
 
 type deleteMarkerEntry struct {
