@@ -236,6 +236,19 @@ func failedCount(s *fakeSite) float64 {
 	return m.GetCounter().GetValue()
 }
 
+// waitDrained waits until s has nothing pending or to retry for its one
+// peer.
+func waitDrained(t *testing.T, s *fakeSite, timeout time.Duration) {
+	t.Helper()
+	tg := (*s.engine.targets.Load())[0]
+	eventually(t, timeout, func() error {
+		if p, r := tg.snapshot(); p.n+r.n > 0 {
+			return fmt.Errorf("backlog %d/%d", p.n, r.n)
+		}
+		return nil
+	})
+}
+
 // fakeSite is one site in memory: metadata, blobs, objects and engine.
 type fakeSite struct {
 	id      string
@@ -733,13 +746,7 @@ func TestPurgeWhileStreamingIsNotTheLink(t *testing.T) {
 		t.Fatal(err)
 	}
 	<-purged
-	tg := (*a.engine.targets.Load())[0]
-	eventually(t, 10*time.Second, func() error {
-		if p, r := tg.snapshot(); p.n+r.n > 0 {
-			return fmt.Errorf("backlog %d/%d", p.n, r.n)
-		}
-		return nil
-	})
+	waitDrained(t, a, 10*time.Second)
 	select {
 	case e := <-links:
 		t.Fatalf("the link changed: %s %s", e.Msg, e.Error)
@@ -787,13 +794,7 @@ func TestBucketEmptiedAndDeletedDropsNothing(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	tg := (*a.engine.targets.Load())[0]
-	eventually(t, 20*time.Second, func() error {
-		if p, r := tg.snapshot(); p.n+r.n > 0 {
-			return fmt.Errorf("backlog %d/%d", p.n, r.n)
-		}
-		return nil
-	})
+	waitDrained(t, a, 20*time.Second)
 	if d := droppedCount(a); d != 0 {
 		t.Fatalf("%v entries dropped", d)
 	}
@@ -845,13 +846,7 @@ func TestObjectsFollowTheirBucket(t *testing.T) {
 	if err := a.objects.DeleteBucket(ctx, "scratch"); err != nil {
 		t.Fatal(err)
 	}
-	tg := (*a.engine.targets.Load())[0]
-	eventually(t, 20*time.Second, func() error {
-		if p, r := tg.snapshot(); p.n+r.n > 0 {
-			return fmt.Errorf("backlog %d/%d", p.n, r.n)
-		}
-		return nil
-	})
+	waitDrained(t, a, 20*time.Second)
 	if f, d := failedCount(a), droppedCount(a); f != 0 || d != 0 {
 		t.Fatalf("%v sends refused, %v dropped (seed %d)", f, d, seed)
 	}
