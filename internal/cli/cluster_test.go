@@ -184,7 +184,7 @@ func TestClusterSurvivesNodeLoss(t *testing.T) {
 		}
 	}
 	if len(missing) > 0 {
-		t.Fatalf("metrics lack %q:\n%s", missing, grepLines(scraped.String(), "twinlake_cluster_")+grepLines(scraped.String(), "twinlake_drive_"))
+		t.Fatalf("metrics lack %q:\n%s", missing, testsite.GrepLines(scraped.String(), "twinlake_cluster_")+testsite.GrepLines(scraped.String(), "twinlake_drive_"))
 	}
 	var lost []string
 	i := 0

@@ -112,7 +112,7 @@ func TestServerOnDrives(t *testing.T) {
 	for _, want := range []string{`twinlake_drive_up{drive="` + drives[1] + `"} 1`, "twinlake_heal_progress_percent 100",
 		"twinlake_heal_degraded_blobs 6", "twinlake_heal_shards_rebuilt 6"} {
 		if !strings.Contains(scraped.String(), want) {
-			t.Fatalf("metrics lack %s:\n%s", want, grepLines(scraped.String(), "twinlake_drive_")+grepLines(scraped.String(), "twinlake_heal_"))
+			t.Fatalf("metrics lack %s:\n%s", want, testsite.GrepLines(scraped.String(), "twinlake_drive_")+testsite.GrepLines(scraped.String(), "twinlake_heal_"))
 		}
 	}
 

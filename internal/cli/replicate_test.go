@@ -75,7 +75,7 @@ func decode[T any](t *testing.T, e replEnv, args ...string) T {
 	return v
 }
 
-// eventually polls cond for up to five seconds.
+// eventually polls cond for up to fifteen seconds.
 func eventually(t *testing.T, cond func() error) {
 	t.Helper()
 	testsite.Eventually(t, 15*time.Second, cond)

@@ -128,7 +128,7 @@ func TestServerAccessLogAndJSONLogs(t *testing.T) {
 	metricsText, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
 	if !strings.Contains(string(metricsText), `twinlake_s3_requests_total{api="GetObjectTorrent",code="501"} 1`) {
-		t.Errorf("metrics lack GetObjectTorrent 501:\n%s", grepLines(string(metricsText), "twinlake_s3_"))
+		t.Errorf("metrics lack GetObjectTorrent 501:\n%s", testsite.GrepLines(string(metricsText), "twinlake_s3_"))
 	}
 
 	type entry struct {
@@ -212,16 +212,6 @@ func TestServerAccessLogAndJSONLogs(t *testing.T) {
 	if !sawServing {
 		t.Errorf("no JSON serving line naming %s:\n%s", base, out)
 	}
-}
-
-func grepLines(text, sub string) string {
-	var out []string
-	for _, l := range strings.Split(text, "\n") {
-		if strings.Contains(l, sub) {
-			out = append(out, l)
-		}
-	}
-	return strings.Join(out, "\n")
 }
 
 func waitUntilCLI(t *testing.T, what string, cond func() bool) {

@@ -245,7 +245,7 @@ func TestMinioGoSuiteReplicated(t *testing.T) {
 			Pending, Retrying int64
 		} `json:"targets"`
 	}
-	eventually(t, 60*time.Second, func() error {
+	testsite.Eventually(t, 60*time.Second, func() error {
 		if err := json.Unmarshal([]byte(op.must("admin", "replicate", "status", "primary", "--json")), &st); err != nil {
 			return err
 		}
@@ -258,7 +258,7 @@ func TestMinioGoSuiteReplicated(t *testing.T) {
 	})
 	metrics := op.must("admin", "prometheus", "metrics", "primary")
 	if !strings.Contains(metrics, `twinlake_replication_dropped_objects_total{target="dr"} 0`) {
-		t.Errorf("entries dropped:\n%s", grepLines(metrics, "twinlake_replication_dropped"))
+		t.Errorf("entries dropped:\n%s", testsite.GrepLines(metrics, "twinlake_replication_dropped"))
 	}
 	sites := [2]map[string]string{}
 	for i, a := range addrs {
@@ -304,31 +304,4 @@ func siteVersions(t *testing.T, c *minio.Client) map[string]string {
 		}
 	}
 	return out
-}
-
-// eventually retries cond until it holds or the time is up.
-func eventually(t *testing.T, within time.Duration, cond func() error) {
-	t.Helper()
-	deadline := time.Now().Add(within)
-	for {
-		err := cond()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("after %v: %v", within, err)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
-}
-
-// grepLines returns the lines of text that contain sub.
-func grepLines(text, sub string) string {
-	var b strings.Builder
-	for _, l := range strings.Split(text, "\n") {
-		if strings.Contains(l, sub) {
-			b.WriteString(l + "\n")
-		}
-	}
-	return b.String()
 }

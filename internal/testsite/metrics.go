@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -37,4 +38,16 @@ func Scrape(s *Site, accessKey, secretKey string) (string, error) {
 		return "", fmt.Errorf("metrics: HTTP %d: %s", resp.StatusCode, body)
 	}
 	return string(body), err
+}
+
+// GrepLines returns the lines of text that contain sub, each ending in a
+// newline: for showing the part of a metrics scrape or log a test is about.
+func GrepLines(text, sub string) string {
+	var b strings.Builder
+	for _, l := range strings.Split(text, "\n") {
+		if strings.Contains(l, sub) {
+			b.WriteString(l + "\n")
+		}
+	}
+	return b.String()
 }
