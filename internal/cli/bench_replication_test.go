@@ -26,6 +26,9 @@ func TestBenchReplicationBaseline(t *testing.T) {
 		BaselineCPU                  float64 `json:"baseline_cpu_us_per_put"`
 		SourceCPU                    float64 `json:"source_cpu_us_per_put"`
 		TargetCPU                    float64 `json:"target_cpu_us_per_put"`
+		BaselinePeak                 float64 `json:"baseline_peak_rss_mib"`
+		SourcePeak                   float64 `json:"source_peak_rss_mib"`
+		TargetPeak                   float64 `json:"target_peak_rss_mib"`
 		Results                      []struct {
 			Op    string  `json:"op"`
 			Ops   int64   `json:"ops"`
@@ -49,6 +52,9 @@ func TestBenchReplicationBaseline(t *testing.T) {
 	if rep.BaselineCPU <= 0 || rep.SourceCPU <= 0 || rep.TargetCPU <= 0 {
 		t.Errorf("CPU per PUT: baseline %vµs, source %vµs, target %vµs", rep.BaselineCPU, rep.SourceCPU, rep.TargetCPU)
 	}
+	if rep.BaselinePeak <= 1 || rep.SourcePeak <= 1 || rep.TargetPeak <= 1 {
+		t.Errorf("peak memory: baseline %v MiB, source %v MiB, target %v MiB", rep.BaselinePeak, rep.SourcePeak, rep.TargetPeak)
+	}
 	var ops []string
 	for _, r := range rep.Results {
 		ops = append(ops, r.Op)
@@ -67,7 +73,7 @@ func TestBenchReplicationBaseline(t *testing.T) {
 	human := e.must("bench", "replication", "site1", "site2", "--baseline", "site3", "--size", "1KiB",
 		"--concurrency", "1", "--duration", "100ms")
 	if !strings.Contains(human, "unpaced PUT: site3 alone") || !strings.Contains(human, "REPLICATE(lag)") ||
-		!strings.Contains(human, "CPU per PUT: site3 alone") {
+		!strings.Contains(human, "CPU per PUT: site3 alone") || !strings.Contains(human, "peak memory: site3 ") {
 		t.Errorf("human output:\n%s", human)
 	}
 }

@@ -18,9 +18,9 @@ type cpuMeter struct {
 	cmd  *cobra.Command
 	opts *cmdutil.Options
 	off  bool
-	// peakRSS is the most resident memory any server of the site last
-	// read had held since it started, bytes; 0 if none told it.
-	peakRSS int64
+	// peakRSS is, by site alias, the most resident memory any of its
+	// servers had held since it started when last read, bytes.
+	peakRSS map[string]int64
 }
 
 // read returns the CPU time the servers of the site alias reaches have
@@ -35,16 +35,20 @@ func (m *cpuMeter) read(ctx context.Context, alias string) map[string]float64 {
 		m.off = true
 		return nil
 	}
-	m.peakRSS = peak
+	if m.peakRSS == nil {
+		m.peakRSS = map[string]int64{}
+	}
+	m.peakRSS[alias] = peak
 	return byServer
 }
 
-// peakRSSMiB is peakRSS in MiB.
-func (m *cpuMeter) peakRSSMiB() float64 {
+// peakRSSMiB is the most resident memory any server of the site alias had
+// held when last read, in MiB; 0 if not read or not told.
+func (m *cpuMeter) peakRSSMiB(alias string) float64 {
 	if m == nil {
 		return 0
 	}
-	return float64(m.peakRSS) / (1 << 20)
+	return float64(m.peakRSS[alias]) / (1 << 20)
 }
 
 // cpuPerOp is the CPU microseconds per operation between two reads of one

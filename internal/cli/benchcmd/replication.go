@@ -93,10 +93,16 @@ type benchReplReport struct {
 	// applying the copies and streaming the trace the bench follows,
 	// replicating), from their admin info. Absent when a site cannot
 	// tell.
-	BaselineCPUPerPut float64     `json:"baseline_cpu_us_per_put,omitempty"`
-	SourceCPUPerPut   float64     `json:"source_cpu_us_per_put,omitempty"`
-	TargetCPUPerPut   float64     `json:"target_cpu_us_per_put,omitempty"`
-	Results           []bench.Row `json:"results"`
+	BaselineCPUPerPut float64 `json:"baseline_cpu_us_per_put,omitempty"`
+	SourceCPUPerPut   float64 `json:"source_cpu_us_per_put,omitempty"`
+	TargetCPUPerPut   float64 `json:"target_cpu_us_per_put,omitempty"`
+	// The most resident memory any server of each site had held since it
+	// started, read after the unpaced phases, in MiB; absent when a site
+	// cannot tell.
+	BaselinePeakRSSMiB float64     `json:"baseline_peak_rss_mib,omitempty"`
+	SourcePeakRSSMiB   float64     `json:"source_peak_rss_mib,omitempty"`
+	TargetPeakRSSMiB   float64     `json:"target_peak_rss_mib,omitempty"`
+	Results            []bench.Row `json:"results"`
 }
 
 // arrivals records when each key's copy was committed at the target.
@@ -318,6 +324,7 @@ func runBenchReplication(cmd *cobra.Command, opts *cmdutil.Options, srcAlias, ds
 		rep.Baseline, rep.BaselinePutOpsPerSec, rep.MaxPutOpsPerSec = f.baseline, cmp.alone, cmp.replicated
 		rep.OnOffRatio = cmp.replicated / max(cmp.alone, 1e-9)
 		rep.BaselineCPUPerPut, rep.SourceCPUPerPut, rep.TargetCPUPerPut = cmp.cpuAlone, cmp.cpuSource, cmp.cpuTarget
+		rep.BaselinePeakRSSMiB, rep.SourcePeakRSSMiB, rep.TargetPeakRSSMiB = cmp.peakAlone, cmp.peakSource, cmp.peakTarget
 	}
 	w := cmd.OutOrStdout()
 	if opts.JSON {
@@ -335,17 +342,22 @@ func runBenchReplication(cmd *cobra.Command, opts *cmdutil.Options, srcAlias, ds
 			fmt.Fprintf(w, "CPU per PUT: %s alone %.0fµs; replicating, %s %.0fµs and %s %.0fµs\n",
 				f.baseline, rep.BaselineCPUPerPut, srcAlias, rep.SourceCPUPerPut, dstAlias, rep.TargetCPUPerPut)
 		}
+		if rep.SourcePeakRSSMiB > 0 {
+			fmt.Fprintf(w, "peak memory: %s %.0f MiB; %s %.0f MiB and %s %.0f MiB resident\n",
+				f.baseline, rep.BaselinePeakRSSMiB, srcAlias, rep.SourcePeakRSSMiB, dstAlias, rep.TargetPeakRSSMiB)
+		}
 	}
 	return nil
 }
 
 // onOff is the unpaced PUT rate of a site alone and of the source with
-// replication on, and the CPU microseconds per PUT of each server (0 when
-// not measured).
+// replication on, and the CPU microseconds per PUT and peak memory in MiB
+// of each site (0 when not measured).
 type onOff struct {
-	alone, replicated              float64
-	cpuAlone, cpuSource, cpuTarget float64
-	rows                           []bench.Row
+	alone, replicated                 float64
+	cpuAlone, cpuSource, cpuTarget    float64
+	peakAlone, peakSource, peakTarget float64
+	rows                              []bench.Row
 }
 
 // measureOnOff runs the unpaced PUT phases of --baseline: against the
@@ -407,5 +419,6 @@ func (b *s3Bench) measureOnOff(cmd *cobra.Command, opts *cmdutil.Options, f benc
 	cmp.cpuAlone, _ = cpuPerOp(aloneCPU, aloneCPUEnd, alone.Ops)
 	cmp.cpuSource, _ = cpuPerOp(srcCPU, srcCPUEnd, on.Ops)
 	cmp.cpuTarget, _ = cpuPerOp(dstCPU, dstCPUEnd, on.Ops)
+	cmp.peakAlone, cmp.peakSource, cmp.peakTarget = cpu.peakRSSMiB(f.baseline), cpu.peakRSSMiB(srcAlias), cpu.peakRSSMiB(dstAlias)
 	return cmp, nil
 }

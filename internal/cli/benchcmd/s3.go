@@ -186,7 +186,7 @@ func (b *s3Bench) measure(ctx context.Context, row func(bench.Result) bench.Row,
 	if total, byServer := cpuPerOp(before, b.cpu.read(ctx, b.site), res.Ops); len(byServer) > 0 {
 		r.ServerCPUPerOp, r.NodeCPUPerOp = total, byServer
 	}
-	r.ServerPeakRSSMiB = b.cpu.peakRSSMiB()
+	r.ServerPeakRSSMiB = b.cpu.peakRSSMiB(b.site)
 	return r, res, nil
 }
 
