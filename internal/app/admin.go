@@ -90,8 +90,8 @@ func (s *Server) Info(ctx context.Context) (adminclient.ServerInfo, error) {
 		UptimeSeconds: int64(time.Since(s.started).Seconds()),
 		Buckets:       int64(len(s.objects.ListBuckets(ctx))),
 		Objects:       u.Objects, TotalBytes: u.Bytes,
-		CPUSeconds: metrics.ProcessCPUSeconds(), PeakRSSBytes: metrics.ProcessPeakRSSBytes(),
 	}
+	info.CPUSeconds, info.PeakRSSBytes = metrics.ProcessUsage()
 	if s.ln != nil {
 		info.Address = s.ln.Addr().String()
 	} else {

@@ -29,7 +29,6 @@ import (
 	"github.com/twinlake/twinlake/internal/cluster"
 	"github.com/twinlake/twinlake/internal/httprec"
 	"github.com/twinlake/twinlake/internal/meta"
-	"github.com/twinlake/twinlake/internal/metrics"
 	"github.com/twinlake/twinlake/internal/nodeapi"
 	"github.com/twinlake/twinlake/internal/trace"
 )
@@ -662,7 +661,7 @@ func (n *Node) nodesProcess(ctx context.Context, online map[string]bool) []nodea
 	k := 0 // n.peers holds the other nodes in order
 	for i, node := range n.nodes {
 		if node == n.cfg.Address {
-			out[i] = nodeapi.Process{CPUSeconds: metrics.ProcessCPUSeconds(), PeakRSSBytes: metrics.ProcessPeakRSSBytes()}
+			out[i] = nodeapi.LocalProcess()
 			continue
 		}
 		p := n.peers[k]

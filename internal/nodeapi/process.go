@@ -21,10 +21,15 @@ type Process struct {
 	PeakRSSBytes int64   `json:"peakRSSBytes,omitempty"`
 }
 
+// LocalProcess is what this process has used.
+func LocalProcess() Process {
+	cpu, peak := metrics.ProcessUsage()
+	return Process{CPUSeconds: cpu, PeakRSSBytes: peak}
+}
+
 func (s *Server) process(w http.ResponseWriter) error {
 	w.Header().Set("Content-Type", "application/json")
-	return json.NewEncoder(w).Encode(Process{CPUSeconds: metrics.ProcessCPUSeconds(),
-		PeakRSSBytes: metrics.ProcessPeakRSSBytes()})
+	return json.NewEncoder(w).Encode(LocalProcess())
 }
 
 // Process asks the node what its process has used.
