@@ -127,7 +127,7 @@ func (l *Layer) ListObjects(ctx context.Context, bucket string, opts ListOptions
 			continue
 		}
 		p.res.Objects = append(p.res.Objects, ObjectInfo{Key: key, VersionID: s.VersionID, ModTime: s.ModTime, Size: s.Size, ETag: s.ETag,
-			Listed: Listed{ChecksumAlgorithm: s.ChecksumAlgorithm, ChecksumType: s.ChecksumType, StorageClass: s.StorageClass}})
+			Listed: s.Listed})
 		p.count++
 		p.res.NextAfter = key
 		ok = it.Next()

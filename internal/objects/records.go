@@ -212,16 +212,12 @@ type latest struct {
 	DeleteMarker bool   `msgpack:"dm,omitempty"`
 	Size         int64  `msgpack:"sz"`
 	ETag         string `msgpack:"et,omitempty"`
-	// What a listing shows besides (the version's Listed).
-	ChecksumAlgorithm string `msgpack:"ca,omitempty"`
-	ChecksumType      string `msgpack:"cy,omitempty"`
-	StorageClass      string `msgpack:"sc,omitempty"`
+	Listed              // what a listing shows besides, inlined in the record
 }
 
 func summarize(v *Version) latest {
-	l := v.Listed()
 	return latest{VersionID: v.VersionID, ModTime: v.ModTime, Origin: v.Origin, DeleteMarker: v.DeleteMarker, Size: v.Size, ETag: v.ETag,
-		ChecksumAlgorithm: l.ChecksumAlgorithm, ChecksumType: l.ChecksumType, StorageClass: l.StorageClass}
+		Listed: v.Listed()}
 }
 
 // HeaderStorageClass is the header under which a version keeps a storage
@@ -230,11 +226,12 @@ const HeaderStorageClass = "X-Amz-Storage-Class"
 
 // Listed is what a listing shows of a version besides its key, size, time
 // and ETag: its checksum's algorithm and type (FULL_OBJECT or COMPOSITE;
-// empty without one) and its storage class (empty for STANDARD).
+// empty without one) and its storage class (empty for STANDARD). The
+// latest-version summary a listing reads stores it.
 type Listed struct {
-	ChecksumAlgorithm string
-	ChecksumType      string
-	StorageClass      string
+	ChecksumAlgorithm string `msgpack:"ca,omitempty"`
+	ChecksumType      string `msgpack:"cy,omitempty"`
+	StorageClass      string `msgpack:"sc,omitempty"`
 }
 
 // Listed returns what a listing shows of v. Of several checksums, the
