@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/twinlake/twinlake/internal/blob"
@@ -217,20 +218,16 @@ func (p *fakePeer) CatalogExport(context.Context) ([]byte, error) {
 }
 
 // droppedCount reads the site's dropped counter for its one peer.
-func droppedCount(s *fakeSite) float64 {
-	peer := map[string]string{"site-a": "site-b", "site-b": "site-a"}[s.id]
-	var m dto.Metric
-	if err := s.engine.m.dropped.WithLabelValues(peer).Write(&m); err != nil {
-		panic(err)
-	}
-	return m.GetCounter().GetValue()
-}
+func droppedCount(s *fakeSite) float64 { return peerCount(s, s.engine.m.dropped) }
 
 // failedCount reads the site's failed-sends counter for its one peer.
-func failedCount(s *fakeSite) float64 {
+func failedCount(s *fakeSite) float64 { return peerCount(s, s.engine.m.failedObjects) }
+
+// peerCount reads counter c of the site for its one peer.
+func peerCount(s *fakeSite, c *prometheus.CounterVec) float64 {
 	peer := map[string]string{"site-a": "site-b", "site-b": "site-a"}[s.id]
 	var m dto.Metric
-	if err := s.engine.m.failedObjects.WithLabelValues(peer).Write(&m); err != nil {
+	if err := c.WithLabelValues(peer).Write(&m); err != nil {
 		panic(err)
 	}
 	return m.GetCounter().GetValue()
