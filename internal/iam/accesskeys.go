@@ -2,7 +2,6 @@ package iam
 
 import (
 	"context"
-	"crypto/rand"
 	"encoding/json"
 	"fmt"
 	"sort"
@@ -42,7 +41,7 @@ func (s *Store) CreateAccessKey(ctx context.Context, parent string, o AccessKeyO
 		c.AccessKey = randomKey(20)
 	}
 	if c.SecretKey == "" {
-		c.SecretKey = randomString(30)
+		c.SecretKey = randomSecret()
 	}
 	if err := validName("access key", c.AccessKey); err != nil {
 		return Credential{}, err
@@ -130,15 +129,7 @@ func (s *Store) AccessKeys(parent string) []AccessKeyInfo {
 
 // randomKey returns n upper-case letters and digits, the shape of AWS
 // access key IDs.
-func randomKey(n int) string {
-	const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
-	b := make([]byte, n)
-	rand.Read(b)
-	for i := range b {
-		b[i] = alphabet[int(b[i])%len(alphabet)]
-	}
-	return string(b)
-}
+func randomKey(n int) string { return randomFrom(keyLetters, n) }
 
 // AccessKeyUpdate changes an access key; nil fields are left as they are.
 type AccessKeyUpdate struct {

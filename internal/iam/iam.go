@@ -54,7 +54,7 @@ func LoadOrCreateRoot(dir, user, password string) (cred Credential, created bool
 	if !errors.Is(err, os.ErrNotExist) {
 		return cred, false, err
 	}
-	cred = Credential{AccessKey: "root-" + randomString(6), SecretKey: randomString(30)}
+	cred = Credential{AccessKey: "root-" + randomFrom(rootLetters, 8), SecretKey: randomSecret()}
 	data, _ = json.Marshal(cred)
 	if err := writeFileSync(p, data); err != nil {
 		return cred, false, err
@@ -74,11 +74,36 @@ func StoredRoot(dir string) (Credential, bool) {
 	return cred, true
 }
 
-func randomString(n int) string {
-	b := make([]byte, n)
-	rand.Read(b)
-	return base64.RawURLEncoding.EncodeToString(b)
+// The letters generated credentials are drawn from: letters and digits
+// only, so a secret never starts with '-' and reads as a flag when typed
+// on a command line (twinlake alias set ... SECRET).
+const (
+	keyLetters    = "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+	secretLetters = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+	rootLetters   = "abcdefghijklmnopqrstuvwxyz0123456789"
+)
+
+// randomFrom returns n letters drawn uniformly from alphabet (at most 256
+// letters): random bytes at or above the largest multiple of its length
+// are rejected, so no letter is likelier than another.
+func randomFrom(alphabet string, n int) string {
+	limit := 256 - 256%len(alphabet)
+	out := make([]byte, 0, n)
+	var buf [64]byte
+	for len(out) < n {
+		rand.Read(buf[:])
+		for _, c := range buf {
+			if int(c) < limit && len(out) < n {
+				out = append(out, alphabet[int(c)%len(alphabet)])
+			}
+		}
+	}
+	return string(out)
 }
+
+// randomSecret returns a new secret key: 40 letters and digits, as AWS's
+// are long, about 238 bits.
+func randomSecret() string { return randomFrom(secretLetters, 40) }
 
 // writeFileSync writes a 0600 file durably via a temporary name.
 func writeFileSync(p string, data []byte) error {

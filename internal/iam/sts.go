@@ -109,7 +109,7 @@ func (s *Store) issue(id *Identity, d time.Duration, inline []byte, vended bool)
 	if !id.Expiry.IsZero() && id.Expiry.Before(exp) {
 		exp = id.Expiry
 	}
-	c := sessionClaims{Parent: id.AccessKey, AccessKey: "ASIA" + randomKey(16), Secret: randomString(30),
+	c := sessionClaims{Parent: id.AccessKey, AccessKey: "ASIA" + randomKey(16), Secret: randomSecret(),
 		Expiry: exp.Unix(), Policy: pol, Vended: vended}
 	data, err := json.Marshal(c)
 	if err != nil {
