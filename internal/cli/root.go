@@ -10,6 +10,9 @@ package cli
 
 import (
 	"context"
+	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/twinlake/twinlake/internal/cli/admincmd"
@@ -48,7 +51,57 @@ func NewRoot() *cobra.Command {
 	} {
 		add(root, opts)
 	}
+	for _, c := range root.Commands() {
+		finishGroups(c)
+	}
 	return root
+}
+
+// verbPairs are the spellings mc accepts for the same subcommand: a
+// group's ls answers to list as well, rm to remove, and the other way.
+var verbPairs = map[string]string{"ls": "list", "list": "ls", "rm": "remove", "remove": "rm"}
+
+// finishGroups walks the commands below the root. A group (a command
+// with subcommands and no action of its own) shows its help when called
+// alone and refuses an unknown subcommand, with suggestions, instead of
+// printing its help and exiting 0: cobra checks only the root's. A
+// subcommand named ls, list, rm or remove also answers to its pair,
+// unless a sibling already has that name. (The root's own ls and rm are
+// the object verbs and keep their one name.)
+func finishGroups(c *cobra.Command) {
+	subs := c.Commands()
+	for _, sub := range subs {
+		if other, ok := verbPairs[sub.Name()]; ok && !slices.Contains(sub.Aliases, other) && !hasSub(c, other) {
+			sub.Aliases = append(sub.Aliases, other)
+		}
+		finishGroups(sub)
+	}
+	if len(subs) == 0 || c.Runnable() {
+		return
+	}
+	c.Args = cobra.ArbitraryArgs
+	c.DisableFlagsInUseLine = true
+	c.SuggestionsMinimumDistance = 2
+	c.RunE = func(cmd *cobra.Command, args []string) error {
+		if len(args) == 0 {
+			return cmd.Help()
+		}
+		msg := fmt.Sprintf("unknown command %q for %q", args[0], cmd.CommandPath())
+		if near := cmd.SuggestionsFor(args[0]); len(near) > 0 {
+			msg += "; did you mean " + strings.Join(near, " or ") + "?"
+		}
+		return fmt.Errorf("%s (see '%s --help')", msg, cmd.CommandPath())
+	}
+}
+
+// hasSub reports whether c has a subcommand called name.
+func hasSub(c *cobra.Command, name string) bool {
+	for _, sub := range c.Commands() {
+		if sub.Name() == name {
+			return true
+		}
+	}
+	return false
 }
 
 // Execute runs root and returns its error made readable: one line, with a
