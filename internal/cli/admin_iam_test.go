@@ -31,7 +31,7 @@ func TestAdminIAMCommands(t *testing.T) {
 	e.runCases(t, []adminCase{
 		{name: "user add", args: []string{"admin", "user", "add", "s1", "alice", "alice-secret"}, want: []string{"Added user `alice`"}},
 		{name: "user add duplicate", args: []string{"admin", "user", "add", "s1", "alice", "other-secret"}, wantErr: "UserAlreadyExists"},
-		{name: "user add short secret", args: []string{"admin", "user", "add", "s1", "bob", "short"}, wantErr: "InvalidSecretKey"},
+		{name: "user add short secret", args: []string{"admin", "user", "add", "s1", "bob", "short"}, wantErr: "weak secret: secret key must be 8 to 128 characters (InvalidSecretKey"},
 		{name: "user add bob", args: []string{"admin", "user", "add", "s1", "bob", "bob-secret-1"}},
 		{name: "user ls", args: []string{"admin", "user", "ls", "s1"}, want: []string{"alice", "bob", "enabled"}},
 		{name: "user disable", args: []string{"admin", "user", "disable", "s1", "bob"}, want: []string{"disabled"}},

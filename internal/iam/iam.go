@@ -22,8 +22,9 @@ type Credential struct {
 	SecretKey string `json:"secretKey"`
 }
 
-// ErrWeakSecret is returned when a configured root password is too short.
-var ErrWeakSecret = errors.New("iam: root password must be at least 8 characters")
+// ErrWeakSecret is returned for a secret key (or the root password) of the
+// wrong length; the error it wraps says which and the bounds.
+var ErrWeakSecret = errors.New("iam: weak secret")
 
 // RootFile is the name, inside the data directory, of the generated root
 // credential file (mode 0600).
@@ -38,8 +39,8 @@ func LoadOrCreateRoot(dir, user, password string) (cred Credential, created bool
 		if user == "" || password == "" {
 			return cred, false, errors.New("iam: set both TWINLAKE_ROOT_USER and TWINLAKE_ROOT_PASSWORD, or neither")
 		}
-		if len(password) < 8 {
-			return cred, false, ErrWeakSecret
+		if len(password) < MinSecretLen {
+			return cred, false, fmt.Errorf("%w: TWINLAKE_ROOT_PASSWORD must be at least %d characters", ErrWeakSecret, MinSecretLen)
 		}
 		return Credential{AccessKey: user, SecretKey: password}, false, nil
 	}
