@@ -47,9 +47,9 @@ type step struct {
 	name    string
 	args    []string
 	stdin   string
-	wantErr string   // substring of the error; "" means success
-	want    []string // substrings of stdout
-	check   func(t *testing.T, out string)
+	wantErr string                         // substring of the error; "" means success
+	want    []string                       // substrings of stdout
+	check   func(t *testing.T, out string) // after success, or after the wanted error
 }
 
 // runSteps runs the steps in order against one site; a failing step stops
@@ -65,6 +65,9 @@ func (e siteEnv) runSteps(t *testing.T, steps []step) {
 				}
 				if strings.Contains(err.Error(), "\n") {
 					t.Errorf("error is not one line: %q", err)
+				}
+				if s.check != nil {
+					s.check(t, out) // what the refusal left in place
 				}
 				return
 			}

@@ -20,12 +20,13 @@ import (
 	"github.com/twinlake/twinlake/internal/cli/cmdutil"
 )
 
-// cpFlags are the cp command's flags.
+// cpFlags are the cp command's flags (and mv's, which sets move).
 type cpFlags struct {
 	recursive bool
 	versionID string
 	rewind    string
 	attrs     []string
+	move      bool
 }
 
 func newCPCmd(opts *cmdutil.Options) *cobra.Command {
@@ -68,6 +69,34 @@ A source of '-' reads standard input to its end into one object, as pipe does.`,
 	return cmd
 }
 
+func newMVCmd(opts *cmdutil.Options) *cobra.Command {
+	f := cpFlags{move: true}
+	cmd := &cobra.Command{
+		Use:   "mv SOURCE TARGET",
+		Short: "Move objects and files: copy each, then remove its source",
+		Long: `Move a file or an object as cp copies it (same arguments, same rules for
+local and remote paths, server-side on one site), removing each source once
+its copy is acknowledged: a failed copy leaves its source in place. On a
+versioned bucket the source's removal leaves a delete marker, as rm does.
+--recursive moves a directory (its files; the emptied directories stay) or a
+prefix.
+
+Moving an object onto itself, or a prefix into a range that overlaps it on the
+same bucket, is refused: the copy would be removed with its source.`,
+		Example: `  twinlake mv ./report.pdf site1/docs/
+  twinlake mv site1/inbox/2024.pdf site1/archive/2024.pdf
+  twinlake mv --recursive site1/media/incoming/ site1/archive/media/
+  twinlake mv --recursive ./exports site1/backups/`,
+		Args: cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runCP(cmd, opts, args[0], args[1], f)
+		},
+	}
+	cmd.Flags().BoolVarP(&f.recursive, "recursive", "r", false, "move a directory or every object under a prefix")
+	cmd.Flags().StringArrayVar(&f.attrs, "attr", nil, "metadata key=value for the copy (repeatable, or k1=v1;k2=v2)")
+	return cmd
+}
+
 // cpEnd is one side of a copy: a local path, or a remote target.
 type cpEnd struct {
 	local  string
@@ -94,6 +123,7 @@ type cpJob struct {
 	srcC     *minio.Client
 	dstC     *minio.Client
 	sameSite bool
+	move     bool              // mv: remove each source once its copy is acknowledged
 	prog     *cmdutil.Progress // nil: nothing reported
 	single   bool              // one object: its size is the progress total
 	at       time.Time         // --rewind: copy the versions current then
@@ -101,6 +131,9 @@ type cpJob struct {
 
 func runCP(cmd *cobra.Command, opts *cmdutil.Options, srcArg, dstArg string, f cpFlags) error {
 	if srcArg == "-" {
+		if f.move {
+			return errors.New("mv: standard input cannot be moved: use cp - TARGET or pipe")
+		}
 		return runCPStdin(cmd, opts, dstArg, f)
 	}
 	meta, ctype, err := parseAttrs(f.attrs)
@@ -113,7 +146,7 @@ func runCP(cmd *cobra.Command, opts *cmdutil.Options, srcArg, dstArg string, f c
 	}
 	src, dst := classifyCPArg(cfg, srcArg), classifyCPArg(cfg, dstArg)
 	if src.remote == nil && dst.remote == nil {
-		return fmt.Errorf("cp needs an ALIAS/BUCKET[/KEY] source or target (no alias named %q or %q)",
+		return fmt.Errorf("%s needs an ALIAS/BUCKET[/KEY] source or target (no alias named %q or %q)", cmd.Name(),
 			cmdutil.ParseTarget(srcArg).Alias, cmdutil.ParseTarget(dstArg).Alias)
 	}
 	if f.recursive && f.versionID != "" {
@@ -126,7 +159,7 @@ func runCP(cmd *cobra.Command, opts *cmdutil.Options, srcArg, dstArg string, f c
 	if !at.IsZero() && (f.versionID != "" || src.remote == nil) {
 		return errors.New("--rewind picks the source versions current at a time: it needs a remote source and no --version-id")
 	}
-	j := &cpJob{cmd: cmd, opts: opts, meta: meta, ctype: ctype, at: at}
+	j := &cpJob{cmd: cmd, opts: opts, meta: meta, ctype: ctype, at: at, move: f.move}
 	for _, e := range []*cpEnd{&src, &dst} {
 		if e.remote == nil {
 			continue
@@ -146,8 +179,13 @@ func runCP(cmd *cobra.Command, opts *cmdutil.Options, srcArg, dstArg string, f c
 	}
 	if src.remote != nil && dst.remote != nil {
 		j.sameSite = src.alias.URL == dst.alias.URL && src.alias.AccessKey == dst.alias.AccessKey
+		if j.move && src.alias.URL == dst.alias.URL {
+			if err := moveOverlap(*src.remote, *dst.remote, f.recursive); err != nil {
+				return err
+			}
+		}
 	}
-	j.prog = cmdutil.StartProgress(cmd, opts, "cp")
+	j.prog = cmdutil.StartProgress(cmd, opts, cmd.Name())
 	defer j.prog.Finish()
 	if f.recursive {
 		return j.copyTree(src, dst)
@@ -192,16 +230,19 @@ func (j *cpJob) copyOne(src, dst cpEnd, versionID string) error {
 	if src.remote == nil {
 		st, err := os.Stat(src.local)
 		if err != nil {
-			return fmt.Errorf("cp: %w", err)
+			return fmt.Errorf("%s: %w", j.cmd.Name(), err)
 		}
 		if st.IsDir() {
-			return fmt.Errorf("cp: %s is a directory (use --recursive)", src.local)
+			return fmt.Errorf("%s: %s is a directory (use --recursive)", j.cmd.Name(), src.local)
 		}
 		j.prog.SetTotal(1, st.Size())
-		return j.put(src.local, dstKey(*dst.remote, filepath.Base(src.local)))
+		if err := j.put(src.local, dstKey(*dst.remote, filepath.Base(src.local))); err != nil {
+			return err
+		}
+		return j.removeLocal(src.local)
 	}
 	if src.remote.Key == "" || strings.HasSuffix(src.remote.Key, "/") {
-		return fmt.Errorf("cp: %s is a bucket or prefix (use --recursive)", cmdutil.FmtTarget(*src.remote))
+		return fmt.Errorf("%s: %s is a bucket or prefix (use --recursive)", j.cmd.Name(), cmdutil.FmtTarget(*src.remote))
 	}
 	base := path.Base(src.remote.Key)
 	j.single = true
@@ -211,14 +252,20 @@ func (j *cpJob) copyOne(src, dst cpEnd, versionID string) error {
 			return err
 		}
 	}
+	var err error
 	if dst.remote != nil {
-		return j.copyRemote(*src.remote, versionID, dstKey(*dst.remote, base))
+		err = j.copyRemote(*src.remote, versionID, dstKey(*dst.remote, base))
+	} else {
+		p := dst.local
+		if st, err := os.Stat(p); (err == nil && st.IsDir()) || strings.HasSuffix(p, string(filepath.Separator)) || strings.HasSuffix(p, "/") {
+			p = filepath.Join(p, base)
+		}
+		err = j.get(*src.remote, versionID, p)
 	}
-	p := dst.local
-	if st, err := os.Stat(p); (err == nil && st.IsDir()) || strings.HasSuffix(p, string(filepath.Separator)) || strings.HasSuffix(p, "/") {
-		p = filepath.Join(p, base)
+	if err != nil {
+		return err
 	}
-	return j.get(*src.remote, versionID, p)
+	return j.removeRemote(*src.remote)
 }
 
 // dstKey appends base to a target naming a bucket or a "folder/".
@@ -267,11 +314,14 @@ func (j *cpJob) copyTree(src, dst cpEnd) error {
 		} else {
 			// Keys are opaque: never let one write outside the target directory.
 			if !filepath.IsLocal(filepath.FromSlash(rel)) {
-				return fmt.Errorf("cp: refusing key %q: it would be written outside %s", obj.Key, dst.local)
+				return fmt.Errorf("%s: refusing key %q: it would be written outside %s", j.cmd.Name(), obj.Key, dst.local)
 			}
 			err = j.get(from, obj.VersionID, filepath.Join(dst.local, filepath.FromSlash(rel)))
 		}
 		if err != nil {
+			return err
+		}
+		if err := j.removeRemote(from); err != nil {
 			return err
 		}
 	}
@@ -307,7 +357,7 @@ func (j *cpJob) putTree(dir string, dst cmdutil.Target) error {
 	}
 	return filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
-			return fmt.Errorf("cp: %w", err)
+			return fmt.Errorf("%s: %w", j.cmd.Name(), err)
 		}
 		if !d.Type().IsRegular() {
 			return nil // directories, and symlinks or devices we do not follow
@@ -318,8 +368,59 @@ func (j *cpJob) putTree(dir string, dst cmdutil.Target) error {
 		}
 		to := dst
 		to.Key += keep + filepath.ToSlash(rel)
-		return j.put(p, to)
+		if err := j.put(p, to); err != nil {
+			return err
+		}
+		return j.removeLocal(p)
 	})
+}
+
+// moveOverlap refuses a move on one site whose copies would land on
+// objects it moves: an object onto itself, or a prefix into a range that
+// overlaps it in the same bucket (each copy would then be removed as a
+// source, or listed and moved again).
+func moveOverlap(src, dst cmdutil.Target, recursive bool) error {
+	if src.Bucket != dst.Bucket {
+		return nil
+	}
+	if !recursive {
+		if to := dstKey(dst, path.Base(src.Key)); to.Key == src.Key {
+			return fmt.Errorf("mv: %s and %s are the same object", cmdutil.FmtTarget(src), cmdutil.FmtTarget(to))
+		}
+		return nil
+	}
+	d := dst.Key
+	if d != "" && !strings.HasSuffix(d, "/") {
+		d += "/"
+	}
+	if strings.HasPrefix(d, src.Key) || strings.HasPrefix(src.Key, d) {
+		return fmt.Errorf("mv: the target %s overlaps the source %s: move into another prefix or bucket, or cp then rm",
+			cmdutil.FmtTarget(dst), cmdutil.FmtTarget(src))
+	}
+	return nil
+}
+
+// removeLocal removes a moved file once its copy is acknowledged.
+func (j *cpJob) removeLocal(file string) error {
+	if !j.move {
+		return nil
+	}
+	if err := os.Remove(file); err != nil {
+		return fmt.Errorf("mv: copied, but the source stays: %w", err)
+	}
+	return nil
+}
+
+// removeRemote removes a moved object (its latest version: a delete
+// marker on a versioned bucket) once its copy is acknowledged.
+func (j *cpJob) removeRemote(from cmdutil.Target) error {
+	if !j.move {
+		return nil
+	}
+	if err := j.srcC.RemoveObject(j.cmd.Context(), from.Bucket, from.Key, minio.RemoveObjectOptions{}); err != nil {
+		return cmdutil.S3Err("mv: copied, but the source stays: remove "+cmdutil.FmtTarget(from), err)
+	}
+	return nil
 }
 
 // localTreeSize counts the regular files under dir and their bytes, for
@@ -366,11 +467,11 @@ func (j *cpJob) get(from cmdutil.Target, versionID, p string) error {
 		j.prog.SetTotal(1, info.Size)
 	}
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		return fmt.Errorf("cp: %w", err)
+		return fmt.Errorf("%s: %w", j.cmd.Name(), err)
 	}
 	tmp, err := os.CreateTemp(filepath.Dir(p), "."+filepath.Base(p)+".*.part")
 	if err != nil {
-		return fmt.Errorf("cp: %w", err)
+		return fmt.Errorf("%s: %w", j.cmd.Name(), err)
 	}
 	defer os.Remove(tmp.Name())
 	n, err := io.Copy(tmp, j.prog.Reader(obj))
@@ -381,7 +482,7 @@ func (j *cpJob) get(from cmdutil.Target, versionID, p string) error {
 		return cmdutil.S3Err("download "+cmdutil.FmtTarget(from), err)
 	}
 	if err := os.Rename(tmp.Name(), p); err != nil {
-		return fmt.Errorf("cp: %w", err)
+		return fmt.Errorf("%s: %w", j.cmd.Name(), err)
 	}
 	return j.report(cpResult{Source: cmdutil.FmtTarget(from), Target: p, Size: n, ETag: strings.Trim(info.ETag, `"`), VersionID: info.VersionID})
 }

@@ -5,7 +5,7 @@ import (
 	"github.com/twinlake/twinlake/internal/cli/cmdutil"
 )
 
-// AddObjectCommands attaches the object verbs: mb, rb, ls, cp, cat, rm, stat,
+// AddObjectCommands attaches the object verbs: mb, rb, ls, cp, mv, cat, rm, stat,
 // version, pipe, head, ready, ping, tag, share, du, tree, find, diff, mirror,
 // retention, legalhold.
 func AddObjectCommands(root *cobra.Command, opts *cmdutil.Options) {
@@ -14,6 +14,7 @@ func AddObjectCommands(root *cobra.Command, opts *cmdutil.Options) {
 		newRBCmd,
 		newLSCmd,
 		newCPCmd,
+		newMVCmd,
 		newCatCmd,
 		newRMCmd,
 		newStatCmd,
