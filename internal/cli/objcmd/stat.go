@@ -1,6 +1,7 @@
 package objcmd
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"maps"
@@ -13,6 +14,7 @@ import (
 	"github.com/minio/minio-go/v7"
 	"github.com/spf13/cobra"
 	"github.com/twinlake/twinlake/internal/cli/cmdutil"
+	"github.com/twinlake/twinlake/internal/iam/policy"
 )
 
 func newStatCmd(opts *cmdutil.Options) *cobra.Command {
@@ -166,12 +168,23 @@ func statObject(cmd *cobra.Command, opts *cmdutil.Options, c *minio.Client, t cm
 	return cmdutil.PrintResult(cmd.OutOrStdout(), opts, s, s.human())
 }
 
-// bucketStat is what stat shows for a bucket.
+// bucketStat is what stat shows for a bucket: its settings, one S3 call
+// each. A setting the caller may not read shows the refusal's code.
 type bucketStat struct {
 	Status     string    `json:"status"`
 	Bucket     string    `json:"bucket"`
 	Created    time.Time `json:"created,omitzero"`
-	Versioning string    `json:"versioning"`
+	Versioning string    `json:"versioning,omitempty"`
+	Location   string    `json:"location,omitempty"`
+	// Anonymous is the bucket's canned anonymous levels by prefix ("" the
+	// whole bucket), empty when anonymous access is off.
+	Anonymous  map[string]string `json:"anonymous"`
+	ILMRules   int               `json:"ilmRules"`
+	Encryption string            `json:"encryption"`           // the default: SSE-S3, SSE-KMS, or "" for none
+	ObjectLock string            `json:"objectLock,omitempty"` // Disabled, Enabled, or the default retention
+	Tags       map[string]string `json:"tags,omitempty"`
+	// Unreadable names the settings the caller could not read, with the code.
+	Unreadable map[string]string `json:"unreadable,omitempty"`
 }
 
 func statBucket(cmd *cobra.Command, opts *cmdutil.Options, c *minio.Client, t cmdutil.Target) error {
@@ -184,23 +197,107 @@ func statBucket(cmd *cobra.Command, opts *cmdutil.Options, c *minio.Client, t cm
 		return fmt.Errorf("stat %s: NoSuchBucket: the bucket does not exist", cmdutil.FmtTarget(t))
 	}
 	s := bucketStat{Status: "success", Bucket: cmdutil.FmtTarget(t)}
-	buckets, err := c.ListBuckets(ctx)
-	if err != nil {
-		return cmdutil.S3Err("stat "+cmdutil.FmtTarget(t), err)
+	// read notes a setting's error: its absence (the codes in none) is
+	// the setting off; another refusal is shown as such.
+	read := func(name string, err error, none ...string) bool {
+		if err == nil {
+			return true
+		}
+		if code := cmdutil.S3Code(err); !slices.Contains(none, code) {
+			if s.Unreadable == nil {
+				s.Unreadable = map[string]string{}
+			}
+			s.Unreadable[name] = cmp.Or(code, err.Error())
+		}
+		return false
 	}
-	for _, b := range buckets {
-		if b.Name == t.Bucket {
-			s.Created = b.CreationDate
+	if buckets, err := c.ListBuckets(ctx); read("date", err) {
+		for _, b := range buckets {
+			if b.Name == t.Bucket {
+				s.Created = b.CreationDate
+			}
 		}
 	}
-	vc, err := c.GetBucketVersioning(ctx, t.Bucket)
-	if err != nil {
-		return cmdutil.S3Err("versioning of "+cmdutil.FmtTarget(t), err)
+	if vc, err := c.GetBucketVersioning(ctx, t.Bucket); read("versioning", err) {
+		s.Versioning = versioningState(vc)
 	}
-	s.Versioning = versioningState(vc)
-	human := fmt.Sprintf("Name       : %s\nDate       : %s\nVersioning : %s", s.Bucket,
-		s.Created.UTC().Format("2006-01-02 15:04:05 MST"), s.Versioning)
-	return cmdutil.PrintResult(cmd.OutOrStdout(), opts, s, human)
+	if loc, err := c.GetBucketLocation(ctx, t.Bucket); read("location", err) {
+		s.Location = loc
+	}
+	if doc, err := c.GetBucketPolicy(ctx, t.Bucket); read("anonymous", err, "NoSuchBucketPolicy") {
+		if levels, err := policy.AnonymousLevels([]byte(doc)); read("anonymous", err) {
+			s.Anonymous = levels
+		}
+	}
+	if lc, err := c.GetBucketLifecycle(ctx, t.Bucket); read("ilm", err, "NoSuchLifecycleConfiguration") && lc != nil {
+		s.ILMRules = len(lc.Rules)
+	}
+	if enc, err := c.GetBucketEncryption(ctx, t.Bucket); read("encryption", err, "ServerSideEncryptionConfigurationNotFoundError") && enc != nil && len(enc.Rules) > 0 {
+		if enc.Rules[0].Apply.SSEAlgorithm == "aws:kms" {
+			s.Encryption = "SSE-KMS"
+		} else {
+			s.Encryption = "SSE-S3"
+		}
+	}
+	s.ObjectLock = "Disabled"
+	if on, mode, n, unit, err := c.GetObjectLockConfig(ctx, t.Bucket); read("objectLock", err, "ObjectLockConfigurationNotFoundError") && on == "Enabled" {
+		s.ObjectLock = "Enabled"
+		if mode != nil && n != nil && unit != nil {
+			s.ObjectLock += fmt.Sprintf(" (default %s %s)", *mode, validity{n: *n, years: *unit == minio.Years})
+		}
+	}
+	if tg, err := c.GetBucketTagging(ctx, t.Bucket); read("tags", err, "NoSuchTagSet") && tg != nil && len(tg.ToMap()) > 0 {
+		s.Tags = tg.ToMap()
+	}
+	if _, unread := s.Unreadable["objectLock"]; unread {
+		s.ObjectLock = ""
+	}
+	return cmdutil.PrintResult(cmd.OutOrStdout(), opts, s, s.human())
+}
+
+func (s bucketStat) human() string {
+	// show is a setting's value, or why it could not be read.
+	show := func(name, v string) string {
+		if code, ok := s.Unreadable[name]; ok {
+			return "? (not readable: " + code + ")"
+		}
+		return v
+	}
+	date := "-"
+	if !s.Created.IsZero() {
+		date = s.Created.UTC().Format("2006-01-02 15:04:05 MST")
+	}
+	anon := "Disabled"
+	if len(s.Anonymous) > 0 {
+		var parts []string
+		for _, prefix := range slices.Sorted(maps.Keys(s.Anonymous)) {
+			parts = append(parts, cmp.Or(prefix, "(bucket)")+"="+s.Anonymous[prefix])
+		}
+		anon = strings.Join(parts, ", ")
+	}
+	ilm := "Disabled"
+	if s.ILMRules > 0 {
+		ilm = fmt.Sprintf("%d rule(s)", s.ILMRules)
+	}
+	var tags []string
+	for _, k := range slices.Sorted(maps.Keys(s.Tags)) {
+		tags = append(tags, k+"="+s.Tags[k])
+	}
+	var b strings.Builder
+	for _, line := range [][2]string{
+		{"Name", s.Bucket},
+		{"Date", show("date", date)},
+		{"Versioning", show("versioning", s.Versioning)},
+		{"Location", show("location", cmp.Or(s.Location, "-"))},
+		{"Anonymous", show("anonymous", anon)},
+		{"ILM", show("ilm", ilm)},
+		{"Encryption", show("encryption", cmp.Or(s.Encryption, "Disabled"))},
+		{"Object lock", show("objectLock", s.ObjectLock)},
+		{"Tags", show("tags", cmp.Or(strings.Join(tags, ", "), "-"))},
+	} {
+		fmt.Fprintf(&b, "%-11s: %s\n", line[0], line[1])
+	}
+	return strings.TrimSuffix(b.String(), "\n")
 }
 
 // versioningState names a bucket's versioning as S3 reports it; a bucket
