@@ -231,6 +231,14 @@ func (s *Server) observe(req *request, start time.Time, err error) {
 	if req.r.URL.RawQuery != "" {
 		ev.Attrs = map[string]string{"query": req.r.URL.RawQuery}
 	}
+	// A body sent in signed chunks (aws-chunked) is longer than the
+	// object: its length as decoded is the object's size.
+	if dl := req.r.Header.Get("X-Amz-Decoded-Content-Length"); dl != "" {
+		if ev.Attrs == nil {
+			ev.Attrs = map[string]string{}
+		}
+		ev.Attrs["decodedLength"] = dl
+	}
 	if err != nil {
 		ev.Error = err.Error()
 	}

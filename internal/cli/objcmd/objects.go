@@ -6,7 +6,7 @@ import (
 )
 
 // AddObjectCommands attaches the object verbs: mb, rb, ls, cp, mv, cat, rm, stat,
-// version, pipe, head, ready, ping, tag, share, du, tree, find, diff, mirror,
+// version, pipe, head, ready, ping, tag, share, du, tree, find, diff, mirror, watch,
 // retention, legalhold.
 func AddObjectCommands(root *cobra.Command, opts *cmdutil.Options) {
 	for _, newCmd := range []func(*cmdutil.Options) *cobra.Command{
@@ -30,6 +30,7 @@ func AddObjectCommands(root *cobra.Command, opts *cmdutil.Options) {
 		newFindCmd,
 		newDiffCmd,
 		newMirrorCmd,
+		newWatchCmd,
 		newRetentionCmd,
 		newLegalHoldCmd,
 		newCORSCmd,
