@@ -5,7 +5,7 @@ import (
 	"github.com/twinlake/twinlake/internal/cli/cmdutil"
 )
 
-// AddObjectCommands attaches the object verbs: mb, rb, ls, cp, mv, cat, rm, stat,
+// AddObjectCommands attaches the object verbs: mb, rb, ls, cp, mv, cat, rm, undo, stat,
 // version, pipe, head, ready, ping, tag, share, du, tree, find, diff, mirror, watch,
 // retention, legalhold.
 func AddObjectCommands(root *cobra.Command, opts *cmdutil.Options) {
@@ -17,6 +17,7 @@ func AddObjectCommands(root *cobra.Command, opts *cmdutil.Options) {
 		newMVCmd,
 		newCatCmd,
 		newRMCmd,
+		newUndoCmd,
 		newStatCmd,
 		newVersionCmd,
 		newPipeCmd,
