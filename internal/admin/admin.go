@@ -63,6 +63,9 @@ type Config struct {
 	// Heal checks stored data against the metadata; nil answers the heal
 	// call with NotImplemented.
 	Heal Healer
+	// Quotas reads and sets bucket quotas; nil answers those calls with
+	// NotImplemented.
+	Quotas Quotas
 
 	// TraceBuffer is how many events a slow trace client may lag behind
 	// before it loses events. Default 4096.
@@ -145,6 +148,16 @@ var routes = []route{
 	{http.MethodGet, adminclient.PathTrace, "admin.Trace", (*Server).traceStream},
 }
 
+// allRoutes is every admin call: the core's and each capability's table.
+func allRoutes() []route {
+	var all []route
+	for _, t := range [][]route{routes, tablesRoutes, tablesUndropRoutes, tablesMaintenanceRoutes, tablesReplRoutes,
+		replicationRoutes, iamRoutes, healRoutes, profileRoutes, quotaRoutes} {
+		all = append(all, t...)
+	}
+	return all
+}
+
 // New returns the admin API handler, or the problems with cfg.
 func New(cfg Config) (*Server, error) {
 	if err := cfg.Validate(); err != nil {
@@ -152,11 +165,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	cfg.setDefaults()
 	s := &Server{cfg: cfg, log: cfg.Logger.With("component", "admin"), mux: http.NewServeMux()}
-	var all []route
-	for _, t := range [][]route{routes, tablesRoutes, tablesUndropRoutes, tablesMaintenanceRoutes, tablesReplRoutes, replicationRoutes, iamRoutes, healRoutes, profileRoutes} {
-		all = append(all, t...)
-	}
-	for _, rt := range all {
+	for _, rt := range allRoutes() {
 		s.mux.Handle(rt.method+" "+rt.pattern, s.wrap(rt.name, rt.h))
 	}
 	s.mux.Handle(adminclient.PathPrefix, s.wrap("admin.NotFound", func(*Server, http.ResponseWriter, *http.Request, *call) error {

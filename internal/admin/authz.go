@@ -48,12 +48,14 @@ func warehouseResource(r *http.Request) string {
 // a caller's policies must allow. A call missing from the table needs
 // admin:* (every admin action), so a new route is closed until listed.
 var routeActions = map[string]string{
-	"admin.ServerInfo": "admin:ServerInfo",
-	"admin.GetConfig":  "admin:ConfigUpdate",
-	"admin.SetConfig":  "admin:ConfigUpdate",
-	"admin.Trace":      "admin:ServerTrace",
-	"admin.Heal":       "admin:Heal",
-	"admin.Profile":    "admin:Profiling",
+	"admin.ServerInfo":     "admin:ServerInfo",
+	"admin.GetConfig":      "admin:ConfigUpdate",
+	"admin.SetConfig":      "admin:ConfigUpdate",
+	"admin.Trace":          "admin:ServerTrace",
+	"admin.Heal":           "admin:Heal",
+	"admin.GetBucketQuota": "admin:GetBucketQuota",
+	"admin.SetBucketQuota": "admin:SetBucketQuota",
+	"admin.Profile":        "admin:Profiling",
 
 	"admin.SiteReplicationAdd":          "admin:SiteReplicationAdd",
 	"admin.SiteReplicationRemove":       "admin:SiteReplicationRemove",

@@ -56,6 +56,7 @@ var errorTable = []errorEntry{
 
 	// Heal.
 	{errHealUnavailable, adminclient.CodeNotImplemented, http.StatusNotImplemented},
+	{errQuotaUnavailable, adminclient.CodeNotImplemented, http.StatusNotImplemented},
 
 	// Profiling.
 	{errProfileBusy, adminclient.CodeProfileBusy, http.StatusConflict},
@@ -70,6 +71,7 @@ var errorTable = []errorEntry{
 	{replication.ErrLinkDown, adminclient.CodePeerUnreachable, http.StatusBadGateway},
 	{replication.ErrRefused, adminclient.CodePeerRefused, http.StatusBadGateway},
 	{objects.ErrBucketNotFound, adminclient.CodeNoSuchBucket, http.StatusNotFound},
+	{objects.ErrInvalidArgument, adminclient.CodeBadRequest, http.StatusBadRequest},
 
 	// Warehouses.
 	{errTablesUnavailable, adminclient.CodeNotImplemented, http.StatusNotImplemented},

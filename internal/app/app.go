@@ -461,7 +461,7 @@ func (s *Server) handler() (http.Handler, error) {
 	auth := sigv4Auth{v: s.verifier, iam: s.iam}
 	adm, err := admin.New(admin.Config{Auth: auth, Settings: s.settings, Trace: s.trace, Info: s, Logger: s.log, Replication: s.repl,
 		Tables: tablesAdmin{c: s.catalog, sc: s.scanner, tr: s.trace, mm: s.maint}, TablesReplication: s.scanner, Identities: s.iam,
-		Heal: healer{s}, RemoteTrace: s.cfg.RemoteTrace})
+		Heal: healer{s}, Quotas: quotas{s}, RemoteTrace: s.cfg.RemoteTrace})
 	if err != nil {
 		return nil, err
 	}

@@ -174,6 +174,13 @@ func (l *Layer) UploadPart(ctx context.Context, bucket, key, uploadID string, nu
 	if err != nil {
 		return nil, err
 	}
+	b, err := l.Bucket(ctx, bucket)
+	if err != nil {
+		return nil, err
+	}
+	if err := l.checkQuota(&b, opts.Size); err != nil {
+		return nil, err
+	}
 	alg := opts.Checksum
 	if alg == "" {
 		alg = u.Checksum

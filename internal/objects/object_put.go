@@ -116,6 +116,9 @@ func (l *Layer) PutObject(ctx context.Context, bucket, key string, body io.Reade
 	if err := ValidateLock(&b, opts.Lock, l.now()); err != nil {
 		return nil, err
 	}
+	if err := l.checkQuota(&b, opts.Size); err != nil {
+		return nil, err
+	}
 	sse, err := l.resolveSSE(b, opts.SSE)
 	if err != nil {
 		return nil, err
@@ -138,6 +141,13 @@ func (l *Layer) PutObject(ctx context.Context, bucket, key string, body io.Reade
 	st, err := l.store(bucket, key, body, opts.Size, enc, alg)
 	if err != nil {
 		return nil, err
+	}
+	if opts.Size < 0 {
+		// The size was not known before the body: check it now.
+		if err := l.checkQuota(&b, st.seg.Size); err != nil {
+			l.release(st.seg)
+			return nil, err
+		}
 	}
 	if opts.Verify != nil {
 		if err := opts.Verify(st.md5, st.sums); err != nil {

@@ -87,7 +87,8 @@ type Layer struct {
 	lcWorkers int
 
 	cells     cellLocks
-	cellCache cellCache // the stats cells last committed (stats.go)
+	cellCache cellCache  // the stats cells last committed (stats.go)
+	quota     quotaUsage // buckets' usage for their quotas (quota.go)
 	repl      Replicator
 	arrived   func(bucket, key string)
 	// hook, set by tests, is called at each crash point (after a commit,

@@ -54,6 +54,9 @@ type Bucket struct {
 	// Lifecycle is the bucket's lifecycle configuration (lifecycle.go),
 	// the S3 edge's validated XML.
 	Lifecycle []byte `msgpack:"lc,omitempty"`
+	// Quota is the bucket's hard quota in bytes of live objects (quota.go);
+	// 0 is none.
+	Quota int64 `msgpack:"qt,omitempty"`
 }
 
 // Bucket settings that replicate, as FieldTimes names them.
@@ -80,6 +83,7 @@ var bucketFields = []struct {
 	{FieldCORS, func(a, b *Bucket) bool { return bytes.Equal(a.CORS, b.CORS) }, func(d, s *Bucket) { d.CORS = bytes.Clone(s.CORS) }},
 	{FieldLifecycle, func(a, b *Bucket) bool { return bytes.Equal(a.Lifecycle, b.Lifecycle) }, func(d, s *Bucket) { d.Lifecycle = bytes.Clone(s.Lifecycle) }},
 	{FieldACL, func(a, b *Bucket) bool { return a.ACL == b.ACL }, func(d, s *Bucket) { d.ACL = s.ACL }},
+	{FieldQuota, func(a, b *Bucket) bool { return a.Quota == b.Quota }, func(d, s *Bucket) { d.Quota = s.Quota }},
 }
 
 // fieldTime is when a setting last changed (the bucket's creation for one

@@ -318,8 +318,14 @@ func (l *Layer) Usage() Usage {
 }
 
 func (l *Layer) usage(context.Context) (Usage, error) {
+	return l.sumCells([]byte(pfxCell))
+}
+
+// sumCells adds up the live objects and bytes of the stats cells under
+// prefix: every bucket's, or one bucket's.
+func (l *Layer) sumCells(prefix []byte) (Usage, error) {
 	var u Usage
-	err := meta.Scan(l.meta, []byte(pfxCell), meta.PrefixEnd([]byte(pfxCell)), func(k, raw []byte) (bool, error) {
+	err := meta.Scan(l.meta, prefix, meta.PrefixEnd(prefix), func(k, raw []byte) (bool, error) {
 		c, err := decodeCell(raw)
 		if err != nil {
 			return false, errBadCell(k)

@@ -389,8 +389,8 @@ func TestMismatchDetectionHealsDroppedWork(t *testing.T) {
 	}
 }
 
-// TestBucketSettingsMultipartAndTagsReplicate: bucket tags, policy and
-// default encryption set on any site reach every site; a multipart object
+// TestBucketSettingsMultipartAndTagsReplicate: bucket tags, policy,
+// default encryption and quota set on any site reach every site; a multipart object
 // keeps its part layout and ETag on the peer; a tag change of a version
 // merges into the peer's copy; a bucket deletion replicates.
 func TestBucketSettingsMultipartAndTagsReplicate(t *testing.T) {
@@ -412,7 +412,13 @@ func TestBucketSettingsMultipartAndTagsReplicate(t *testing.T) {
 	if err := cs[0].SetBucketEncryption(ctx, "settings", sseS3Config()); err != nil {
 		t.Fatal(err)
 	}
+	if err := m.Sites[0].Server().Objects().SetBucketQuota(ctx, "settings", 1<<30); err != nil {
+		t.Fatal(err)
+	}
 	testsite.Eventually(t, 10*time.Second, func() error {
+		if b, err := m.Sites[1].Server().Objects().Bucket(ctx, "settings"); err != nil || b.Quota != 1<<30 {
+			return fmt.Errorf("site2 quota %d %v", b.Quota, err)
+		}
 		for i, c := range cs {
 			tags, err := c.GetBucketTagging(ctx, "settings")
 			if err != nil || tags.ToMap()["team"] != "data" {

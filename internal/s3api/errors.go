@@ -76,6 +76,7 @@ var errorTable = []struct {
 	{objects.ErrNoSuchTagSet, apiErr("NoSuchTagSet", 404, "The TagSet does not exist.")},
 	{objects.ErrNoSuchPolicy, apiErr("NoSuchBucketPolicy", 404, "The bucket policy does not exist.")},
 	{objects.ErrNoSuchEncryption, apiErr("ServerSideEncryptionConfigurationNotFoundError", 404, "The server side encryption configuration was not found.")},
+	{objects.ErrQuotaExceeded, apiErr("XMinioAdminBucketQuotaExceeded", 400, "Bucket quota exceeded.")},
 	{objects.ErrSSEUnavailable, apiErr("InvalidRequest", 400, "Server-side encryption is not available on this server.")},
 	{objects.ErrCustomerKeyRequired, apiErr("InvalidRequest", 400, "The object was stored using a form of Server Side Encryption. The correct parameters must be provided to retrieve the object.")},
 	{objects.ErrCustomerKeyMismatch, apiErr("InvalidArgument", 400, "The provided customer key does not match the key the object was encrypted with.")},

@@ -7,7 +7,7 @@ import (
 
 // AddObjectCommands attaches the object verbs: mb, rb, ls, cp, mv, cat, rm, undo, stat,
 // version, pipe, head, ready, ping, tag, share, du, tree, find, diff, mirror, watch,
-// retention, legalhold.
+// retention, legalhold, cors, ilm, quota.
 func AddObjectCommands(root *cobra.Command, opts *cmdutil.Options) {
 	for _, newCmd := range []func(*cmdutil.Options) *cobra.Command{
 		newMBCmd,
@@ -36,6 +36,7 @@ func AddObjectCommands(root *cobra.Command, opts *cmdutil.Options) {
 		newLegalHoldCmd,
 		newCORSCmd,
 		newILMCmd,
+		newQuotaCmd,
 	} {
 		root.AddCommand(newCmd(opts))
 	}

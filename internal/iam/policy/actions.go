@@ -45,6 +45,7 @@ var AdminActions = []string{
 	"admin:AttachUserOrGroupPolicy",
 	"admin:CreateServiceAccount", "admin:UpdateServiceAccount", "admin:RemoveServiceAccount",
 	"admin:ListServiceAccounts",
+	"admin:Heal", "admin:GetBucketQuota", "admin:SetBucketQuota",
 }
 
 // TablesActions are the Iceberg REST catalog's actions, with AIStor's names.

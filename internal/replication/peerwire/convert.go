@@ -88,7 +88,7 @@ func ToItemResults(rs []ItemResult) []replication.ItemResult {
 func FromBucket(b objects.Bucket) Bucket {
 	w := Bucket{Name: b.Name, Created: b.Created, Versioning: b.Versioning, Tags: b.Tags, Policy: b.Policy,
 		Encryption: b.Encryption, ModTime: b.ModTime, Warehouse: b.Warehouse, FieldTimes: b.FieldTimes, CORS: b.CORS,
-		ACL: b.ACL, Lifecycle: b.Lifecycle}
+		ACL: b.ACL, Lifecycle: b.Lifecycle, Quota: b.Quota}
 	if c := b.ObjectLock; c != nil {
 		w.ObjectLock = &LockConfig{Mode: c.Mode, Days: c.Days, Years: c.Years}
 	}
@@ -99,7 +99,7 @@ func FromBucket(b objects.Bucket) Bucket {
 func (w Bucket) ToBucket() objects.Bucket {
 	b := objects.Bucket{Name: w.Name, Created: w.Created, Versioning: w.Versioning, Tags: w.Tags, Policy: w.Policy,
 		Encryption: w.Encryption, ModTime: w.ModTime, Warehouse: w.Warehouse, FieldTimes: w.FieldTimes, CORS: w.CORS,
-		ACL: w.ACL, Lifecycle: w.Lifecycle}
+		ACL: w.ACL, Lifecycle: w.Lifecycle, Quota: w.Quota}
 	if c := w.ObjectLock; c != nil {
 		b.ObjectLock = &objects.LockConfig{Mode: c.Mode, Days: c.Days, Years: c.Years}
 	}

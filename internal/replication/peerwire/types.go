@@ -92,6 +92,9 @@ type Bucket struct {
 	// Lifecycle is the bucket's lifecycle configuration as XML (added
 	// without a version bump: a peer predating lifecycle ignores it).
 	Lifecycle []byte `msgpack:"lc,omitempty"`
+	// Quota is the bucket's hard quota in bytes (added without a version
+	// bump: a peer predating quotas ignores it).
+	Quota int64 `msgpack:"qt,omitempty"`
 }
 
 // LockConfig is a bucket's object lock configuration: its default
