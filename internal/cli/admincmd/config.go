@@ -25,7 +25,8 @@ replica_catalog); get shows such values as they apply.
   twinlake admin config set site1 tables replica_catalog=on
   twinlake admin config set site1 replication max_retries=5 retry_base_delay=500ms`,
 	}
-	cmd.AddCommand(newAdminConfigGetCmd(opts), newAdminConfigSetCmd(opts))
+	cmd.AddCommand(newAdminConfigGetCmd(opts), newAdminConfigSetCmd(opts), newAdminConfigResetCmd(opts),
+		newAdminConfigExportCmd(opts), newAdminConfigImportCmd(opts))
 	return cmd
 }
 
