@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/minio/minio-go/v7"
+	"github.com/minio/minio-go/v7/pkg/tags"
 	"github.com/spf13/cobra"
 	"github.com/twinlake/twinlake/internal/cli/cmdutil"
 )
@@ -26,7 +27,10 @@ type cpFlags struct {
 	versionID string
 	rewind    string
 	attrs     []string
-	move      bool
+	tags      string
+	// olderThan and newerThan pick the sources of a recursive copy by age.
+	olderThan, newerThan string
+	move                 bool
 }
 
 func newCPCmd(opts *cmdutil.Options) *cobra.Command {
@@ -66,7 +70,16 @@ A source of '-' reads standard input to its end into one object, as pipe does.`,
 	cmd.Flags().StringVar(&f.versionID, "version-id", "", "copy this version of the source object")
 	cmd.Flags().StringVar(&f.rewind, "rewind", "", "copy the source objects as they were at this time: a duration back (7d) or a time (2024-05-01)")
 	cmd.Flags().StringArrayVar(&f.attrs, "attr", nil, "metadata key=value for the copy (repeatable, or k1=v1;k2=v2)")
+	addCopyFilterFlags(cmd, &f)
 	return cmd
+}
+
+// addCopyFilterFlags adds the flags cp and mv share beyond --recursive and
+// --attr: tags for what they write, and the age of what they read.
+func addCopyFilterFlags(cmd *cobra.Command, f *cpFlags) {
+	cmd.Flags().StringVar(&f.tags, "tags", "", `tags for the objects written, "k1=v1&k2=v2" (a server-side copy replaces the source's)`)
+	cmd.Flags().StringVar(&f.olderThan, "older-than", "", "with --recursive: only sources modified longer ago than this (7d, 12h)")
+	cmd.Flags().StringVar(&f.newerThan, "newer-than", "", "with --recursive: only sources modified more recently than this (7d, 12h)")
 }
 
 func newMVCmd(opts *cmdutil.Options) *cobra.Command {
@@ -94,6 +107,7 @@ same bucket, is refused: the copy would be removed with its source.`,
 	}
 	cmd.Flags().BoolVarP(&f.recursive, "recursive", "r", false, "move a directory or every object under a prefix")
 	cmd.Flags().StringArrayVar(&f.attrs, "attr", nil, "metadata key=value for the copy (repeatable, or k1=v1;k2=v2)")
+	addCopyFilterFlags(cmd, &f)
 	return cmd
 }
 
@@ -124,6 +138,8 @@ type cpJob struct {
 	dstC     *minio.Client
 	sameSite bool
 	move     bool              // mv: remove each source once its copy is acknowledged
+	tags     map[string]string // --tags: the tags of every object written
+	age      ageFilter         // --older-than, --newer-than: the sources a recursive copy takes
 	prog     *cmdutil.Progress // nil: nothing reported
 	single   bool              // one object: its size is the progress total
 	at       time.Time         // --rewind: copy the versions current then
@@ -160,6 +176,22 @@ func runCP(cmd *cobra.Command, opts *cmdutil.Options, srcArg, dstArg string, f c
 		return errors.New("--rewind picks the source versions current at a time: it needs a remote source and no --version-id")
 	}
 	j := &cpJob{cmd: cmd, opts: opts, meta: meta, ctype: ctype, at: at, move: f.move}
+	if (f.olderThan != "" || f.newerThan != "") && !f.recursive {
+		return fmt.Errorf("--older-than and --newer-than pick the sources of a recursive %s: add --recursive", cmd.Name())
+	}
+	if j.age, err = newAgeFilter(f.olderThan, f.newerThan); err != nil {
+		return err
+	}
+	if f.tags != "" {
+		if dst.remote == nil {
+			return fmt.Errorf("--tags sets the tags of the objects %s writes: it needs an ALIAS/BUCKET target", cmd.Name())
+		}
+		tg, err := tags.ParseObjectTags(f.tags)
+		if err != nil {
+			return fmt.Errorf("--tags %q: %w", f.tags, err)
+		}
+		j.tags = tg.ToMap()
+	}
 	for _, e := range []*cpEnd{&src, &dst} {
 		if e.remote == nil {
 			continue
@@ -301,8 +333,8 @@ func (j *cpJob) copyTree(src, dst cpEnd) error {
 		if err != nil {
 			return cmdutil.S3Err("list "+cmdutil.FmtTarget(*src.remote), err)
 		}
-		if strings.HasSuffix(obj.Key, "/") {
-			continue // folder marker
+		if strings.HasSuffix(obj.Key, "/") || !j.age.keep(obj.LastModified) {
+			continue // a folder marker, or outside --older-than/--newer-than
 		}
 		rel := strings.TrimPrefix(obj.Key, keep)
 		from := cmdutil.Target{Alias: src.remote.Alias, Bucket: src.remote.Bucket, Key: obj.Key}
@@ -361,6 +393,9 @@ func (j *cpJob) putTree(dir string, dst cmdutil.Target) error {
 		}
 		if !d.Type().IsRegular() {
 			return nil // directories, and symlinks or devices we do not follow
+		}
+		if info, err := d.Info(); err != nil || !j.age.keep(info.ModTime()) {
+			return nil // gone since listed, or outside --older-than/--newer-than
 		}
 		rel, err := filepath.Rel(root, p)
 		if err != nil {
@@ -443,7 +478,7 @@ func localTreeSize(dir string) (files, bytes int64) {
 // put uploads one local file.
 func (j *cpJob) put(file string, to cmdutil.Target) error {
 	info, err := j.dstC.FPutObject(j.cmd.Context(), to.Bucket, to.Key, file,
-		minio.PutObjectOptions{UserMetadata: j.meta, ContentType: j.ctype, Progress: j.prog.Hook()})
+		minio.PutObjectOptions{UserMetadata: j.meta, ContentType: j.ctype, UserTags: j.tags, Progress: j.prog.Hook()})
 	if err != nil {
 		return cmdutil.S3Err("upload "+file+" to "+cmdutil.FmtTarget(to), err)
 	}
@@ -497,7 +532,7 @@ func (j *cpJob) copyRemote(from cmdutil.Target, versionID string, to cmdutil.Tar
 		if err != nil {
 			return cmdutil.S3Err("copy "+cmdutil.FmtTarget(from), err)
 		}
-		d := minio.CopyDestOptions{Bucket: to.Bucket, Object: to.Key}
+		d := minio.CopyDestOptions{Bucket: to.Bucket, Object: to.Key, ReplaceTags: j.tags != nil, UserTags: j.tags}
 		if len(j.meta) > 0 || j.ctype != "" {
 			d.ReplaceMetadata = true
 			d.UserMetadata = j.mergedMeta(info.UserMetadata)
@@ -523,7 +558,7 @@ func (j *cpJob) copyRemote(from cmdutil.Target, versionID string, to cmdutil.Tar
 		j.prog.SetTotal(1, info.Size)
 	}
 	up, err := j.dstC.PutObject(ctx, to.Bucket, to.Key, j.prog.Reader(obj), info.Size, minio.PutObjectOptions{
-		UserMetadata: j.mergedMeta(info.UserMetadata), ContentType: cmp.Or(j.ctype, info.ContentType)})
+		UserMetadata: j.mergedMeta(info.UserMetadata), ContentType: cmp.Or(j.ctype, info.ContentType), UserTags: j.tags})
 	if err != nil {
 		return cmdutil.S3Err("copy "+cmdutil.FmtTarget(from)+" to "+cmdutil.FmtTarget(to), err)
 	}
