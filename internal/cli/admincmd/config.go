@@ -77,18 +77,24 @@ default.`,
 			if err != nil {
 				return err
 			}
-			cfg, err := c.SetConfig(cmd.Context(), subsys, kv)
-			if err != nil {
-				return fmt.Errorf("admin config set %s %s: %w", aliasName, subsys, err)
-			}
-			applied, overridden := describeApplied(cfg, kv)
-			for _, note := range overridden {
-				fmt.Fprintln(cmd.ErrOrStderr(), note)
-			}
-			return cmdutil.PrintResult(cmd.OutOrStdout(), opts, cfg,
-				fmt.Sprintf("Applied %s %s.", subsys, strings.Join(applied, " ")))
+			return applyConfig(cmd, opts, c, aliasName, subsys, kv, "Applied")
 		},
 	}
+}
+
+// applyConfig sets kv on subsys (all or none) and prints what applied,
+// with a note for each key an environment variable keeps overriding; done
+// names the change in the printed line ("Applied", "Reset").
+func applyConfig(cmd *cobra.Command, opts *cmdutil.Options, c *adminclient.Client, aliasName, subsys string, kv map[string]string, done string) error {
+	cfg, err := c.SetConfig(cmd.Context(), subsys, kv)
+	if err != nil {
+		return fmt.Errorf("admin config %s %s %s: %w", cmd.Name(), aliasName, subsys, err)
+	}
+	applied, overridden := describeApplied(cfg, kv)
+	for _, note := range overridden {
+		fmt.Fprintln(cmd.ErrOrStderr(), note)
+	}
+	return cmdutil.PrintResult(cmd.OutOrStdout(), opts, cfg, fmt.Sprintf("%s %s %s.", done, subsys, strings.Join(applied, " ")))
 }
 
 // configKeysHelp lists every subsystem and key with its default, from the

@@ -55,16 +55,7 @@ overridden.`,
 			if err != nil {
 				return err
 			}
-			cfg, err := c.SetConfig(cmd.Context(), subsys, kv)
-			if err != nil {
-				return fmt.Errorf("admin config reset %s %s: %w", aliasName, subsys, err)
-			}
-			applied, overridden := describeApplied(cfg, kv)
-			for _, note := range overridden {
-				fmt.Fprintln(cmd.ErrOrStderr(), note)
-			}
-			return cmdutil.PrintResult(cmd.OutOrStdout(), opts, cfg,
-				fmt.Sprintf("Reset %s %s.", subsys, strings.Join(applied, " ")))
+			return applyConfig(cmd, opts, c, aliasName, subsys, kv, "Reset")
 		},
 	}
 }
@@ -142,16 +133,7 @@ values: import merges, it does not reset (reset does).`,
 				return err
 			}
 			for _, subsys := range order {
-				cfg, err := c.SetConfig(cmd.Context(), subsys, changes[subsys])
-				if err != nil {
-					return fmt.Errorf("admin config import %s %s: %w", args[0], subsys, err)
-				}
-				applied, overridden := describeApplied(cfg, changes[subsys])
-				for _, note := range overridden {
-					fmt.Fprintln(cmd.ErrOrStderr(), note)
-				}
-				if err := cmdutil.PrintResult(cmd.OutOrStdout(), opts, cfg,
-					fmt.Sprintf("Applied %s %s.", subsys, strings.Join(applied, " "))); err != nil {
+				if err := applyConfig(cmd, opts, c, args[0], subsys, changes[subsys], "Applied"); err != nil {
 					return err
 				}
 			}
