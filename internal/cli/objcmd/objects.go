@@ -7,7 +7,7 @@ import (
 
 // AddObjectCommands attaches the object verbs: mb, rb, ls, cp, mv, cat, rm, undo, stat,
 // version, pipe, head, ready, ping, tag, share, du, tree, find, diff, mirror, watch,
-// retention, legalhold, cors, ilm, quota.
+// retention, legalhold, cors, ilm, quota, encrypt.
 func AddObjectCommands(root *cobra.Command, opts *cmdutil.Options) {
 	for _, newCmd := range []func(*cmdutil.Options) *cobra.Command{
 		newMBCmd,
@@ -37,6 +37,7 @@ func AddObjectCommands(root *cobra.Command, opts *cmdutil.Options) {
 		newCORSCmd,
 		newILMCmd,
 		newQuotaCmd,
+		newEncryptCmd,
 	} {
 		root.AddCommand(newCmd(opts))
 	}
