@@ -7,7 +7,7 @@ import (
 
 // AddObjectCommands attaches the object verbs: mb, rb, ls, cp, mv, cat, rm, undo, stat,
 // version, pipe, head, ready, ping, tag, share, du, tree, find, diff, mirror, watch,
-// retention, legalhold, cors, ilm, quota, encrypt.
+// retention, legalhold, cors, ilm, quota, encrypt, od.
 func AddObjectCommands(root *cobra.Command, opts *cmdutil.Options) {
 	for _, newCmd := range []func(*cmdutil.Options) *cobra.Command{
 		newMBCmd,
@@ -38,6 +38,7 @@ func AddObjectCommands(root *cobra.Command, opts *cmdutil.Options) {
 		newILMCmd,
 		newQuotaCmd,
 		newEncryptCmd,
+		newODCmd,
 	} {
 		root.AddCommand(newCmd(opts))
 	}
