@@ -271,6 +271,18 @@ func TestObjectCopyAndRead(t *testing.T) {
 				t.Errorf("cat = %q", out)
 			}
 		}},
+		{name: "cat --offset", args: []string{"cat", "--offset", "7", "s1/bkt/dir/hello.txt"}, check: func(t *testing.T, out string) {
+			if out != "twinlake\n" {
+				t.Errorf("cat --offset 7 = %q", out)
+			}
+		}},
+		{name: "cat --tail", args: []string{"cat", "--tail", "4", "s1/bkt/dir/hello.txt"}, check: func(t *testing.T, out string) {
+			if out != "ake\n" {
+				t.Errorf("cat --tail 4 = %q", out)
+			}
+		}},
+		{name: "cat --offset past the end", args: []string{"cat", "--offset", "100", "s1/bkt/dir/hello.txt"}, wantErr: "InvalidRange"},
+		{name: "cat --offset and --tail", args: []string{"cat", "--offset", "1", "--tail", "1", "s1/bkt/dir/hello.txt"}, wantErr: "not both"},
 		{name: "stat object", args: []string{"stat", "s1/bkt/dir/hello.txt"},
 			want: []string{"Name      : s1/bkt/dir/hello.txt", "Size      : 16B (16 bytes)", "Type      : text/plain", "Owner: ana", "ETag      : "}},
 		{name: "stat object json", args: []string{"stat", "--json", "s1/bkt/dir/hello.txt"}, check: func(t *testing.T, out string) {
