@@ -285,7 +285,7 @@ func TestBadInput(t *testing.T) {
 
 		// Sub-resources that are not served must not fall through to a plain
 		// bucket or object operation.
-		{"get bucket logging", rawRequest{method: "GET", target: "/bad?logging"}, 501, "NotImplemented"},
+		{"put bucket logging", rawRequest{method: "PUT", target: "/bad?logging"}, 501, "NotImplemented"},
 		{"put object acl of a missing key", rawRequest{method: "PUT", target: "/bad/acl-key?acl", body: small}, 404, "NoSuchKey"},
 		{"put object acl that is not XML", rawRequest{method: "PUT", target: "/bad/keep?acl", body: small}, 400, "MalformedACLError"},
 		{"delete bucket cors when none is set", rawRequest{method: "DELETE", target: "/bad?cors"}, 404, "NoSuchCORSConfiguration"},

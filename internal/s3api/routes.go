@@ -35,6 +35,12 @@ var routes = []route{
 	{http.MethodPut, scopeBucket, "policy", "PutBucketPolicy", (*Server).putBucketPolicy},
 	{http.MethodDelete, scopeBucket, "policy", "DeleteBucketPolicy", (*Server).deleteBucketPolicy},
 	{http.MethodGet, scopeBucket, "policyStatus", "GetBucketPolicyStatus", (*Server).getBucketPolicyStatus},
+	{http.MethodGet, scopeBucket, "website", "GetBucketWebsite", (*Server).getBucketWebsite},
+	{http.MethodGet, scopeBucket, "publicAccessBlock", "GetPublicAccessBlock", (*Server).getPublicAccessBlock},
+	{http.MethodGet, scopeBucket, "accelerate", "GetBucketAccelerateConfiguration", (*Server).getBucketAccelerate},
+	{http.MethodGet, scopeBucket, "requestPayment", "GetBucketRequestPayment", (*Server).getBucketRequestPayment},
+	{http.MethodGet, scopeBucket, "logging", "GetBucketLogging", (*Server).getBucketLogging},
+	{http.MethodGet, scopeBucket, "notification", "GetBucketNotificationConfiguration", (*Server).getBucketNotification},
 	{http.MethodGet, scopeBucket, "encryption", "GetBucketEncryption", (*Server).getBucketEncryption},
 	{http.MethodPut, scopeBucket, "encryption", "PutBucketEncryption", (*Server).putBucketEncryption},
 	{http.MethodDelete, scopeBucket, "encryption", "DeleteBucketEncryption", (*Server).deleteBucketEncryption},
@@ -85,6 +91,14 @@ func matchRoute(req *request) *route {
 	case req.bucket != "":
 		sc = scopeBucket
 	}
+	for i := range routes {
+		rt := &routes[i]
+		if rt.method == req.r.Method && rt.scope == sc && rt.query != "" && req.query.Has(rt.query) {
+			return rt
+		}
+	}
+	// Only then the sub-resources with no API here: some are served for
+	// one method (a read of an absent setting) and not the others.
 	if u, ok := findUnsupported(req); ok {
 		req.api = u.name(req.r.Method, sc)
 		return nil
@@ -93,9 +107,6 @@ func matchRoute(req *request) *route {
 		rt := &routes[i]
 		if rt.method != req.r.Method || rt.scope != sc {
 			continue
-		}
-		if rt.query != "" && req.query.Has(rt.query) {
-			return rt
 		}
 		if rt.query == "" {
 			if namesSubresource(req) {

@@ -13,13 +13,13 @@ func TestUnsupportedAPINames(t *testing.T) {
 	for _, tc := range []struct {
 		method, target, want string
 	}{
-		{http.MethodGet, "/b?website", "GetBucketWebsite"},
+		{http.MethodPut, "/b?website", "PutBucketWebsite"},
 		{http.MethodPut, "/b?notification", "PutBucketNotificationConfiguration"},
 		{http.MethodDelete, "/b?website", "DeleteBucketWebsite"},
-		{http.MethodGet, "/b?logging", "GetBucketLogging"},
+		{http.MethodPut, "/b?logging", "PutBucketLogging"},
 		{http.MethodPost, "/b/k?restore", "RestoreObject"},
 		{http.MethodPost, "/b/k?select&select-type=2", "SelectObjectContent"},
-		{http.MethodGet, "/b?publicAccessBlock", "GetPublicAccessBlock"},
+		{http.MethodPut, "/b?publicAccessBlock", "PutPublicAccessBlock"},
 		{http.MethodGet, "/b?metadataTable", "GetBucketMetadataTableConfiguration"},
 		{http.MethodGet, "/b?session", "CreateSession"},
 		{http.MethodPut, "/b/k?renameObject", "RenameObject"},
