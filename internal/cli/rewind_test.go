@@ -15,7 +15,7 @@ import (
 	"github.com/twinlake/twinlake/internal/cli/cmdutil"
 )
 
-// --rewind reads objects as they were: cat, stat, ls and cp pick for each
+// --rewind reads objects as they were: cat, stat, ls, du and cp pick for each
 // key the version current at the time, and leave out keys that did not
 // exist then (not yet, or deleted).
 func TestRewind(t *testing.T) {
@@ -59,6 +59,17 @@ func TestRewind(t *testing.T) {
 	e.must("cp", "--recursive", "--rewind", at, "s1/rew/docs/", dst)
 	if got := readFile(t, filepath.Join(dst, "a")) + "," + readFile(t, filepath.Join(dst, "sub", "gone")); got != "one,here" {
 		t.Errorf("cp -r --rewind copied %q", got)
+	}
+	// du --rewind counts what was there then: "one" and "here", 7 bytes;
+	// today "two" and "fresh", 8 bytes.
+	if out := e.must("du", "--rewind", at, "--json", "s1/rew/docs/"); !strings.Contains(out, `"size":7,"objects":2`) {
+		t.Errorf("du --rewind: %s", out)
+	}
+	if out := e.must("du", "--json", "s1/rew/docs/"); !strings.Contains(out, `"size":8,"objects":2`) {
+		t.Errorf("du: %s", out)
+	}
+	if _, err := e.run("du", "--rewind", at, "--versions", "s1/rew/docs/"); err == nil {
+		t.Error("du --rewind with --versions accepted")
 	}
 	// rm --rewind removes, for good, the version current then; the latest
 	// stays.

@@ -1,9 +1,11 @@
 package objcmd
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/twinlake/twinlake/internal/cli/cmdutil"
@@ -13,15 +15,18 @@ func newDUCmd(opts *cmdutil.Options) *cobra.Command {
 	var (
 		depth    int
 		versions bool
+		rewind   string
 	)
 	cmd := &cobra.Command{
 		Use:   "du ALIAS/BUCKET[/PREFIX]",
 		Short: "Summarize the space used under a bucket or prefix",
 		Long: `Add up the size and count of the objects under a bucket or prefix. --depth N
 also prints every folder down to N levels below it (deepest first, as mc
-does). --versions counts every noncurrent version too, delete markers aside.`,
+does). --versions counts every noncurrent version too, delete markers aside.
+--rewind counts the objects as they were at a time.`,
 		Example: `  twinlake du site1/photos
   twinlake du --depth 1 site1/photos/2024
+  twinlake du --rewind 30d site1/photos
   twinlake du --versions --json site1/photos`,
 		Args: cobra.ExactArgs(1),
 		RunE: cmdutil.WithJSONErrors(opts, func(cmd *cobra.Command, args []string) error {
@@ -39,11 +44,19 @@ does). --versions counts every noncurrent version too, delete markers aside.`,
 			if root.end.remote == nil {
 				return fmt.Errorf("du: %q is not ALIAS/BUCKET[/PREFIX]", cmdutil.FmtTarget(t))
 			}
-			return runDU(cmd, opts, root, depth, versions)
+			at, err := rewindFlag(rewind)
+			if err != nil {
+				return err
+			}
+			if !at.IsZero() && versions {
+				return errors.New("--rewind counts the objects as they were at one time: it cannot be combined with --versions")
+			}
+			return runDU(cmd, opts, root, depth, versions, at)
 		}),
 	}
 	cmd.Flags().IntVarP(&depth, "depth", "d", 0, "also print folders down to this many levels")
 	cmd.Flags().BoolVar(&versions, "versions", false, "count every version, not only the latest")
+	cmd.Flags().StringVar(&rewind, "rewind", "", rewindHelp)
 	return cmd
 }
 
@@ -56,14 +69,11 @@ type duResult struct {
 	Versions bool   `json:"isVersions,omitempty"`
 }
 
-func runDU(cmd *cobra.Command, opts *cmdutil.Options, root walkRoot, depth int, versions bool) error {
+func runDU(cmd *cobra.Command, opts *cmdutil.Options, root walkRoot, depth int, versions bool, at time.Time) error {
 	// Usage by folder (relative, ending in '/'); "" is the root.
 	usage := map[string]*duResult{"": {}}
-	err := root.walk(cmd.Context(), versions, func(e walkEntry) error {
-		if e.DeleteMarker {
-			return nil
-		}
-		parts := strings.Split(e.Rel, "/")
+	count := func(rel string, size int64) {
+		parts := strings.Split(rel, "/")
 		for d := 0; d <= min(depth, len(parts)-1); d++ {
 			folder := ""
 			if d > 0 {
@@ -74,11 +84,29 @@ func runDU(cmd *cobra.Command, opts *cmdutil.Options, root walkRoot, depth int, 
 				u = &duResult{}
 				usage[folder] = u
 			}
-			u.Size += e.Size
+			u.Size += size
 			u.Objects++
 		}
-		return nil
-	})
+	}
+	var err error
+	if at.IsZero() {
+		err = root.walk(cmd.Context(), versions, func(e walkEntry) error {
+			if !e.DeleteMarker {
+				count(e.Rel, e.Size)
+			}
+			return nil
+		})
+	} else {
+		for obj, ierr := range objectsAt(cmd.Context(), root.client, root.end.remote.Bucket, root.prefix, at, false) {
+			if ierr != nil {
+				err = cmdutil.S3Err("list "+root.String(), ierr)
+				break
+			}
+			if !strings.HasSuffix(obj.Key, "/") {
+				count(strings.TrimPrefix(obj.Key, root.prefix), obj.Size)
+			}
+		}
+	}
 	if err != nil {
 		return err
 	}
