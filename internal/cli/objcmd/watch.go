@@ -137,8 +137,11 @@ func matchWatch(e trace.Event, bucketPath, prefix string, f watchFlags) (watchEv
 		return watchEvent{}, false
 	}
 	key, ok := strings.CutPrefix(e.Path, bucketPath)
-	if !ok && e.Path+"/" != bucketPath {
-		return watchEvent{}, false
+	if !ok {
+		if e.Path+"/" != bucketPath {
+			return watchEvent{}, false // another bucket
+		}
+		key = "" // the bucket itself (/b rather than /b/)
 	}
 	if e.FuncName != "s3.DeleteObjects" && (!strings.HasPrefix(key, prefix) || !strings.HasSuffix(key, f.suffix)) {
 		return watchEvent{}, false
