@@ -15,7 +15,7 @@ import (
 	"github.com/twinlake/twinlake/internal/cli/cmdutil"
 )
 
-// --rewind reads objects as they were: cat, stat, ls, du and cp pick for each
+// --rewind reads objects as they were: cat, stat, ls, du, tree and cp pick for each
 // key the version current at the time, and leave out keys that did not
 // exist then (not yet, or deleted).
 func TestRewind(t *testing.T) {
@@ -70,6 +70,13 @@ func TestRewind(t *testing.T) {
 	}
 	if _, err := e.run("du", "--rewind", at, "--versions", "s1/rew/docs/"); err == nil {
 		t.Error("du --rewind with --versions accepted")
+	}
+	// tree --rewind draws what was there then: sub/gone, not new.
+	if out := e.must("tree", "--files", "--rewind", at, "s1/rew/docs/"); !strings.Contains(out, "gone") || strings.Contains(out, "new") {
+		t.Errorf("tree --rewind:\n%s", out)
+	}
+	if out := e.must("tree", "--files", "s1/rew/docs/"); strings.Contains(out, "gone") || !strings.Contains(out, "new") {
+		t.Errorf("tree:\n%s", out)
 	}
 	// rm --rewind removes, for good, the version current then; the latest
 	// stays.

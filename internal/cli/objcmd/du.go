@@ -89,23 +89,18 @@ func runDU(cmd *cobra.Command, opts *cmdutil.Options, root walkRoot, depth int, 
 		}
 	}
 	var err error
-	if at.IsZero() {
-		err = root.walk(cmd.Context(), versions, func(e walkEntry) error {
+	if versions {
+		err = root.walk(cmd.Context(), true, func(e walkEntry) error {
 			if !e.DeleteMarker {
 				count(e.Rel, e.Size)
 			}
 			return nil
 		})
 	} else {
-		for obj, ierr := range objectsAt(cmd.Context(), root.client, root.end.remote.Bucket, root.prefix, at, false) {
-			if ierr != nil {
-				err = cmdutil.S3Err("list "+root.String(), ierr)
-				break
-			}
-			if !strings.HasSuffix(obj.Key, "/") {
-				count(strings.TrimPrefix(obj.Key, root.prefix), obj.Size)
-			}
-		}
+		err = root.walkAt(cmd.Context(), at, func(e walkEntry) error {
+			count(e.Rel, e.Size)
+			return nil
+		})
 	}
 	if err != nil {
 		return err

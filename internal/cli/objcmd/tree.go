@@ -12,17 +12,20 @@ import (
 
 func newTreeCmd(opts *cmdutil.Options) *cobra.Command {
 	var (
-		files bool
-		depth int
+		files  bool
+		depth  int
+		rewind string
 	)
 	cmd := &cobra.Command{
 		Use:   "tree ALIAS/BUCKET[/PREFIX]",
 		Short: "Show the folders under a bucket or prefix as a tree",
 		Long: `Draw the folders (key prefixes up to a '/') under a bucket or prefix as a
 tree; --files adds the objects, --depth stops N levels down. With --json each
-folder or object is one line with its depth.`,
+folder or object is one line with its depth. --rewind draws the tree as it was
+at a time.`,
 		Example: `  twinlake tree site1/photos
-  twinlake tree --files --depth 2 site1/photos/2024`,
+  twinlake tree --files --depth 2 site1/photos/2024
+  twinlake tree --files --rewind 7d site1/photos`,
 		Args: cobra.ExactArgs(1),
 		RunE: cmdutil.WithJSONErrors(opts, func(cmd *cobra.Command, args []string) error {
 			if _, err := cmdutil.RequireBucket(args[0]); err != nil {
@@ -31,12 +34,16 @@ folder or object is one line with its depth.`,
 			if depth < 0 {
 				return fmt.Errorf("--depth %d: want 0 (no limit) or more", depth)
 			}
+			at, err := rewindFlag(rewind)
+			if err != nil {
+				return err
+			}
 			root, err := openWalkRoot(opts, args[0])
 			if err != nil {
 				return err
 			}
 			top := &treeNode{children: map[string]*treeNode{}}
-			err = root.walk(cmd.Context(), false, func(e walkEntry) error {
+			err = root.walkAt(cmd.Context(), at, func(e walkEntry) error {
 				top.add(strings.Split(e.Rel, "/"), e.Size, files, depth)
 				return nil
 			})
@@ -52,6 +59,7 @@ folder or object is one line with its depth.`,
 	}
 	cmd.Flags().BoolVarP(&files, "files", "f", false, "show objects as well as folders")
 	cmd.Flags().IntVarP(&depth, "depth", "d", 0, "stop this many levels down (0: no limit)")
+	cmd.Flags().StringVar(&rewind, "rewind", "", rewindHelp)
 	return cmd
 }
 

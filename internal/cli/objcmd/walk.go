@@ -132,6 +132,30 @@ func (r walkRoot) walk(ctx context.Context, versions bool, fn func(walkEntry) er
 	return nil
 }
 
+// walkAt walks the root's objects as they were at at (the latest ones when
+// at is zero): for each key the version current then, folder markers and
+// keys deleted then left out.
+func (r walkRoot) walkAt(ctx context.Context, at time.Time, fn func(walkEntry) error) error {
+	if at.IsZero() || r.end.remote == nil {
+		return r.walk(ctx, false, fn)
+	}
+	for obj, err := range objectsAt(ctx, r.client, r.end.remote.Bucket, r.prefix, at, false) {
+		if err != nil {
+			return cmdutil.S3Err("list "+r.String(), err)
+		}
+		if strings.HasSuffix(obj.Key, "/") && obj.Size == 0 {
+			continue // folder marker
+		}
+		rel := strings.TrimPrefix(obj.Key, r.prefix)
+		e := walkEntry{Rel: rel, Size: obj.Size, ETag: strings.Trim(obj.ETag, `"`), ModTime: obj.LastModified,
+			VersionID: obj.VersionID, IsLatest: obj.IsLatest, Full: r.join(rel)}
+		if err := fn(e); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 func (r walkRoot) walkLocal(fn func(walkEntry) error) error {
 	root := filepath.Clean(r.end.local)
 	return filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
