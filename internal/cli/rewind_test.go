@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"path/filepath"
 	"slices"
@@ -15,7 +16,8 @@ import (
 	"github.com/twinlake/twinlake/internal/cli/cmdutil"
 )
 
-// --rewind reads objects as they were: cat, stat, ls, du, tree and cp pick for each
+// --rewind reads objects as they were: cat, stat (and stat --recursive), ls,
+// du, tree and cp pick for each
 // key the version current at the time, and leave out keys that did not
 // exist then (not yet, or deleted).
 func TestRewind(t *testing.T) {
@@ -70,6 +72,23 @@ func TestRewind(t *testing.T) {
 	}
 	if _, err := e.run("du", "--rewind", at, "--versions", "s1/rew/docs/"); err == nil {
 		t.Error("du --rewind with --versions accepted")
+	}
+	// stat --recursive shows every object, then or now.
+	statKeys := func(args ...string) []string {
+		var keys []string
+		for _, l := range jsonLines(t, e.must(append([]string{"stat", "--recursive", "--json"}, args...)...)) {
+			keys = append(keys, fmt.Sprintf("%v:%v", l["key"], l["size"]))
+		}
+		return keys
+	}
+	if got := statKeys("--rewind", at, "s1/rew/docs/"); !slices.Equal(got, []string{"s1/rew/docs/a:3", "s1/rew/docs/sub/gone:4"}) {
+		t.Errorf("stat -r --rewind: %v", got)
+	}
+	if got := statKeys("s1/rew/docs/"); !slices.Equal(got, []string{"s1/rew/docs/a:3", "s1/rew/docs/new:5"}) {
+		t.Errorf("stat -r: %v", got)
+	}
+	if _, err := e.run("stat", "-r", "--version-id", "x", "s1/rew/docs/"); err == nil {
+		t.Error("stat -r --version-id accepted")
 	}
 	// tree --rewind draws what was there then: sub/gone, not new.
 	if out := e.must("tree", "--files", "--rewind", at, "s1/rew/docs/"); !strings.Contains(out, "gone") || strings.Contains(out, "new") {

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"iter"
 	"maps"
 	"net/http"
 	"slices"
@@ -19,6 +20,7 @@ import (
 
 func newStatCmd(opts *cmdutil.Options) *cobra.Command {
 	var versionID, rewind string
+	var recursive bool
 	cmd := &cobra.Command{
 		Use:   "stat ALIAS/BUCKET[/KEY]",
 		Short: "Show an object's or a bucket's metadata",
@@ -27,17 +29,32 @@ user metadata and, on a site joined by site replication, the version's
 replication state: its status (x-amz-replication-status: PENDING, COMPLETED,
 FAILED, or REPLICA on a received copy), the status per peer (by deployment
 ID), the site that wrote it, its hybrid logical clock time, and when it was
-last replicated and last attempted. For a bucket: its creation date and
-versioning state.`,
+last replicated and last attempted. For a bucket: its creation date,
+versioning, location, anonymous access, lifecycle rules, default encryption,
+object lock and tags (a setting the caller may not read says so).
+
+--recursive shows every object under a bucket or prefix, one after another
+(with --rewind, each as it was at that time).`,
 		Example: `  twinlake stat site1/photos/cat.jpg
   twinlake stat --version-id 3f1c... site1/photos/cat.jpg --json
   twinlake stat --rewind 2024-05-01 site1/photos/cat.jpg
-  twinlake stat site1/photos`,
+  twinlake stat site1/photos
+  twinlake stat --recursive site1/photos/2024/`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			t, c, err := opts.BucketClient(args[0])
 			if err != nil {
 				return err
+			}
+			if recursive {
+				if versionID != "" {
+					return errors.New("--version-id names one version of one object: it cannot be combined with --recursive")
+				}
+				at, err := rewindFlag(rewind)
+				if err != nil {
+					return err
+				}
+				return statTree(cmd, opts, c, t, at)
 			}
 			if t.Key == "" {
 				if versionID != "" || rewind != "" {
@@ -62,7 +79,46 @@ versioning state.`,
 	}
 	cmd.Flags().StringVar(&versionID, "version-id", "", "show this version of the object")
 	cmd.Flags().StringVar(&rewind, "rewind", "", rewindHelp)
+	cmd.Flags().BoolVarP(&recursive, "recursive", "r", false, "show every object under the bucket or prefix")
 	return cmd
+}
+
+// statTree shows every object under t (as it was at at, when set), one
+// HEAD each, a blank line between them as text.
+func statTree(cmd *cobra.Command, opts *cmdutil.Options, c *minio.Client, t cmdutil.Target, at time.Time) error {
+	var objs iter.Seq2[minio.ObjectInfo, error]
+	if at.IsZero() {
+		objs = func(yield func(minio.ObjectInfo, error) bool) {
+			for o := range c.ListObjectsIter(cmd.Context(), t.Bucket, minio.ListObjectsOptions{Prefix: t.Key, Recursive: true}) {
+				if !yield(o, o.Err) || o.Err != nil {
+					return
+				}
+			}
+		}
+	} else {
+		objs = objectsAt(cmd.Context(), c, t.Bucket, t.Key, at, false)
+	}
+	first := true
+	for o, err := range objs {
+		if err != nil {
+			return cmdutil.S3Err("list "+cmdutil.FmtTarget(t), err)
+		}
+		if strings.HasSuffix(o.Key, "/") && o.Size == 0 {
+			continue // folder marker
+		}
+		if !first && !opts.JSON {
+			fmt.Fprintln(cmd.OutOrStdout())
+		}
+		first = false
+		versionID := ""
+		if !at.IsZero() {
+			versionID = o.VersionID
+		}
+		if err := statObject(cmd, opts, c, cmdutil.Target{Alias: t.Alias, Bucket: t.Bucket, Key: o.Key}, versionID); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // objectStat is what stat shows for an object.
