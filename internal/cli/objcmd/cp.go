@@ -182,15 +182,11 @@ func runCP(cmd *cobra.Command, opts *cmdutil.Options, srcArg, dstArg string, f c
 	if j.age, err = newAgeFilter(f.olderThan, f.newerThan); err != nil {
 		return err
 	}
-	if f.tags != "" {
-		if dst.remote == nil {
-			return fmt.Errorf("--tags sets the tags of the objects %s writes: it needs an ALIAS/BUCKET target", cmd.Name())
-		}
-		tg, err := tags.ParseObjectTags(f.tags)
-		if err != nil {
-			return fmt.Errorf("--tags %q: %w", f.tags, err)
-		}
-		j.tags = tg.ToMap()
+	if f.tags != "" && dst.remote == nil {
+		return fmt.Errorf("--tags sets the tags of the objects %s writes: it needs an ALIAS/BUCKET target", cmd.Name())
+	}
+	if j.tags, err = tagsFlag(f.tags); err != nil {
+		return err
 	}
 	for _, e := range []*cpEnd{&src, &dst} {
 		if e.remote == nil {
@@ -233,6 +229,19 @@ func classifyCPArg(cfg *cmdutil.ClientConfig, arg string) cpEnd {
 		return cpEnd{remote: &t, alias: a}
 	}
 	return cpEnd{local: arg}
+}
+
+// tagsFlag reads a --tags value ("k1=v1&k2=v2") as object tags; "" is
+// none (nil).
+func tagsFlag(s string) (map[string]string, error) {
+	if s == "" {
+		return nil, nil
+	}
+	tg, err := tags.ParseObjectTags(s)
+	if err != nil {
+		return nil, fmt.Errorf("--tags %q: %w", s, err)
+	}
+	return tg.ToMap(), nil
 }
 
 // parseAttrs splits --attr values into user metadata and a content type.

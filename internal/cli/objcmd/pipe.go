@@ -5,7 +5,6 @@ import (
 	"strings"
 
 	"github.com/minio/minio-go/v7"
-	"github.com/minio/minio-go/v7/pkg/tags"
 	"github.com/spf13/cobra"
 	"github.com/twinlake/twinlake/internal/cli/cmdutil"
 )
@@ -76,12 +75,8 @@ func pipeUpload(cmd *cobra.Command, opts *cmdutil.Options, arg string, f pipeFla
 		return cpResult{}, err
 	}
 	po := minio.PutObjectOptions{UserMetadata: meta, ContentType: ctype, PartSize: pipePartSize}
-	if f.tags != "" {
-		tg, err := tags.ParseObjectTags(f.tags)
-		if err != nil {
-			return cpResult{}, fmt.Errorf("--tags %q: %w", f.tags, err)
-		}
-		po.UserTags = tg.ToMap()
+	if po.UserTags, err = tagsFlag(f.tags); err != nil {
+		return cpResult{}, err
 	}
 	c, err := opts.S3Client(t.Alias)
 	if err != nil {
