@@ -82,9 +82,9 @@ type lsSummary struct {
 	TotalSize    int64 `json:"totalSize"`
 }
 
-// add counts a listed entry.
+// add counts a listed entry: an object or an upload in progress.
 func (s *lsSummary) add(e lsEntry) {
-	if e.Type == "file" && !e.DeleteMarker {
+	if (e.Type == "file" || e.Type == "upload") && !e.DeleteMarker {
 		s.TotalObjects++
 		s.TotalSize += e.Size
 	}
@@ -182,10 +182,7 @@ func listUploads(cmd *cobra.Command, opts *cmdutil.Options, c *minio.Client, t c
 		if strings.HasSuffix(up.Key, "/") && up.UploadID == "" {
 			e.Type = "folder"
 		}
-		if e.Type == "upload" {
-			sum.TotalObjects++
-			sum.TotalSize += e.Size
-		}
+		sum.add(e)
 		human := e.human(false)
 		if e.UploadID != "" {
 			human += " (upload " + e.UploadID + ")"

@@ -82,13 +82,12 @@ func parseODArgs(args []string) (odArgs, error) {
 			if err == nil && a.size <= 0 {
 				err = errors.New("want a positive size")
 			}
-		case "count", "skip", "parts":
-			var n int64
-			n, err = strconv.ParseInt(v, 10, 64)
-			if err == nil && (n < 0 || (k != "skip" && n == 0) || n > 10000) {
-				err = errors.New("want 1 to 10000 (skip: 0 to 10000)")
-			}
-			*map[string]*int64{"count": &a.count, "skip": &a.skip, "parts": &a.parts}[k] = n
+		case "count":
+			a.count, err = odCount(v, 1)
+		case "skip":
+			a.skip, err = odCount(v, 0)
+		case "parts":
+			a.parts, err = odCount(v, 1)
 		default:
 			return a, fmt.Errorf("od: unknown operand %s= (want if=, of=, size=, count=, skip= or parts=)", k)
 		}
@@ -105,6 +104,15 @@ func parseODArgs(args []string) (odArgs, error) {
 		return a, errors.New("od: count= and skip= count parts: give size= too")
 	}
 	return a, nil
+}
+
+// odCount reads a count of parts: min (0 or 1) to 10000.
+func odCount(v string, min int64) (int64, error) {
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n < min || n > 10000 {
+		return 0, errors.New("want 1 to 10000 (skip: 0 to 10000)")
+	}
+	return n, nil
 }
 
 func runOD(cmd *cobra.Command, opts *cmdutil.Options, a odArgs) error {
