@@ -8,9 +8,9 @@ import (
 )
 
 // TestBucketQuota: a client write that would take its bucket past its quota
-// is refused (PUT of a known or an unknown size, a copy, an upload part);
-// an overwrite counts only what the key holds after it; clearing the quota
-// lifts it; a peer's quota arrives with the bucket; bounds are checked.
+// is refused (PUT of a known or an unknown size, a copy, an upload part)
+// and adds nothing to the usage; clearing the quota lifts it; a peer's
+// quota arrives with the bucket; bounds are checked.
 func TestBucketQuota(t *testing.T) {
 	ctx := context.Background()
 	l := newLayer(t)
