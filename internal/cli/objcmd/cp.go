@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"iter"
 	"maps"
 	"os"
 	"path"
@@ -338,7 +337,7 @@ func (j *cpJob) copyTree(src, dst cpEnd) error {
 			keep += "/"
 		}
 	}
-	for obj, err := range j.sourceObjects(ctx, *src.remote) {
+	for obj, err := range objectsThen(ctx, j.srcC, src.remote.Bucket, src.remote.Key, j.at) {
 		if err != nil {
 			return cmdutil.S3Err("list "+cmdutil.FmtTarget(*src.remote), err)
 		}
@@ -367,26 +366,6 @@ func (j *cpJob) copyTree(src, dst cpEnd) error {
 		}
 	}
 	return nil
-}
-
-// sourceObjects lists the objects a recursive copy reads: the current ones,
-// or with --rewind the versions current then (VersionID set).
-func (j *cpJob) sourceObjects(ctx context.Context, src cmdutil.Target) iter.Seq2[minio.ObjectInfo, error] {
-	if !j.at.IsZero() {
-		return objectsAt(ctx, j.srcC, src.Bucket, src.Key, j.at, false)
-	}
-	return func(yield func(minio.ObjectInfo, error) bool) {
-		for obj := range j.srcC.ListObjectsIter(ctx, src.Bucket, minio.ListObjectsOptions{Prefix: src.Key, Recursive: true}) {
-			if obj.Err != nil {
-				yield(obj, obj.Err)
-				return
-			}
-			obj.VersionID = "" // the latest, whatever it is when read
-			if !yield(obj, nil) {
-				return
-			}
-		}
-	}
 }
 
 // putTree uploads every regular file under dir.

@@ -62,6 +62,27 @@ func versionAt(ctx context.Context, c *minio.Client, t cmdutil.Target, at time.T
 	return "", fmt.Errorf("%s at %s: %w", cmdutil.FmtTarget(t), at.UTC().Format(time.RFC3339), errNotThen)
 }
 
+// objectsThen iterates the objects under prefix (every depth): the
+// current ones when at is zero (VersionID empty: the latest, whatever it
+// is when read), else those of objectsAt (VersionID set).
+func objectsThen(ctx context.Context, c *minio.Client, bucket, prefix string, at time.Time) iter.Seq2[minio.ObjectInfo, error] {
+	if !at.IsZero() {
+		return objectsAt(ctx, c, bucket, prefix, at, false)
+	}
+	return func(yield func(minio.ObjectInfo, error) bool) {
+		for obj := range c.ListObjectsIter(ctx, bucket, minio.ListObjectsOptions{Prefix: prefix, Recursive: true}) {
+			if obj.Err != nil {
+				yield(obj, obj.Err)
+				return
+			}
+			obj.VersionID = ""
+			if !yield(obj, nil) {
+				return
+			}
+		}
+	}
+}
+
 // objectsAt iterates the objects under prefix (every depth) as they were at
 // at: for each key the newest version modified no later than at, leaving
 // out keys whose version then was a delete marker. With exact, only the key

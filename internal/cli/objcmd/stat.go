@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
-	"iter"
 	"maps"
 	"net/http"
 	"slices"
@@ -86,20 +85,8 @@ object lock and tags (a setting the caller may not read says so).
 // statTree shows every object under t (as it was at at, when set), one
 // HEAD each, a blank line between them as text.
 func statTree(cmd *cobra.Command, opts *cmdutil.Options, c *minio.Client, t cmdutil.Target, at time.Time) error {
-	var objs iter.Seq2[minio.ObjectInfo, error]
-	if at.IsZero() {
-		objs = func(yield func(minio.ObjectInfo, error) bool) {
-			for o := range c.ListObjectsIter(cmd.Context(), t.Bucket, minio.ListObjectsOptions{Prefix: t.Key, Recursive: true}) {
-				if !yield(o, o.Err) || o.Err != nil {
-					return
-				}
-			}
-		}
-	} else {
-		objs = objectsAt(cmd.Context(), c, t.Bucket, t.Key, at, false)
-	}
 	first := true
-	for o, err := range objs {
+	for o, err := range objectsThen(cmd.Context(), c, t.Bucket, t.Key, at) {
 		if err != nil {
 			return cmdutil.S3Err("list "+cmdutil.FmtTarget(t), err)
 		}
@@ -110,11 +97,7 @@ func statTree(cmd *cobra.Command, opts *cmdutil.Options, c *minio.Client, t cmdu
 			fmt.Fprintln(cmd.OutOrStdout())
 		}
 		first = false
-		versionID := ""
-		if !at.IsZero() {
-			versionID = o.VersionID
-		}
-		if err := statObject(cmd, opts, c, cmdutil.Target{Alias: t.Alias, Bucket: t.Bucket, Key: o.Key}, versionID); err != nil {
+		if err := statObject(cmd, opts, c, cmdutil.Target{Alias: t.Alias, Bucket: t.Bucket, Key: o.Key}, o.VersionID); err != nil {
 			return err
 		}
 	}

@@ -122,14 +122,18 @@ func (r walkRoot) walk(ctx context.Context, versions bool, fn func(walkEntry) er
 		if strings.HasSuffix(obj.Key, "/") && obj.Size == 0 {
 			continue // folder marker
 		}
-		rel := strings.TrimPrefix(obj.Key, r.prefix)
-		e := walkEntry{Rel: rel, Size: obj.Size, ETag: strings.Trim(obj.ETag, `"`), ModTime: obj.LastModified,
-			VersionID: obj.VersionID, IsLatest: obj.IsLatest, DeleteMarker: obj.IsDeleteMarker, Full: r.join(rel)}
-		if err := fn(e); err != nil {
+		if err := fn(r.entryOf(obj)); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// entryOf is a listed object as a walk entry.
+func (r walkRoot) entryOf(obj minio.ObjectInfo) walkEntry {
+	rel := strings.TrimPrefix(obj.Key, r.prefix)
+	return walkEntry{Rel: rel, Size: obj.Size, ETag: strings.Trim(obj.ETag, `"`), ModTime: obj.LastModified,
+		VersionID: obj.VersionID, IsLatest: obj.IsLatest, DeleteMarker: obj.IsDeleteMarker, Full: r.join(rel)}
 }
 
 // walkAt walks the root's objects as they were at at (the latest ones when
@@ -146,10 +150,7 @@ func (r walkRoot) walkAt(ctx context.Context, at time.Time, fn func(walkEntry) e
 		if strings.HasSuffix(obj.Key, "/") && obj.Size == 0 {
 			continue // folder marker
 		}
-		rel := strings.TrimPrefix(obj.Key, r.prefix)
-		e := walkEntry{Rel: rel, Size: obj.Size, ETag: strings.Trim(obj.ETag, `"`), ModTime: obj.LastModified,
-			VersionID: obj.VersionID, IsLatest: obj.IsLatest, Full: r.join(rel)}
-		if err := fn(e); err != nil {
+		if err := fn(r.entryOf(obj)); err != nil {
 			return err
 		}
 	}
