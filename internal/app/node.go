@@ -157,6 +157,11 @@ type Node struct {
 	active atomic.Pointer[http.Handler] // the site's handler while leading
 	leader atomic.Pointer[string]       // the leader's address, as last read
 
+	// The run loop's watch on the leader's process (node_gone.go).
+	gone       goneLeader
+	nextDepose time.Time
+	deposing   atomic.Bool // a call to end a gone leader's session is under way
+
 	mu   sync.Mutex
 	site *Server // while leading
 	// term is the candidate key of the lead site started under: its
@@ -389,6 +394,7 @@ func (n *Node) run() {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		if id, err := n.coord.Leader(ctx); err == nil {
 			n.leader.Store(&id)
+			n.watchLeader(id, time.Now())
 		} else {
 			n.leader.Store(nil)
 		}

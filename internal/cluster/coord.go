@@ -103,6 +103,10 @@ func Open(ctx context.Context, cfg Config) (*Coordinator, error) {
 		return nil, err
 	}
 	c.sess = sess
+	if err := c.clearFormerLife(ctx); err != nil {
+		// Not fatal: its lease runs out by itself.
+		log.Warn("could not look for sessions a former process of this node left", "err", err)
+	}
 	go c.run()
 	return c, nil
 }

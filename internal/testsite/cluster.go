@@ -1,6 +1,7 @@
 package testsite
 
 import (
+	"cmp"
 	"fmt"
 	"net"
 	"net/http"
@@ -88,6 +89,9 @@ type ClusterOptions struct {
 	EtcdSite string
 	// InlineLimit, when set, is every node's --cluster-inline-limit.
 	InlineLimit string
+	// Lease, when set, is every node's --cluster-lease (2s otherwise, so
+	// that a node paused or cut off loses the lead soon).
+	Lease string
 }
 
 // StartClusterWith is StartCluster with opts.
@@ -137,7 +141,7 @@ func (c *Cluster) Start() {
 // StartNode starts node i without waiting for it.
 func (c *Cluster) StartNode(i int) {
 	c.t.Helper()
-	args := []string{"--cluster", strings.Join(c.Addrs, ","), "--cluster-lease", "2s"}
+	args := []string{"--cluster", strings.Join(c.Addrs, ","), "--cluster-lease", cmp.Or(c.opts.Lease, "2s")}
 	if c.opts.Certs != "" {
 		args = append(args, "--certs-dir", c.opts.Certs)
 	}

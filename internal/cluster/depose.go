@@ -1,0 +1,79 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
+	clientv3 "go.etcd.io/etcd/client/v3"
+)
+
+// Depose ends the session of the site's leader if node id still leads:
+// for a leader whose process others have found gone, so that the next
+// candidate takes over now rather than when the dead node's lease runs
+// out (LeaseTTL, and etcd adds its election timeout when its own raft
+// leader changed too). It reports whether it ended a session. Deposing
+// a live leader is safe, only wasteful: its writes are fenced by the
+// key that goes with the session, and it campaigns again. A node never
+// deposes itself.
+func (c *Coordinator) Depose(ctx context.Context, id string) (bool, error) {
+	if c.ctx.Err() != nil {
+		return false, ErrClosed
+	}
+	if id == c.cfg.NodeID {
+		return false, fmt.Errorf("cluster: node %s would depose itself", id)
+	}
+	resp, err := c.election().Leader(ctx)
+	if err != nil {
+		return false, fmt.Errorf("cluster: read leader: %w", err)
+	}
+	kv := resp.Kvs[0]
+	// Another node may have taken over meanwhile: that one is not
+	// suspected of anything.
+	if string(kv.Value) != id {
+		return false, nil
+	}
+	return c.revoke(ctx, clientv3.LeaseID(kv.Lease))
+}
+
+// revoke ends the session of lease, unless it is this node's current one.
+func (c *Coordinator) revoke(ctx context.Context, lease clientv3.LeaseID) (bool, error) {
+	if lease == c.session().Lease() {
+		return false, nil
+	}
+	if _, err := c.client.Revoke(ctx, lease); err != nil {
+		if errors.Is(err, rpctypes.ErrLeaseNotFound) {
+			return false, nil // ended by itself, or by another node
+		}
+		return false, fmt.Errorf("cluster: revoke lease %x: %w", lease, err)
+	}
+	return true, nil
+}
+
+// clearFormerLife ends the sessions that a former process of this node
+// left in the election (it was killed, its lease has not run out): a
+// candidate key of its own that would otherwise lead, or stand before the
+// others, until then. Only one process serves a node's address, so such
+// a session cannot be live.
+func (c *Coordinator) clearFormerLife(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, c.cfg.RequestTimeout)
+	defer cancel()
+	resp, err := c.client.Get(ctx, c.prefix+electionDir+"/", clientv3.WithPrefix())
+	if err != nil {
+		return fmt.Errorf("cluster: read candidates: %w", err)
+	}
+	for _, kv := range resp.Kvs {
+		if string(kv.Value) != c.cfg.NodeID {
+			continue
+		}
+		ended, err := c.revoke(ctx, clientv3.LeaseID(kv.Lease))
+		if err != nil {
+			return err
+		}
+		if ended {
+			c.log.Warn("ended the session a former process of this node left in the election", "key", string(kv.Key))
+		}
+	}
+	return nil
+}

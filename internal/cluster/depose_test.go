@@ -1,0 +1,109 @@
+package cluster
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+)
+
+// rawClient is a plain etcd client of endpoint, closed when t ends.
+func rawClient(t *testing.T, endpoint string) *clientv3.Client {
+	t.Helper()
+	cli, err := clientv3.New(clientv3.Config{Endpoints: []string{endpoint}, DialTimeout: 2 * time.Second,
+		Logger: newZapLogger(testLogger(t), nil)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cli.Close() })
+	return cli
+}
+
+// TestDepose: a node ends the session of the leader it names, and only
+// of that leader: not of another node, not its own. The deposed node was
+// alive (its keep-alive would have held the lead for ever): it campaigns
+// again, behind the node that takes over.
+func TestDepose(t *testing.T) {
+	members := startMembers(t, 1)
+	coords := map[string]*Coordinator{}
+	for _, id := range []string{"n1", "n2"} {
+		coords[id] = openCoordinator(t, id, members[0].ClientURL())
+		if err := coords[id].Campaign(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	leader := waitForOneLeader(t, coords)
+	other := "n1"
+	if leader == other {
+		other = "n2"
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+
+	if ended, err := coords[other].Depose(ctx, "n3"); ended || err != nil {
+		t.Fatalf("Depose of a node that does not lead = %v, %v; want false, nil", ended, err)
+	}
+	if ended, err := coords[leader].Depose(ctx, other); ended || err != nil {
+		t.Fatalf("Depose of a candidate that does not lead = %v, %v; want false, nil", ended, err)
+	}
+	if ended, err := coords[other].Depose(ctx, other); ended || err == nil {
+		t.Fatalf("Depose of itself = %v, %v; want false and an error", ended, err)
+	}
+	if got := waitForOneLeader(t, coords); got != leader {
+		t.Fatalf("after the refused calls the leader is %s, want %s still", got, leader)
+	}
+
+	if ended, err := coords[other].Depose(ctx, leader); !ended || err != nil {
+		t.Fatalf("Depose of the leader = %v, %v; want true, nil", ended, err)
+	}
+	if got := waitForOneLeader(t, coords); got != other {
+		t.Fatalf("after deposing %s the leader is %s, want %s", leader, got, other)
+	}
+	waitFor(t, leader+" to register again", func() (bool, string) {
+		got, err := memberIDs(coords[other])
+		return len(got) == 2, fmt.Sprint(got, err)
+	})
+}
+
+// TestOpenEndsItsFormerLife: a node killed while it led leaves its
+// candidate key behind, under a lease that outlives it. The node's next
+// process ends that session when it opens, so the site gets a leader at
+// once instead of when the lease runs out (a minute here, longer than
+// waitFor waits).
+func TestOpenEndsItsFormerLife(t *testing.T) {
+	members := startMembers(t, 1)
+	cli := rawClient(t, members[0].ClientURL())
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	lease, err := cli.Grant(ctx, 60)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// What a process of n1 leading the site leaves: its candidate key
+	// (concurrency.Election's, named after the lease) and its record.
+	prefix := keyRoot + "test/"
+	if _, err := cli.Put(ctx, fmt.Sprintf("%s%s/%x", prefix, electionDir, lease.ID), "n1", clientv3.WithLease(lease.ID)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cli.Put(ctx, prefix+membersDir+"n1", "{}", clientv3.WithLease(lease.ID)); err != nil {
+		t.Fatal(err)
+	}
+	n2 := openCoordinator(t, "n2", members[0].ClientURL())
+	if id, err := leaderOf(n2); err != nil || id != "n1" {
+		t.Fatalf("leader before n1 restarts = %q, %v; want the dead n1", id, err)
+	}
+
+	coords := map[string]*Coordinator{"n1": openCoordinator(t, "n1", members[0].ClientURL()), "n2": n2}
+	ttl, err := cli.TimeToLive(ctx, lease.ID)
+	if err != nil || ttl.TTL != -1 {
+		t.Fatalf("the former process's lease after n1 opened: TTL %d, %v; want it ended (-1)", ttl.TTL, err)
+	}
+	for _, c := range coords {
+		if err := c.Campaign(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitForOneLeader(t, coords)
+}

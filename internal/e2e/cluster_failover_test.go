@@ -1,0 +1,117 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/minio/minio-go/v7"
+	"github.com/minio/minio-go/v7/pkg/credentials"
+
+	"github.com/twinlake/twinlake/internal/adminclient"
+	"github.com/twinlake/twinlake/internal/testsite"
+)
+
+// TestClusterLeaderKilledFailsOverBeforeItsLease: a leader killed with
+// SIGKILL holds the lead until its etcd lease runs out, a minute here,
+// unless the other nodes see that its process is gone (its address
+// refuses connections) and end its session, or its next process ends
+// the session its former one left when it starts. Both ways the site
+// leads again and serves reads well within the lease: first the leader
+// is killed and stays down, then the new leader is killed and started
+// again at once.
+func TestClusterLeaderKilledFailsOverBeforeItsLease(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs three server processes")
+	}
+	const lease, within = "60s", 30 * time.Second
+	bin := testsite.BuildBinary(t)
+	dir := t.TempDir()
+	env := append(slices.Clone(runbookEnv), "TWINLAKE_KMS_SECRET_KEY=MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY=")
+	cl := testsite.StartClusterWith(t, bin, filepath.Join(dir, "site"), 3, testsite.ClusterOptions{Lease: lease}, env...)
+	op := &operator{t: t, bin: bin, cfg: filepath.Join(dir, "client")}
+	s3 := make([]*minio.Client, len(cl.Addrs))
+	for i, a := range cl.Addrs {
+		op.must("alias", "set", fmt.Sprint("n", i), "http://"+a, rootUser, rootSecret)
+		c, err := minio.New(a, &minio.Options{Creds: credentials.NewStaticV4(rootUser, rootSecret, "")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s3[i] = c
+	}
+	op.must("mb", "n0/failover")
+	body := bytes.Repeat([]byte("acknowledged before the leader died\n"), 4000) // coded across the nodes
+	if _, err := s3[0].PutObject(t.Context(), "failover", "obj", bytes.NewReader(body), int64(len(body)), minio.PutObjectOptions{}); err != nil {
+		t.Fatal(err)
+	}
+
+	// leaderSeenBy is the leader's index as node i reports it.
+	leaderSeenBy := func(i int) (int, error) {
+		out, err := op.run("admin", "info", fmt.Sprint("n", i), "--json")
+		if err != nil {
+			return -1, err
+		}
+		var info adminclient.ServerInfo
+		if err := json.Unmarshal([]byte(out), &info); err != nil {
+			return -1, err
+		}
+		for _, n := range info.Nodes {
+			if n.State == "leader" {
+				return slices.Index(cl.Addrs, n.Address), nil
+			}
+		}
+		return -1, fmt.Errorf("no leader among %+v", info.Nodes)
+	}
+	// failOver waits until a node other than dead leads and node via
+	// reads the object back.
+	failOver := func(dead, via int) int {
+		t.Helper()
+		start := time.Now()
+		next := -1
+		testsite.Eventually(t, within, func() error {
+			l, err := leaderSeenBy(via)
+			if err != nil {
+				return err
+			}
+			if l == dead {
+				return fmt.Errorf("node %d still leads", dead)
+			}
+			ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+			defer cancel()
+			obj, err := s3[via].GetObject(ctx, "failover", "obj", minio.GetObjectOptions{})
+			if err != nil {
+				return err
+			}
+			defer obj.Close()
+			got, err := io.ReadAll(obj)
+			if err != nil {
+				return err
+			}
+			if !bytes.Equal(got, body) {
+				return fmt.Errorf("read %d bytes that differ from the %d written", len(got), len(body))
+			}
+			next = l
+			return nil
+		})
+		t.Logf("node %d leads and serves reads %v after node %d was killed (lease %s)", next, time.Since(start).Round(10*time.Millisecond), dead, lease)
+		return next
+	}
+
+	first, err := leaderSeenBy(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cl.KillNode(first)
+	second := failOver(first, (first+1)%len(cl.Addrs))
+	cl.Start() // the first leader comes back, as a follower
+
+	cl.KillNode(second)
+	cl.StartNode(second)
+	failOver(second, (second+1)%len(cl.Addrs))
+}
