@@ -11,8 +11,6 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"net/http/httputil"
-	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -27,7 +25,6 @@ import (
 	"github.com/twinlake/twinlake/internal/adminclient"
 	"github.com/twinlake/twinlake/internal/blob"
 	"github.com/twinlake/twinlake/internal/cluster"
-	"github.com/twinlake/twinlake/internal/httprec"
 	"github.com/twinlake/twinlake/internal/meta"
 	"github.com/twinlake/twinlake/internal/nodeapi"
 	"github.com/twinlake/twinlake/internal/trace"
@@ -155,7 +152,12 @@ type Node struct {
 	transport http.RoundTripper // to the other nodes
 
 	active atomic.Pointer[http.Handler] // the site's handler while leading
-	leader atomic.Pointer[string]       // the leader's address, as last read
+	leader atomic.Pointer[string]       // the leader's address, as last read (setLeader)
+	news   leaderNews                   // wakes the requests held for a leader
+	held   atomic.Int64                 // requests held for a leader (node_route.go)
+	// holdFor, when set, is how long a request waits for a leader
+	// instead of the constant (tests).
+	holdFor time.Duration
 
 	// The run loop's watch on the leader's process (node_gone.go).
 	gone       goneLeader
@@ -319,52 +321,6 @@ func StartNode(nc NodeConfig) (*Node, error) {
 	return n, nil
 }
 
-// route hands a request to the site's server while this node leads, to
-// the leader otherwise.
-func (n *Node) route(w http.ResponseWriter, r *http.Request) {
-	if h := n.active.Load(); h != nil {
-		(*h).ServeHTTP(w, r)
-		return
-	}
-	leader := n.leader.Load()
-	if leader == nil || *leader == n.cfg.Address {
-		unavailable(w, r, "The site has no leader yet; retry shortly.")
-		return
-	}
-	target := &url.URL{Scheme: n.scheme, Host: *leader}
-	var failed error
-	// The request keeps its Host header: its signature covers it.
-	proxy := &httputil.ReverseProxy{
-		Transport: n.transport,
-		Rewrite: func(pr *httputil.ProxyRequest) {
-			pr.SetURL(target)
-			pr.Out.Host = pr.In.Host
-			pr.SetXForwarded()
-		},
-		// The leader went away (a change of leader under way): the
-		// client retries, by then on the new one.
-		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
-			failed = err
-			n.cfg.Logger.Debug("node: forwarding to the leader failed", "leader", *leader, "err", err)
-			unavailable(w, r, "The site's leader is changing; retry shortly.")
-		},
-	}
-	if !n.bus.Enabled(trace.Internal) {
-		proxy.ServeHTTP(w, r)
-		return
-	}
-	start := time.Now()
-	rec := &httprec.Recorder{ResponseWriter: w}
-	proxy.ServeHTTP(rec, r)
-	ev := trace.Event{Type: trace.Internal, Time: start, FuncName: "node.Forward", Path: r.URL.Path, Method: r.Method,
-		StatusCode: rec.Status, Duration: time.Since(start), RemoteAddr: r.RemoteAddr, BytesIn: max(r.ContentLength, 0),
-		BytesOut: rec.Bytes, Msg: "passed to the leader", Attrs: map[string]string{"leader": *leader}}
-	if failed != nil {
-		ev.Error = failed.Error()
-	}
-	n.bus.Publish(ev)
-}
-
 // run starts the etcd member and the coordinator, then follows the
 // leadership until Close.
 func (n *Node) run() {
@@ -393,10 +349,10 @@ func (n *Node) run() {
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		if id, err := n.coord.Leader(ctx); err == nil {
-			n.leader.Store(&id)
+			n.setLeader(&id)
 			n.watchLeader(id, time.Now())
 		} else {
-			n.leader.Store(nil)
+			n.setLeader(nil)
 		}
 		cancel()
 		switch lead := n.coord.IsLeader(); {
@@ -613,6 +569,7 @@ func (n *Node) lead() error {
 	n.site, n.term = site, string(fence.KeyBytes())
 	n.mu.Unlock()
 	n.active.Store(&h)
+	n.news.changed()
 	n.cfg.Logger.Info("node: leading the site", "node", n.cfg.Address, "nodes", len(n.nodes))
 	return nil
 }
@@ -764,6 +721,7 @@ func (n *Node) sameTerm() bool {
 // stepDown stops serving the site here.
 func (n *Node) stepDown() {
 	n.active.Store(nil)
+	n.news.changed()
 	n.mu.Lock()
 	site := n.site
 	n.site = nil

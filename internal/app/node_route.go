@@ -1,0 +1,216 @@
+package app
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httputil"
+	"net/url"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/twinlake/twinlake/internal/httprec"
+	"github.com/twinlake/twinlake/internal/trace"
+)
+
+// While the site changes leader (a few seconds when the leader's process
+// dies, its lease when its machine does) a node has nowhere to pass a
+// request. It holds the request instead, up to holdFor, and passes it on
+// once a leader serves: the client sees a slower answer, not an error.
+// A request whose pass to the leader failed before the leader answered
+// is held and passed again too, when that cannot do it twice: it never
+// reached the leader (the connection was refused or timed out, and
+// nothing of its body was read), or it only reads (GET, HEAD without a
+// body). At most maxHeld requests wait at once on a node;
+// more get 503 with Retry-After at once.
+const (
+	holdFor   = 10 * time.Second
+	maxHeld   = 1024
+	holdRetry = 250 * time.Millisecond // a hold looks again this often, news or not
+)
+
+// leaderNews wakes the requests held for a leader when the node's view
+// of the leader changes.
+type leaderNews struct {
+	mu sync.Mutex
+	ch chan struct{}
+}
+
+// wait returns a channel closed at the next change.
+func (l *leaderNews) wait() <-chan struct{} {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.ch == nil {
+		l.ch = make(chan struct{})
+	}
+	return l.ch
+}
+
+// changed wakes every waiter.
+func (l *leaderNews) changed() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.ch != nil {
+		close(l.ch)
+		l.ch = nil
+	}
+}
+
+// setLeader records the leader as the run loop read it (nil: none, or
+// unknown) and wakes the held requests if that is news.
+func (n *Node) setLeader(id *string) {
+	old := n.leader.Swap(id)
+	if (old == nil) != (id == nil) || (old != nil && *old != *id) {
+		n.news.changed()
+	}
+}
+
+// route hands a request to the site's server while this node leads, to
+// the leader otherwise, holding it while there is none to pass it to.
+func (n *Node) route(w http.ResponseWriter, r *http.Request) {
+	var deadline time.Time
+	held := false
+	defer func() {
+		if held {
+			n.held.Add(-1)
+		}
+	}()
+	failed := "" // the leader the last pass failed at
+	for {
+		if h := n.active.Load(); h != nil {
+			(*h).ServeHTTP(w, r)
+			return
+		}
+		leader := n.leader.Load()
+		if leader != nil && *leader != n.cfg.Address && *leader != failed {
+			if n.forward(w, r, *leader) {
+				return
+			}
+			failed = *leader
+		}
+		// Nowhere to pass it now: hold it.
+		if !held {
+			if n.held.Add(1) > maxHeld {
+				n.held.Add(-1)
+				unavailable(w, r, "The site's leader is changing; retry shortly.")
+				return
+			}
+			held, deadline = true, time.Now().Add(cmp.Or(n.holdFor, holdFor))
+		}
+		if !n.awaitLeader(r.Context(), deadline) {
+			unavailable(w, r, "The site has no leader to serve this request yet; retry shortly.")
+			return
+		}
+		failed = "" // look again at whoever leads now, the same node too
+	}
+}
+
+// awaitLeader waits for news of the leader, or holdRetry, and reports
+// whether the request may still wait (neither deadline nor the client's
+// end reached).
+func (n *Node) awaitLeader(ctx context.Context, deadline time.Time) bool {
+	left := time.Until(deadline)
+	if left <= 0 {
+		return false
+	}
+	t := time.NewTimer(min(left, holdRetry))
+	defer t.Stop()
+	select {
+	case <-n.news.wait():
+	case <-t.C:
+	case <-ctx.Done():
+		return false
+	case <-n.stop:
+		return false
+	}
+	return true
+}
+
+// forward passes r to leader and reports whether that answered the
+// client: false when the pass failed before the leader answered and r
+// can be passed again (see holdFor); the client got nothing then.
+func (n *Node) forward(w http.ResponseWriter, r *http.Request, leader string) (answered bool) {
+	target := &url.URL{Scheme: n.scheme, Host: leader}
+	var failed error
+	again := false
+	var body *passBody
+	in := r
+	if r.ContentLength != 0 {
+		// The proxy closes the body it sends, and so would the
+		// failed pass a body it never read.
+		body = &passBody{body: r.Body}
+		in = r.WithContext(r.Context())
+		in.Body = body
+	}
+	// The request keeps its Host header: its signature covers it.
+	proxy := &httputil.ReverseProxy{
+		Transport: n.transport,
+		Rewrite: func(pr *httputil.ProxyRequest) {
+			pr.SetURL(target)
+			pr.Out.Host = pr.In.Host
+			pr.SetXForwarded()
+		},
+		// The leader went away (a change of leader under way).
+		ErrorHandler: func(w http.ResponseWriter, _ *http.Request, err error) {
+			failed = err
+			n.cfg.Logger.Debug("node: forwarding to the leader failed", "leader", leader, "err", err)
+			if passAgain(r, err, body) {
+				again = true
+				return
+			}
+			unavailable(w, r, "The site's leader is changing; retry shortly.")
+		},
+	}
+	if !n.bus.Enabled(trace.Internal) {
+		proxy.ServeHTTP(w, in)
+		return !again
+	}
+	start := time.Now()
+	rec := &httprec.Recorder{ResponseWriter: w}
+	proxy.ServeHTTP(rec, in)
+	ev := trace.Event{Type: trace.Internal, Time: start, FuncName: "node.Forward", Path: r.URL.Path, Method: r.Method,
+		StatusCode: rec.Status, Duration: time.Since(start), RemoteAddr: r.RemoteAddr, BytesIn: max(r.ContentLength, 0),
+		BytesOut: rec.Bytes, Msg: "passed to the leader", Attrs: map[string]string{"leader": leader}}
+	if again {
+		ev.Msg = "passing to the leader failed; held to pass again"
+	}
+	if failed != nil {
+		ev.Error = failed.Error()
+	}
+	n.bus.Publish(ev)
+	return !again
+}
+
+// passAgain reports whether r, whose pass to the leader failed with err
+// before any answer, can be passed again without doing it twice; body
+// is r's body as the pass read it (nil: r has none).
+func passAgain(r *http.Request, err error, body *passBody) bool {
+	if r.Context().Err() != nil {
+		return false // the client is gone
+	}
+	var op *net.OpError
+	if errors.As(err, &op) && op.Op == "dial" && (body == nil || body.read.Load() == 0) {
+		return true
+	}
+	return body == nil && (r.Method == http.MethodGet || r.Method == http.MethodHead)
+}
+
+// passBody is a request's body as a pass to the leader reads it: it
+// counts what was read, and leaves closing it to the server, so that a
+// pass that failed before reading any leaves it whole for the next.
+type passBody struct {
+	body io.ReadCloser
+	read atomic.Int64
+}
+
+func (b *passBody) Read(p []byte) (int, error) {
+	n, err := b.body.Read(p)
+	b.read.Add(int64(n))
+	return n, err
+}
+
+func (b *passBody) Close() error { return nil }

@@ -1,0 +1,153 @@
+package app
+
+import (
+	"bytes"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/twinlake/twinlake/internal/trace"
+)
+
+// routeNode is a node that leads nothing and passes requests to the
+// leader set with setLeader.
+func routeNode(t *testing.T) *Node {
+	t.Helper()
+	n := &Node{scheme: "http", transport: &http.Transport{}, bus: trace.New("self:1"), stop: make(chan struct{}),
+		holdFor: 3 * time.Second}
+	n.cfg.Address = "self:1"
+	n.cfg.Logger = slog.New(slog.DiscardHandler)
+	t.Cleanup(func() { close(n.stop) })
+	return n
+}
+
+// leaderServer is a leader that answers every request with what it read
+// of its body, counting the requests that reached it.
+func leaderServer(t *testing.T) (addr string, reached *atomic.Int64) {
+	t.Helper()
+	reached = new(atomic.Int64)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		reached.Add(1)
+		body, _ := io.ReadAll(r.Body)
+		w.Write(append([]byte(r.Method+" "), body...))
+	}))
+	t.Cleanup(srv.Close)
+	return strings.TrimPrefix(srv.URL, "http://"), reached
+}
+
+// deadAddr is an address that refuses connections.
+func deadAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	return addr
+}
+
+func serve(n *Node, method, body string) *httptest.ResponseRecorder {
+	r := httptest.NewRequest(method, "/bucket/key", strings.NewReader(body))
+	if body == "" {
+		r = httptest.NewRequest(method, "/bucket/key", nil)
+	}
+	w := httptest.NewRecorder()
+	n.route(w, r)
+	return w
+}
+
+// after runs fn after d, in the background.
+func after(d time.Duration, fn func()) { time.AfterFunc(d, fn) }
+
+// TestRouteHoldsWhileNoLeader: a request that comes while the site has
+// no leader, a GET or a PUT with its body, waits and reaches the leader
+// once there is one.
+func TestRouteHoldsWhileNoLeader(t *testing.T) {
+	for _, tc := range []struct{ method, body string }{{"GET", ""}, {"PUT", "the body, whole"}} {
+		n := routeNode(t)
+		live, reached := leaderServer(t)
+		after(300*time.Millisecond, func() { n.setLeader(&live) })
+		w := serve(n, tc.method, tc.body)
+		if w.Code != 200 || w.Body.String() != tc.method+" "+tc.body || reached.Load() != 1 {
+			t.Fatalf("%s: %d %q, reached the leader %d times; want 200 %q once", tc.method, w.Code, w.Body, reached.Load(), tc.method+" "+tc.body)
+		}
+	}
+}
+
+// TestRoutePassesAgainWhatNeverReachedTheLeader: the leader named is
+// gone (its address refuses connections): a GET and a PUT are held and
+// passed, body whole, to the next leader.
+func TestRoutePassesAgainWhatNeverReachedTheLeader(t *testing.T) {
+	for _, tc := range []struct{ method, body string }{{"GET", ""}, {"PUT", strings.Repeat("x", 100<<10)}, {"DELETE", ""}} {
+		n := routeNode(t)
+		dead := deadAddr(t)
+		n.setLeader(&dead)
+		live, reached := leaderServer(t)
+		after(300*time.Millisecond, func() { n.setLeader(&live) })
+		w := serve(n, tc.method, tc.body)
+		if w.Code != 200 || w.Body.String() != tc.method+" "+tc.body || reached.Load() != 1 {
+			t.Fatalf("%s: %d (%d bytes), reached the leader %d times; want 200 with the body, once", tc.method, w.Code, w.Body.Len(), reached.Load())
+		}
+	}
+}
+
+// TestRouteNeverPassesTwiceWhatReachedTheLeader: a leader that takes a
+// PUT and dies before it answers may have applied it: the client gets
+// 503, and the request is not passed again. A GET is.
+func TestRouteNeverPassesTwiceWhatReachedTheLeader(t *testing.T) {
+	var reached atomic.Int64
+	dying := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		reached.Add(1)
+		io.ReadAll(r.Body)
+		conn, _, _ := w.(http.Hijacker).Hijack()
+		conn.Close()
+	}))
+	t.Cleanup(dying.Close)
+	addr := strings.TrimPrefix(dying.URL, "http://")
+
+	n := routeNode(t)
+	n.setLeader(&addr)
+	if w := serve(n, "PUT", "applied, maybe"); w.Code != http.StatusServiceUnavailable || reached.Load() != 1 {
+		t.Fatalf("PUT: %d, reached the leader %d times; want 503 after reaching it once", w.Code, reached.Load())
+	}
+
+	reached.Store(0)
+	live, liveReached := leaderServer(t)
+	after(300*time.Millisecond, func() { n.setLeader(&live) })
+	if w := serve(n, "GET", ""); w.Code != 200 || reached.Load() == 0 || liveReached.Load() != 1 {
+		t.Fatalf("GET: %d, reached the dying leader %d and the next %d times; want 200 from the next", w.Code, reached.Load(), liveReached.Load())
+	}
+}
+
+// TestRouteHoldsBounded: a request waits holdFor at most, and no more
+// than maxHeld wait at once.
+func TestRouteHoldsBounded(t *testing.T) {
+	n := routeNode(t)
+	n.holdFor = 200 * time.Millisecond
+	start := time.Now()
+	w := serve(n, "GET", "")
+	if w.Code != http.StatusServiceUnavailable || w.Header().Get("Retry-After") == "" {
+		t.Fatalf("no leader after the hold: %d, Retry-After %q; want 503 with Retry-After", w.Code, w.Header().Get("Retry-After"))
+	}
+	if !bytes.Contains(w.Body.Bytes(), []byte("ServiceUnavailable")) {
+		t.Fatalf("503 body %q is not S3's ServiceUnavailable", w.Body)
+	}
+	if waited := time.Since(start); waited < n.holdFor {
+		t.Fatalf("answered after %v, before the hold of %v ended", waited, n.holdFor)
+	}
+	n.holdFor = time.Hour
+	n.held.Store(maxHeld)
+	if w := serve(n, "GET", ""); w.Code != http.StatusServiceUnavailable {
+		t.Fatalf("with %d requests held already: %d, want 503 at once", maxHeld, w.Code)
+	}
+	if got := n.held.Load(); got != maxHeld {
+		t.Fatalf("held = %d after a refused hold, want %d", got, maxHeld)
+	}
+}
