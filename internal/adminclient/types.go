@@ -135,6 +135,12 @@ type NodeInfo struct {
 	// PeakRSSBytes is the most resident memory the node's process has
 	// held since it started; absent when the node did not answer.
 	PeakRSSBytes int64 `json:"peakRSSBytes,omitempty"`
+	// HeldRequests are the requests the node holds now, waiting for a
+	// leader to pass them to (a change of leader under way).
+	HeldRequests int64 `json:"heldRequests,omitempty"`
+	// LeadersDeposed counts the leaders whose session the node ended
+	// since it started, their process found gone.
+	LeadersDeposed int64 `json:"leadersDeposed,omitempty"`
 }
 
 // ConfigKV is one setting of a subsystem: its effective value and where that

@@ -155,6 +155,9 @@ type Node struct {
 	leader atomic.Pointer[string]       // the leader's address, as last read (setLeader)
 	news   leaderNews                   // wakes the requests held for a leader
 	held   atomic.Int64                 // requests held for a leader (node_route.go)
+	// deposed counts the leaders whose session this node ended
+	// (node_gone.go).
+	deposed atomic.Int64
 	// holdFor, when set, is how long a request waits for a leader
 	// instead of the constant (tests).
 	holdFor time.Duration
@@ -246,6 +249,10 @@ func StartNode(nc NodeConfig) (*Node, error) {
 	n := &Node{cfg: nc, nodes: nodes, bus: trace.New(nc.Address), scheme: "http", stop: make(chan struct{}), done: make(chan struct{})}
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.MaxIdleConnsPerHost = 64
+	// The nodes of a site share a network: a connection that takes longer
+	// goes to a machine that is down, and a request held for a leader
+	// (node_route.go) is better passed to the next one.
+	tr.DialContext = (&net.Dialer{Timeout: nodeDialTimeout, KeepAlive: 30 * time.Second}).DialContext
 	if nc.TLS != nil {
 		n.scheme, tr.TLSClientConfig = "https", nc.TLS.Client
 	}
@@ -301,6 +308,9 @@ func StartNode(nc NodeConfig) (*Node, error) {
 		return nil, err
 	}
 	api, err := nodeapi.NewServer(local, nc.NodeSecret, n.bus, nc.Logger)
+	if err == nil {
+		api.SetRouting(n.routing)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -604,7 +614,8 @@ func (n *Node) nodeInfo(ctx context.Context) []adminclient.NodeInfo {
 		}
 		out[i] = adminclient.NodeInfo{Address: node, State: state, Drive: drivesState(driveErrs[i*n.perNode : (i+1)*n.perNode]),
 			Voter: slices.Contains(voters, node), EtcdLeader: node == etcdLeader,
-			CPUSeconds: procs[i].CPUSeconds, PeakRSSBytes: procs[i].PeakRSSBytes}
+			CPUSeconds: procs[i].CPUSeconds, PeakRSSBytes: procs[i].PeakRSSBytes,
+			HeldRequests: procs[i].HeldRequests, LeadersDeposed: procs[i].LeadersDeposed}
 	}
 	return out
 }
@@ -625,6 +636,7 @@ func (n *Node) nodesProcess(ctx context.Context, online map[string]bool) []nodea
 	for i, node := range n.nodes {
 		if node == n.cfg.Address {
 			out[i] = nodeapi.LocalProcess()
+			out[i].Routing = n.routing()
 			continue
 		}
 		p := n.peers[k]

@@ -82,6 +82,7 @@ func (n *Node) watchLeader(id string, now time.Time) {
 		case err != nil:
 			n.cfg.Logger.Warn("node: ending the session of a leader that is gone failed; trying again", "leader", id, "err", err)
 		case ended:
+			n.deposed.Add(1)
 			n.cfg.Logger.Warn("node: the leader's address refuses connections (its process is gone): ended its session, so that the next candidate leads now", "leader", id)
 		}
 	}()

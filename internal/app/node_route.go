@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/twinlake/twinlake/internal/httprec"
+	"github.com/twinlake/twinlake/internal/nodeapi"
 	"github.com/twinlake/twinlake/internal/trace"
 )
 
@@ -31,6 +32,8 @@ const (
 	holdFor   = 10 * time.Second
 	maxHeld   = 1024
 	holdRetry = 250 * time.Millisecond // a hold looks again this often, news or not
+	// nodeDialTimeout bounds a connection to another node of the site.
+	nodeDialTimeout = 3 * time.Second
 )
 
 // leaderNews wakes the requests held for a leader when the node's view
@@ -67,6 +70,11 @@ func (n *Node) setLeader(id *string) {
 	if (old == nil) != (id == nil) || (old != nil && *old != *id) {
 		n.news.changed()
 	}
+}
+
+// routing is what the node tells of its passing of requests.
+func (n *Node) routing() nodeapi.Routing {
+	return nodeapi.Routing{HeldRequests: n.held.Load(), LeadersDeposed: n.deposed.Load()}
 }
 
 // route hands a request to the site's server while this node leads, to

@@ -17,6 +17,7 @@ import (
 type nodeCollector struct {
 	s                                      *Server
 	nodeUp, nodeCPU, leader, driveUp       *prometheus.Desc
+	held, deposed                          *prometheus.Desc
 	healPercent, healDegraded, healShard   *prometheus.Desc
 	etcdDB, etcdInUse, etcdQuota, etcdFull *prometheus.Desc
 }
@@ -26,6 +27,8 @@ func newNodeCollector(s *Server) *nodeCollector {
 		nodeUp:       prometheus.NewDesc(metrics.ClusterNodeUp, "1 for a node of the site that is the leader or online, 0 offline.", []string{"node"}, nil),
 		nodeCPU:      prometheus.NewDesc(metrics.ClusterNodeCPU, "CPU time, user and system, the node's process has used since it started; absent for a node that did not tell it within a second.", []string{"node"}, nil),
 		leader:       prometheus.NewDesc(metrics.ClusterNodeLeader, "1 for the node that leads the site.", []string{"node"}, nil),
+		held:         prometheus.NewDesc(metrics.ClusterNodeHeld, "Requests the node holds, waiting for a leader to pass them to (a change of leader under way); absent for a node that did not answer within a second.", []string{"node"}, nil),
+		deposed:      prometheus.NewDesc(metrics.ClusterNodeDeposed, "Leaders whose session the node ended since it started, their process found gone (its address refusing connections).", []string{"node"}, nil),
 		driveUp:      prometheus.NewDesc(metrics.DriveUp, "1 when a drive of the site's drive set answers, 0 when it cannot be reached.", []string{"drive"}, nil),
 		healPercent:  prometheus.NewDesc(metrics.HealProgressPercent, "The latest heal scan's progress estimate; 100 when done.", nil, nil),
 		healDegraded: prometheus.NewDesc(metrics.HealDegradedBlobs, "Blobs the latest heal scan found short of a shard.", nil, nil),
@@ -38,7 +41,7 @@ func newNodeCollector(s *Server) *nodeCollector {
 }
 
 func (c *nodeCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{c.nodeUp, c.nodeCPU, c.leader, c.driveUp, c.healPercent, c.healDegraded, c.healShard,
+	for _, d := range []*prometheus.Desc{c.nodeUp, c.nodeCPU, c.leader, c.held, c.deposed, c.driveUp, c.healPercent, c.healDegraded, c.healShard,
 		c.etcdDB, c.etcdInUse, c.etcdQuota, c.etcdFull} {
 		ch <- d
 	}
@@ -68,6 +71,8 @@ func (c *nodeCollector) Collect(ch chan<- prometheus.Metric) {
 			ch <- boolGauge(c.driveUp, n.Drive == "ok", n.Address)
 			if n.CPUSeconds > 0 {
 				ch <- prometheus.MustNewConstMetric(c.nodeCPU, prometheus.CounterValue, n.CPUSeconds, n.Address)
+				ch <- gauge(c.held, float64(n.HeldRequests), n.Address)
+				ch <- prometheus.MustNewConstMetric(c.deposed, prometheus.CounterValue, float64(n.LeadersDeposed), n.Address)
 			}
 		}
 		if s.cfg.Etcd != nil {

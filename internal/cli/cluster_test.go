@@ -165,9 +165,11 @@ func TestClusterSurvivesNodeLoss(t *testing.T) {
 			}
 		}
 		for i, n := range nodes {
-			line := fmt.Sprintf(`twinlake_cluster_node_cpu_seconds_total{node=%q} `, n)
-			if got := strings.Contains(scraped, line); got != (i != leader) {
-				missing = append(missing, fmt.Sprintf("CPU time of node %s (killed %v) shown: %v", n, i == leader, got))
+			for _, metric := range []string{"twinlake_cluster_node_cpu_seconds_total", "twinlake_cluster_node_requests_held", "twinlake_cluster_node_leaders_deposed_total"} {
+				line := fmt.Sprintf(`%s{node=%q} `, metric, n)
+				if got := strings.Contains(scraped, line); got != (i != leader) {
+					missing = append(missing, fmt.Sprintf("%s of node %s (killed %v) shown: %v", metric, n, i == leader, got))
+				}
 			}
 		}
 		return missing

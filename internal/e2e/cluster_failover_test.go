@@ -103,6 +103,24 @@ func TestClusterLeaderKilledFailsOverBeforeItsLease(t *testing.T) {
 	}
 	cl.KillNode(first)
 	second := failOver(first, (first+1)%len(cl.Addrs))
+	// The survivors deposed it, and say so (a node that does not answer
+	// admin info's question within a second is left out of one answer).
+	testsite.Eventually(t, 10*time.Second, func() error {
+		out, err := op.run("admin", "info", fmt.Sprint("n", second), "--json")
+		if err != nil {
+			return err
+		}
+		var info adminclient.ServerInfo
+		if err := json.Unmarshal([]byte(out), &info); err != nil {
+			return err
+		}
+		for _, n := range info.Nodes {
+			if n.LeadersDeposed > 0 {
+				return nil
+			}
+		}
+		return fmt.Errorf("admin info counts no gone leader deposed by the survivors: %+v", info.Nodes)
+	})
 	cl.Start() // the first leader comes back, as a follower
 
 	cl.KillNode(second)

@@ -22,7 +22,7 @@ var allNames = []string{
 	ReplicationDroppedObjectsTotal, ReplicationReceivedObjectsTotal, ReplicationReceivedBytesTotal,
 	ReplicationLinkLatencySeconds, ReplicationLinkUp, ReplicationMismatchesTotal,
 	TraceDroppedEventsTotal,
-	ClusterNodeUp, ClusterNodeCPU, ClusterNodeLeader, DriveUp, HealProgressPercent, HealDegradedBlobs, HealShardsRebuilt,
+	ClusterNodeUp, ClusterNodeCPU, ClusterNodeLeader, ClusterNodeHeld, ClusterNodeDeposed, DriveUp, HealProgressPercent, HealDegradedBlobs, HealShardsRebuilt,
 	EtcdDBBytes, EtcdDBInUseBytes, EtcdQuotaBytes, EtcdNoSpace,
 }
 

@@ -676,4 +676,36 @@ func TestProcess(t *testing.T) {
 	if _, err := wrong.Process(t.Context()); err == nil || !strings.Contains(err.Error(), "403") {
 		t.Errorf("wrong secret: %v, want 403", err)
 	}
+	if first.Routing != (Routing{}) {
+		t.Errorf("a node that passes no requests tells routing %+v", first.Routing)
+	}
+
+	// A node that passes requests to a leader tells what it holds and
+	// whom it deposed, as they are when asked.
+	ld, err := blob.NewLocalDrive(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := NewServer([]blob.Drive{ld}, secret, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var held atomic.Int64
+	h.SetRouting(func() Routing { return Routing{HeldRequests: held.Load(), LeadersDeposed: 2} })
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	routed, err := NewDrive(srv.URL, 0, secret, http.DefaultClient)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []int64{0, 7} {
+		held.Store(want)
+		p, err := routed.Process(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.Routing != (Routing{HeldRequests: want, LeadersDeposed: 2}) || p.CPUSeconds <= 0 {
+			t.Errorf("process %+v, want %d held, 2 deposed and the CPU time", p, want)
+		}
+	}
 }

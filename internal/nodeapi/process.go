@@ -15,10 +15,22 @@ const pathProcess = Prefix + "process"
 
 // Process is what a node tells of its process: the CPU time it has used
 // since it started, user and system, in seconds, and the most resident
-// memory it has held.
+// memory it has held; and of its passing of requests to the site's
+// leader (see Routing).
 type Process struct {
 	CPUSeconds   float64 `json:"cpuSeconds"`
 	PeakRSSBytes int64   `json:"peakRSSBytes,omitempty"`
+	Routing
+}
+
+// Routing is what a node tells of the requests it passes to the leader.
+type Routing struct {
+	// HeldRequests are the requests waiting now for a leader to pass
+	// them to.
+	HeldRequests int64 `json:"heldRequests,omitempty"`
+	// LeadersDeposed counts the leaders whose session the node ended
+	// since it started, their process found gone.
+	LeadersDeposed int64 `json:"leadersDeposed,omitempty"`
 }
 
 // LocalProcess is what this process has used.
@@ -27,9 +39,17 @@ func LocalProcess() Process {
 	return Process{CPUSeconds: cpu, PeakRSSBytes: peak}
 }
 
+// SetRouting makes the node tell routing() with its process; call it
+// before serving.
+func (s *Server) SetRouting(routing func() Routing) { s.routing = routing }
+
 func (s *Server) process(w http.ResponseWriter) error {
 	w.Header().Set("Content-Type", "application/json")
-	return json.NewEncoder(w).Encode(LocalProcess())
+	p := LocalProcess()
+	if s.routing != nil {
+		p.Routing = s.routing()
+	}
+	return json.NewEncoder(w).Encode(p)
 }
 
 // Process asks the node what its process has used.

@@ -42,6 +42,8 @@ type Server struct {
 	secret []byte
 	bus    *trace.Bus
 	log    *slog.Logger
+	// routing, when set, is told with the process (SetRouting).
+	routing func() Routing
 }
 
 // NewServer serves drives (the node's, in order: a caller names one by

@@ -59,12 +59,22 @@ func newAdminInfoCmd(opts *cmdutil.Options) *cobra.Command {
 			if len(info.Nodes) > 0 {
 				fmt.Fprintf(&b, "Nodes:      %d\n", len(info.Nodes))
 				for _, n := range info.Nodes {
-					role := ""
+					var notes []string
 					if n.Voter {
-						role = "  etcd voter"
+						notes = append(notes, "etcd voter")
 					}
 					if n.EtcdLeader {
-						role += ", raft leader"
+						notes = append(notes, "raft leader")
+					}
+					if n.HeldRequests > 0 {
+						notes = append(notes, fmt.Sprintf("requests held for a leader: %d", n.HeldRequests))
+					}
+					if n.LeadersDeposed > 0 {
+						notes = append(notes, fmt.Sprintf("gone leaders deposed: %d", n.LeadersDeposed))
+					}
+					role := ""
+					if len(notes) > 0 {
+						role = "  " + strings.Join(notes, ", ")
 					}
 					fmt.Fprintf(&b, "  %-22s %-8s drive %s%s\n", n.Address, n.State, n.Drive, role)
 				}
