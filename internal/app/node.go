@@ -158,8 +158,7 @@ type Node struct {
 	// deposed counts the leaders whose session this node ended
 	// (node_gone.go).
 	deposed atomic.Int64
-	// holdFor, when set, is how long a request waits for a leader
-	// instead of the constant (tests).
+	// holdFor is how long a request waits for a leader (holdTime).
 	holdFor time.Duration
 
 	// The run loop's watch on the leader's process (node_gone.go).
@@ -246,7 +245,8 @@ func StartNode(nc NodeConfig) (*Node, error) {
 	if (nc.TLS == nil) != (nc.Config.TLS == nil) {
 		return nil, errors.New("a node serves TLS only with TLS between the nodes too, and the other way round")
 	}
-	n := &Node{cfg: nc, nodes: nodes, bus: trace.New(nc.Address), scheme: "http", stop: make(chan struct{}), done: make(chan struct{})}
+	n := &Node{cfg: nc, nodes: nodes, bus: trace.New(nc.Address), scheme: "http", stop: make(chan struct{}), done: make(chan struct{}),
+		holdFor: holdTime(nc.LeaseTTL)}
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.MaxIdleConnsPerHost = 64
 	// The nodes of a site share a network: a connection that takes longer

@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/twinlake/twinlake/internal/cluster"
 	"github.com/twinlake/twinlake/internal/httprec"
 	"github.com/twinlake/twinlake/internal/nodeapi"
 	"github.com/twinlake/twinlake/internal/trace"
@@ -20,7 +21,7 @@ import (
 
 // While the site changes leader (a few seconds when the leader's process
 // dies, its lease when its machine does) a node has nowhere to pass a
-// request. It holds the request instead, up to holdFor, and passes it on
+// request. It holds the request instead, up to holdTime, and passes it on
 // once a leader serves: the client sees a slower answer, not an error.
 // A request whose pass to the leader failed before the leader answered
 // is held and passed again too, when that cannot do it twice: it never
@@ -29,12 +30,22 @@ import (
 // body). At most maxHeld requests wait at once on a node;
 // more get 503 with Retry-After at once.
 const (
-	holdFor   = 10 * time.Second
+	// minHold is the least a request is held; holdTime says how long.
+	minHold   = 10 * time.Second
+	holdPast  = 5 * time.Second // how much longer than the lease
 	maxHeld   = 1024
 	holdRetry = 250 * time.Millisecond // a hold looks again this often, news or not
 	// nodeDialTimeout bounds a connection to another node of the site.
 	nodeDialTimeout = 3 * time.Second
 )
+
+// holdTime is how long a request is held for a leader on a site whose
+// leases last lease (0: cluster.DefaultLeaseTTL): past the longest a
+// change of leader takes, a dead machine's lease and etcd's election
+// after it, and 10 s at least.
+func holdTime(lease time.Duration) time.Duration {
+	return max(minHold, cmp.Or(lease, cluster.DefaultLeaseTTL)+holdPast)
+}
 
 // leaderNews wakes the requests held for a leader when the node's view
 // of the leader changes.
@@ -107,7 +118,7 @@ func (n *Node) route(w http.ResponseWriter, r *http.Request) {
 				unavailable(w, r, "The site's leader is changing; retry shortly.")
 				return
 			}
-			held, deadline = true, time.Now().Add(cmp.Or(n.holdFor, holdFor))
+			held, deadline = true, time.Now().Add(n.holdFor)
 		}
 		if !n.awaitLeader(r.Context(), deadline) {
 			unavailable(w, r, "The site has no leader to serve this request yet; retry shortly.")
@@ -140,7 +151,7 @@ func (n *Node) awaitLeader(ctx context.Context, deadline time.Time) bool {
 
 // forward passes r to leader and reports whether that answered the
 // client: false when the pass failed before the leader answered and r
-// can be passed again (see holdFor); the client got nothing then.
+// can be passed again (see holdTime); the client got nothing then.
 func (n *Node) forward(w http.ResponseWriter, r *http.Request, leader string) (answered bool) {
 	target := &url.URL{Scheme: n.scheme, Host: leader}
 	var failed error

@@ -151,3 +151,16 @@ func TestRouteHoldsBounded(t *testing.T) {
 		t.Fatalf("held = %d after a refused hold, want %d", got, maxHeld)
 	}
 }
+
+func TestHoldTime(t *testing.T) {
+	for _, tc := range []struct{ lease, want time.Duration }{
+		{0, 15 * time.Second}, // the default 10 s lease
+		{2 * time.Second, 10 * time.Second},
+		{10 * time.Second, 15 * time.Second},
+		{time.Minute, 65 * time.Second},
+	} {
+		if got := holdTime(tc.lease); got != tc.want {
+			t.Errorf("holdTime(%v) = %v, want %v", tc.lease, got, tc.want)
+		}
+	}
+}

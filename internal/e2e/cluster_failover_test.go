@@ -52,23 +52,6 @@ func TestClusterLeaderKilledFailsOverBeforeItsLease(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	// leaderSeenBy is the leader's index as node i reports it.
-	leaderSeenBy := func(i int) (int, error) {
-		out, err := op.run("admin", "info", fmt.Sprint("n", i), "--json")
-		if err != nil {
-			return -1, err
-		}
-		var info adminclient.ServerInfo
-		if err := json.Unmarshal([]byte(out), &info); err != nil {
-			return -1, err
-		}
-		for _, n := range info.Nodes {
-			if n.State == "leader" {
-				return slices.Index(cl.Addrs, n.Address), nil
-			}
-		}
-		return -1, fmt.Errorf("no leader among %+v", info.Nodes)
-	}
 	// failOver reads the object through node via at once, one request
 	// with no retry: the node holds it until a leader serves, which
 	// must be a node other than dead.
@@ -89,7 +72,7 @@ func TestClusterLeaderKilledFailsOverBeforeItsLease(t *testing.T) {
 			t.Fatalf("read through node %d right after node %d was killed: %d, %d bytes, %v; want the %d bytes written", via, dead, resp.StatusCode, len(got), err, len(body))
 		}
 		took := time.Since(start)
-		next, err := leaderSeenBy(via)
+		next, err := leaderSeenBy(op, cl, via)
 		if err != nil || next == dead {
 			t.Fatalf("after the read, node %d sees leader %d (%v); want one other than the killed %d", via, next, err, dead)
 		}
@@ -97,7 +80,7 @@ func TestClusterLeaderKilledFailsOverBeforeItsLease(t *testing.T) {
 		return next
 	}
 
-	first, err := leaderSeenBy(0)
+	first, err := leaderSeenBy(op, cl, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

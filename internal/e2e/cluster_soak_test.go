@@ -292,16 +292,29 @@ func (ld *soakLedger) check(t *testing.T, s3 []*minio.Client, op *operator, addr
 func clusterLeader(t *testing.T, op *operator, cl *testsite.Cluster) int {
 	t.Helper()
 	for try := range 50 {
-		var info adminclient.ServerInfo
-		out, err := op.run("admin", "info", fmt.Sprint("n", try%len(cl.Addrs)), "--json")
-		if err == nil && json.Unmarshal([]byte(out), &info) == nil {
-			for _, n := range info.Nodes {
-				if n.State == "leader" {
-					return slices.Index(cl.Addrs, n.Address)
-				}
-			}
+		if i, err := leaderSeenBy(op, cl, try%len(cl.Addrs)); err == nil {
+			return i
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
 	return 0
+}
+
+// leaderSeenBy is the index of the leader of cl as its node i reports it
+// (admin info through alias n<i>).
+func leaderSeenBy(op *operator, cl *testsite.Cluster, i int) (int, error) {
+	out, err := op.run("admin", "info", fmt.Sprint("n", i), "--json")
+	if err != nil {
+		return -1, err
+	}
+	var info adminclient.ServerInfo
+	if err := json.Unmarshal([]byte(out), &info); err != nil {
+		return -1, err
+	}
+	for _, n := range info.Nodes {
+		if n.State == "leader" {
+			return slices.Index(cl.Addrs, n.Address), nil
+		}
+	}
+	return -1, fmt.Errorf("no leader among %+v", info.Nodes)
 }
