@@ -249,10 +249,7 @@ func StartNode(nc NodeConfig) (*Node, error) {
 		holdFor: holdTime(nc.LeaseTTL)}
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.MaxIdleConnsPerHost = 64
-	// The nodes of a site share a network: a connection that takes longer
-	// goes to a machine that is down, and a request held for a leader
-	// (node_route.go) is better passed to the next one.
-	tr.DialContext = (&net.Dialer{Timeout: nodeDialTimeout, KeepAlive: 30 * time.Second}).DialContext
+	tr.DialContext = nodeDialer().DialContext
 	if nc.TLS != nil {
 		n.scheme, tr.TLSClientConfig = "https", nc.TLS.Client
 	}

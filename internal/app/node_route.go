@@ -39,6 +39,20 @@ const (
 	nodeDialTimeout = 3 * time.Second
 )
 
+// nodeDialer makes the connections between a site's nodes. They share a
+// network: a connection that takes longer than nodeDialTimeout goes to a
+// machine that is down, and a request held for a leader is better passed
+// to the next one. A connection whose peer stops answering TCP's
+// keep-alive probes (its machine died; a live process's kernel answers
+// them, however busy or paused the process) fails after 5+3×2 s of
+// silence, rather than the minutes the kernel's defaults take: a request
+// passed to a leader whose machine died, on a connection already open,
+// fails then, and a GET or HEAD is passed to the next leader.
+func nodeDialer() *net.Dialer {
+	return &net.Dialer{Timeout: nodeDialTimeout,
+		KeepAliveConfig: net.KeepAliveConfig{Enable: true, Idle: 5 * time.Second, Interval: 2 * time.Second, Count: 3}}
+}
+
 // holdTime is how long a request is held for a leader on a site whose
 // leases last lease (0: cluster.DefaultLeaseTTL): past the longest a
 // change of leader takes, a dead machine's lease and etcd's election
