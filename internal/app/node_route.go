@@ -105,14 +105,8 @@ func (n *Node) routing() nodeapi.Routing {
 // route hands a request to the site's server while this node leads, to
 // the leader otherwise, holding it while there is none to pass it to.
 func (n *Node) route(w http.ResponseWriter, r *http.Request) {
-	var deadline time.Time
-	held := false
-	defer func() {
-		if held {
-			n.held.Add(-1)
-		}
-	}()
-	failed := "" // the leader the last pass failed at
+	var deadline time.Time // of the hold, from its first wait
+	failed := ""           // the leader the last pass failed at
 	for {
 		if h := n.active.Load(); h != nil {
 			(*h).ServeHTTP(w, r)
@@ -126,15 +120,17 @@ func (n *Node) route(w http.ResponseWriter, r *http.Request) {
 			failed = *leader
 		}
 		// Nowhere to pass it now: hold it.
-		if !held {
-			if n.held.Add(1) > maxHeld {
-				n.held.Add(-1)
-				unavailable(w, r, "The site's leader is changing; retry shortly.")
-				return
-			}
-			held, deadline = true, time.Now().Add(n.holdFor)
+		if deadline.IsZero() {
+			deadline = time.Now().Add(n.holdFor)
 		}
-		if !n.awaitLeader(r.Context(), deadline) {
+		if n.held.Add(1) > maxHeld {
+			n.held.Add(-1)
+			unavailable(w, r, "The site's leader is changing; retry shortly.")
+			return
+		}
+		wait := n.awaitLeader(r.Context(), deadline)
+		n.held.Add(-1)
+		if !wait {
 			unavailable(w, r, "The site has no leader to serve this request yet; retry shortly.")
 			return
 		}

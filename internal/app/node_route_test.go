@@ -73,10 +73,17 @@ func TestRouteHoldsWhileNoLeader(t *testing.T) {
 	for _, tc := range []struct{ method, body string }{{"GET", ""}, {"PUT", "the body, whole"}} {
 		n := routeNode(t)
 		live, reached := leaderServer(t)
-		after(300*time.Millisecond, func() { n.setLeader(&live) })
+		var heldThen atomic.Int64
+		after(300*time.Millisecond, func() {
+			heldThen.Store(n.held.Load())
+			n.setLeader(&live)
+		})
 		w := serve(n, tc.method, tc.body)
 		if w.Code != 200 || w.Body.String() != tc.method+" "+tc.body || reached.Load() != 1 {
 			t.Fatalf("%s: %d %q, reached the leader %d times; want 200 %q once", tc.method, w.Code, w.Body, reached.Load(), tc.method+" "+tc.body)
+		}
+		if heldThen.Load() != 1 || n.held.Load() != 0 {
+			t.Fatalf("%s: %d held while waiting, %d once passed; want 1, then 0", tc.method, heldThen.Load(), n.held.Load())
 		}
 	}
 }
