@@ -118,6 +118,7 @@ func (n *Node) route(w http.ResponseWriter, r *http.Request) {
 				return
 			}
 			failed = *leader
+			continue // to the next leader at once, if there is one
 		}
 		// Nowhere to pass it now: hold it.
 		if deadline.IsZero() {
@@ -194,6 +195,22 @@ func (n *Node) forward(w http.ResponseWriter, r *http.Request, leader string) (a
 			unavailable(w, r, "The site's leader is changing; retry shortly.")
 		},
 	}
+	if body == nil && (r.Method == http.MethodGet || r.Method == http.MethodHead) {
+		// A read the leader has not answered when another takes over
+		// (the leader paused, or cut off) is given up and passed to
+		// the new one.
+		ctx, cancel := context.WithCancel(r.Context())
+		defer cancel()
+		var state atomic.Int32
+		in = r.WithContext(ctx)
+		go n.abandonIfReplaced(ctx, leader, &state, cancel)
+		proxy.ModifyResponse = func(*http.Response) error {
+			if !state.CompareAndSwap(readWaiting, readAnswered) {
+				return errReplaced
+			}
+			return nil
+		}
+	}
 	if !n.bus.Enabled(trace.Internal) {
 		proxy.ServeHTTP(w, in)
 		return !again
@@ -212,6 +229,36 @@ func (n *Node) forward(w http.ResponseWriter, r *http.Request, leader string) (a
 	}
 	n.bus.Publish(ev)
 	return !again
+}
+
+// The states of a read passed to a leader (forward).
+const (
+	readWaiting  = iota // for the leader's answer
+	readAnswered        // its headers came: the read is the client's
+	readReplaced        // another leader took over first: given up
+)
+
+var errReplaced = errors.New("node: another node took the lead before this one answered")
+
+// abandonIfReplaced gives up a read passed to leader, calling cancel, if
+// another node leads (or this one) before leader answers; it returns
+// when ctx ends.
+func (n *Node) abandonIfReplaced(ctx context.Context, leader string, state *atomic.Int32, cancel context.CancelFunc) {
+	for {
+		news := n.news.wait() // before the look, so that no change is missed
+		now := n.leader.Load()
+		if n.active.Load() != nil || (now != nil && *now != leader) {
+			if state.CompareAndSwap(readWaiting, readReplaced) {
+				cancel()
+			}
+			return
+		}
+		select {
+		case <-news:
+		case <-ctx.Done():
+			return
+		}
+	}
 }
 
 // passAgain reports whether r, whose pass to the leader failed with err

@@ -171,3 +171,52 @@ func TestHoldTime(t *testing.T) {
 		}
 	}
 }
+
+// stuckServer is a leader that takes requests and answers none until
+// release is closed (a paused process), counting them.
+func stuckServer(t *testing.T, release <-chan struct{}) (addr string, reached *atomic.Int64) {
+	t.Helper()
+	reached = new(atomic.Int64)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		reached.Add(1)
+		io.ReadAll(r.Body)
+		select {
+		case <-release:
+		case <-r.Context().Done():
+			return
+		}
+		w.Write([]byte("late " + r.Method))
+	}))
+	t.Cleanup(srv.Close)
+	return strings.TrimPrefix(srv.URL, "http://"), reached
+}
+
+// TestRouteGivesUpAReadWhenTheLeaderIsReplaced: a leader that took a GET
+// and answers nothing (paused) is replaced: the GET is passed to the new
+// leader and answered. A PUT is never given up: the old leader may
+// apply it, so its answer, late, is the client's.
+func TestRouteGivesUpAReadWhenTheLeaderIsReplaced(t *testing.T) {
+	release := make(chan struct{})
+	after(3*time.Second, func() { close(release) }) // a GET never given up gets "late GET" then
+	stuck, stuckReached := stuckServer(t, release)
+	live, liveReached := leaderServer(t)
+	n := routeNode(t)
+	n.setLeader(&stuck)
+	after(300*time.Millisecond, func() { n.setLeader(&live) })
+	if w := serve(n, "GET", ""); w.Code != 200 || w.Body.String() != "GET " || stuckReached.Load() != 1 || liveReached.Load() != 1 {
+		t.Fatalf("GET: %d %q, reached the stuck leader %d and the next %d times; want 200 from the next, each once",
+			w.Code, w.Body, stuckReached.Load(), liveReached.Load())
+	}
+
+	slow := make(chan struct{})
+	stuck2, _ := stuckServer(t, slow)
+	live2, live2Reached := leaderServer(t)
+	n2 := routeNode(t)
+	n2.setLeader(&stuck2)
+	after(200*time.Millisecond, func() { n2.setLeader(&live2) })
+	after(500*time.Millisecond, func() { close(slow) })
+	if w := serve(n2, "PUT", "body"); w.Code != 200 || w.Body.String() != "late PUT" || live2Reached.Load() != 0 {
+		t.Fatalf("PUT: %d %q, reached the next leader %d times; want the first leader's late answer, the next not reached",
+			w.Code, w.Body, live2Reached.Load())
+	}
+}
