@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"time"
 
 	"github.com/twinlake/twinlake/internal/erasure"
 	"github.com/twinlake/twinlake/internal/trace"
@@ -513,37 +514,97 @@ type driveMark struct {
 // marked, and of those it could not reach (a node down: the set works
 // without it, within its quorums). A drive marked for another deployment,
 // place or set size is an error. On a single drive it does nothing.
+//
+// The drives are asked all at once, and one that has not answered within
+// claimWait is counted unreachable: a node that hangs (paused, its
+// machine gone) holds up a new leader's start by that much, not by its
+// calls' timeout for each of its drives in turn.
 func (s *Store) Claim(deployment string) (marked, unreachable []int, err error) {
 	if s.code == nil {
 		return nil, nil, nil
 	}
-	for i, d := range s.set {
-		want := driveMark{Deployment: deployment, Index: i, Drives: len(s.set)}
-		raw, err := d.ReadMark()
-		if errors.Is(err, ErrNotFound) {
-			mark, _ := json.Marshal(want)
-			if err := d.WriteMark(mark); err != nil {
-				unreachable = append(unreachable, i)
-				continue
-			}
-			marked = append(marked, i)
+	marks := make([][]byte, len(s.set))
+	read := s.askDrives(s.set, func(i int, d Drive) (err error) {
+		marks[i], err = d.ReadMark()
+		return err
+	})
+	var unmarked []int
+	for i, err := range read {
+		switch {
+		case errors.Is(err, ErrNotFound):
+			unmarked = append(unmarked, i)
 			continue
-		}
-		if err != nil {
+		case err != nil:
 			unreachable = append(unreachable, i)
 			continue
 		}
+		want := driveMark{Deployment: deployment, Index: i, Drives: len(s.set)}
 		var m driveMark
-		if err := json.Unmarshal(raw, &m); err != nil {
-			return marked, unreachable, fmt.Errorf("blob: drive %d (%s): unreadable mark: %w", i+1, d, err)
+		if err := json.Unmarshal(marks[i], &m); err != nil {
+			return nil, unreachable, fmt.Errorf("blob: drive %d (%s): unreadable mark: %w", i+1, s.set[i], err)
 		}
 		if m != want {
-			return marked, unreachable, fmt.Errorf("blob: drive %d (%s) is drive %d of %d of deployment %s, not drive %d of %d of %s: give the drives in their original order",
-				i+1, d, m.Index+1, m.Drives, m.Deployment, i+1, len(s.set), deployment)
+			return nil, unreachable, fmt.Errorf("blob: drive %d (%s) is drive %d of %d of deployment %s, not drive %d of %d of %s: give the drives in their original order",
+				i+1, s.set[i], m.Index+1, m.Drives, m.Deployment, i+1, len(s.set), deployment)
 		}
 	}
+	// Every mark found is this set's: mark the drives that have none.
+	toMark := make([]Drive, len(unmarked))
+	for k, i := range unmarked {
+		toMark[k] = s.set[i]
+	}
+	wrote := s.askDrives(toMark, func(k int, d Drive) error {
+		mark, _ := json.Marshal(driveMark{Deployment: deployment, Index: unmarked[k], Drives: len(s.set)})
+		return d.WriteMark(mark)
+	})
+	for k, err := range wrote {
+		if err != nil {
+			unreachable = append(unreachable, unmarked[k])
+		} else {
+			marked = append(marked, unmarked[k])
+		}
+	}
+	slices.Sort(unreachable)
 	if len(s.set)-len(unreachable) < s.code.Layout().WriteQuorum() {
 		return marked, unreachable, fmt.Errorf("blob: %w: %d of %d drives reachable", erasure.ErrWriteQuorum, len(s.set)-len(unreachable), len(s.set))
 	}
 	return marked, unreachable, nil
+}
+
+// claimWait bounds how long Claim waits for a drive's answer (a
+// variable for tests).
+var claimWait = 5 * time.Second
+
+// errUnanswered is askDrives's answer for a drive that did not answer
+// within claimWait.
+var errUnanswered = errors.New("blob: the drive did not answer in time")
+
+// askDrives calls fn on every drive at once and returns each one's error,
+// errUnanswered for those still running after claimWait (their answers
+// are dropped when they come).
+func (s *Store) askDrives(drives []Drive, fn func(i int, d Drive) error) []error {
+	type answer struct {
+		i   int
+		err error
+	}
+	answers := make(chan answer, len(drives)) // buffered: a late answer is dropped
+	for i, d := range drives {
+		go func() { answers <- answer{i, fn(i, d)} }()
+	}
+	errs := make([]error, len(drives))
+	for i := range errs {
+		errs[i] = errUnanswered
+	}
+	timer := time.NewTimer(claimWait)
+	defer timer.Stop()
+collect:
+	for range drives {
+		select {
+		case a := <-answers:
+			errs[a.i] = a.err
+		case <-timer.C:
+			break collect
+		}
+	}
+	return errs
 }

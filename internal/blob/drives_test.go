@@ -412,3 +412,58 @@ func TestDriveSetReadsDataShardsOnly(t *testing.T) {
 	}
 	read("a data shard missing", 1+3) // the other data shard, then the three there
 }
+
+// hungDrive answers nothing about its mark until release is closed (its
+// node paused, or its machine gone).
+type hungDrive struct {
+	Drive
+	release <-chan struct{}
+}
+
+func (d hungDrive) ReadMark() ([]byte, error) {
+	<-d.release
+	return d.Drive.ReadMark()
+}
+
+// TestClaimGoesOnWithoutAHungDrive: a drive that does not answer is
+// counted unreachable after claimWait, and the others are claimed; a
+// mark that is not its drive's is still refused, and then no drive is
+// marked.
+func TestClaimGoesOnWithoutAHungDrive(t *testing.T) {
+	defer func(w time.Duration) { claimWait = w }(claimWait)
+	claimWait = 200 * time.Millisecond
+	_, drives := driveSet(t, 4)
+	open := func(order []int, hung int) *Store {
+		release := make(chan struct{})
+		t.Cleanup(func() { close(release) })
+		set := make([]Drive, len(order))
+		for k, i := range order {
+			set[k] = &LocalDrive{root: filepath.Join(drives[i], "blobs"), dirSynced: map[string]bool{}}
+			if k == hung {
+				set[k] = hungDrive{set[k], release}
+			}
+		}
+		s, err := NewDriveSet(set, erasure.MinBlockSize)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	start := time.Now()
+	marked, unreachable, err := open([]int{0, 1, 2, 3}, 1).Claim("dep1")
+	if err != nil || fmt.Sprint(unreachable) != "[1]" || len(marked) != 0 {
+		t.Fatalf("claim with drive 1 hung: marked %v, unreachable %v, %v; want none marked (driveSet did), [1], no error", marked, unreachable, err)
+	}
+	if took := time.Since(start); took > 10*claimWait {
+		t.Fatalf("claim took %v with claimWait %v", took, claimWait)
+	}
+
+	os.RemoveAll(drives[3]) // now empty: it would be marked
+	if _, _, err := open([]int{1, 0, 2, 3}, -1).Claim("dep1"); err == nil || !strings.Contains(err.Error(), "original order") {
+		t.Fatalf("swapped drives: %v", err)
+	}
+	d3 := &LocalDrive{root: filepath.Join(drives[3], "blobs"), dirSynced: map[string]bool{}}
+	if _, err := d3.ReadMark(); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("the empty drive after a refused claim: %v, want no mark", err)
+	}
+}
