@@ -305,12 +305,10 @@ func StartNode(nc NodeConfig) (*Node, error) {
 		return nil, err
 	}
 	api, err := nodeapi.NewServer(local, nc.NodeSecret, n.bus, nc.Logger)
-	if err == nil {
-		api.SetRouting(n.routing)
-	}
 	if err != nil {
 		return nil, err
 	}
+	api.SetRouting(n.routing)
 	if n.ln, err = net.Listen("tcp", nc.Address); err != nil {
 		return nil, err
 	}

@@ -195,7 +195,7 @@ func (n *Node) forward(w http.ResponseWriter, r *http.Request, leader string) (a
 			unavailable(w, r, "The site's leader is changing; retry shortly.")
 		},
 	}
-	if body == nil && (r.Method == http.MethodGet || r.Method == http.MethodHead) {
+	if isRead(r) {
 		// A read the leader has not answered when another takes over
 		// (the leader paused, or cut off) is given up and passed to
 		// the new one.
@@ -272,7 +272,13 @@ func passAgain(r *http.Request, err error, body *passBody) bool {
 	if errors.As(err, &op) && op.Op == "dial" && (body == nil || body.read.Load() == 0) {
 		return true
 	}
-	return body == nil && (r.Method == http.MethodGet || r.Method == http.MethodHead)
+	return isRead(r)
+}
+
+// isRead reports whether r only reads: a GET or HEAD without a body, which
+// can be passed to a leader again whatever became of an earlier pass.
+func isRead(r *http.Request) bool {
+	return r.ContentLength == 0 && (r.Method == http.MethodGet || r.Method == http.MethodHead)
 }
 
 // passBody is a request's body as a pass to the leader reads it: it

@@ -84,6 +84,43 @@ func each[T any](drives []Drive, fn func(i int, d Drive) T) []T {
 	return out
 }
 
+// eachWithin is each for calls that may hang (a node paused, or its
+// machine gone): it returns each call's error, errUnanswered for those
+// still running after wait, whose answers are dropped when they come.
+func eachWithin(drives []Drive, wait time.Duration, fn func(i int, d Drive) error) []error {
+	type answer struct {
+		i   int
+		err error
+	}
+	answers := make(chan answer, len(drives)) // buffered: a late answer is dropped
+	for i, d := range drives {
+		go func() { answers <- answer{i, fn(i, d)} }()
+	}
+	errs := make([]error, len(drives))
+	for i := range errs {
+		errs[i] = errUnanswered
+	}
+	timer := time.NewTimer(wait)
+	defer timer.Stop()
+collect:
+	for range drives {
+		select {
+		case a := <-answers:
+			errs[a.i] = a.err
+		case <-timer.C:
+			break collect
+		}
+	}
+	return errs
+}
+
+// errUnanswered is eachWithin's answer for a call still running.
+var errUnanswered = errors.New("blob: the drive did not answer in time")
+
+// claimWait bounds how long Claim waits for a drive's answer (a
+// variable for tests).
+var claimWait = 5 * time.Second
+
 // shardWriter writes one blob's shards.
 type shardWriter struct {
 	s    *Store
@@ -524,7 +561,7 @@ func (s *Store) Claim(deployment string) (marked, unreachable []int, err error) 
 		return nil, nil, nil
 	}
 	marks := make([][]byte, len(s.set))
-	read := s.askDrives(s.set, func(i int, d Drive) (err error) {
+	read := eachWithin(s.set, claimWait, func(i int, d Drive) (err error) {
 		marks[i], err = d.ReadMark()
 		return err
 	})
@@ -553,7 +590,7 @@ func (s *Store) Claim(deployment string) (marked, unreachable []int, err error) 
 	for k, i := range unmarked {
 		toMark[k] = s.set[i]
 	}
-	wrote := s.askDrives(toMark, func(k int, d Drive) error {
+	wrote := eachWithin(toMark, claimWait, func(k int, d Drive) error {
 		mark, _ := json.Marshal(driveMark{Deployment: deployment, Index: unmarked[k], Drives: len(s.set)})
 		return d.WriteMark(mark)
 	})
@@ -569,42 +606,4 @@ func (s *Store) Claim(deployment string) (marked, unreachable []int, err error) 
 		return marked, unreachable, fmt.Errorf("blob: %w: %d of %d drives reachable", erasure.ErrWriteQuorum, len(s.set)-len(unreachable), len(s.set))
 	}
 	return marked, unreachable, nil
-}
-
-// claimWait bounds how long Claim waits for a drive's answer (a
-// variable for tests).
-var claimWait = 5 * time.Second
-
-// errUnanswered is askDrives's answer for a drive that did not answer
-// within claimWait.
-var errUnanswered = errors.New("blob: the drive did not answer in time")
-
-// askDrives calls fn on every drive at once and returns each one's error,
-// errUnanswered for those still running after claimWait (their answers
-// are dropped when they come).
-func (s *Store) askDrives(drives []Drive, fn func(i int, d Drive) error) []error {
-	type answer struct {
-		i   int
-		err error
-	}
-	answers := make(chan answer, len(drives)) // buffered: a late answer is dropped
-	for i, d := range drives {
-		go func() { answers <- answer{i, fn(i, d)} }()
-	}
-	errs := make([]error, len(drives))
-	for i := range errs {
-		errs[i] = errUnanswered
-	}
-	timer := time.NewTimer(claimWait)
-	defer timer.Stop()
-collect:
-	for range drives {
-		select {
-		case a := <-answers:
-			errs[a.i] = a.err
-		case <-timer.C:
-			break collect
-		}
-	}
-	return errs
 }
