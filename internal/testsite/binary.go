@@ -8,18 +8,28 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
 )
 
+// raceEnv names the environment variable that, set to 1, builds the
+// binary with the race detector: every server a test starts then reports
+// the data races it meets, and the test fails on the first one.
+const raceEnv = "TWINLAKE_TEST_RACE"
+
 // BuildBinary builds cmd/twinlake into a temporary directory and returns
 // its path, for tests that drive the real binary.
 func BuildBinary(t testing.TB) string {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "twinlake")
-	cmd := exec.Command("go", "build", "-o", bin, "./cmd/twinlake")
+	args := []string{"build", "-o", bin}
+	if os.Getenv(raceEnv) == "1" {
+		args = append(args, "-race")
+	}
+	cmd := exec.Command("go", append(args, "./cmd/twinlake")...)
 	cmd.Dir = moduleRoot(t)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("go build ./cmd/twinlake: %v\n%s", err, out)
@@ -122,7 +132,29 @@ func spawn(t testing.TB, bin, dir, addr string, args, env []string) *Process {
 		t.Fatalf("start %s: %v", bin, err)
 	}
 	go func() { cmd.Wait(); close(p.done) }()
+	// Registered before the kill: it reads the log once the process is gone.
+	t.Cleanup(func() {
+		if race := raceReport(p.Log()); race != "" {
+			t.Errorf("server %s met a data race:\n%s", addr, race)
+		}
+	})
 	return p
+}
+
+// raceReport returns the first data race report in a server's output
+// (a binary built with the race detector prints one as it finds it, so a
+// killed process has printed it too), or "" when there is none.
+func raceReport(log string) string {
+	const mark = "WARNING: DATA RACE"
+	i := strings.Index(log, mark)
+	if i < 0 {
+		return ""
+	}
+	report := log[i:]
+	if end := strings.Index(report[len(mark):], "=================="); end >= 0 {
+		report = report[:len(mark)+end]
+	}
+	return report
 }
 
 // Kill sends SIGKILL and waits for the process to be gone.

@@ -1,0 +1,5 @@
+//go:build !race
+
+package objects
+
+const raceEnabled = false
