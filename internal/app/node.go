@@ -46,6 +46,11 @@ type NodeConfig struct {
 	NodeSecret []byte
 	// LeaseTTL is how long a dead leader holds the lead (0: default).
 	LeaseTTL time.Duration
+	// EtcdQuota is the backend quota of this node's etcd member, if it
+	// runs one, cluster.MinQuotaBytes to cluster.MaxQuotaBytes (0:
+	// cluster.DefaultQuotaBytes). An etcd run apart from the site has
+	// its operator's.
+	EtcdQuota int64
 	// Etcd, when set, is an etcd cluster run apart from the site, which
 	// its nodes keep their records in instead of running members of
 	// their own.
@@ -241,6 +246,12 @@ func StartNode(nc NodeConfig) (*Node, error) {
 		if err := nc.Etcd.validate(); err != nil {
 			return nil, err
 		}
+		if nc.EtcdQuota != 0 {
+			return nil, errors.New("--etcd-quota sets the quota of the etcd members a site runs on its nodes; an etcd run apart from the site (--etcd) has its own operator's")
+		}
+	}
+	if q := nc.EtcdQuota; q != 0 && (q < cluster.MinQuotaBytes || q > cluster.MaxQuotaBytes) {
+		return nil, fmt.Errorf("--etcd-quota: %d bytes outside [%d, %d] (1GiB to 8GiB)", q, int64(cluster.MinQuotaBytes), int64(cluster.MaxQuotaBytes))
 	}
 	if (nc.TLS == nil) != (nc.Config.TLS == nil) {
 		return nil, errors.New("a node serves TLS only with TLS between the nodes too, and the other way round")
@@ -436,7 +447,7 @@ func (n *Node) join() error {
 		n.etcd, err = cluster.StartEmbedded(context.Background(), cluster.EmbedConfig{
 			Name: n.cfg.Address, Dir: dir, PeerURL: peer, ClientURL: client, TLS: files,
 			InitialCluster: initial, Existing: existing, ClusterToken: token,
-			ReadyTimeout: 5 * time.Minute, Logger: n.cfg.Logger,
+			QuotaBytes: n.cfg.EtcdQuota, ReadyTimeout: 5 * time.Minute, Logger: n.cfg.Logger,
 		})
 		if err != nil {
 			return err

@@ -45,7 +45,8 @@ func TestClusterSurvivesNodeLoss(t *testing.T) {
 	bin := testsite.BuildBinary(t)
 	env := []string{"TWINLAKE_ROOT_USER=clusteradmin", "TWINLAKE_ROOT_PASSWORD=cluster-secret-123",
 		"TWINLAKE_KMS_SECRET_KEY=" + "MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY="}
-	cl := testsite.StartCluster(t, bin, t.TempDir(), 4, env...)
+	// Its etcd members hold 3 GiB, not etcd's default 2 GiB.
+	cl := testsite.StartClusterWith(t, bin, t.TempDir(), 4, testsite.ClusterOptions{EtcdQuota: "3GiB"}, env...)
 	nodes := cl.Addrs
 
 	e := newCLIEnv(t)
@@ -71,7 +72,7 @@ func TestClusterSurvivesNodeLoss(t *testing.T) {
 	// How much of etcd's quota the metadata uses, from its 3 voters, and
 	// which nodes they are (the first 3 of the sorted list).
 	infoText := e.must("admin", "info", "n0")
-	if !regexp.MustCompile(`Etcd: +[0-9.]+[KMG]iB in use of a 2\.0GiB quota \(0%\), file [0-9.]+[KMG]iB\n`).MatchString(infoText) {
+	if !regexp.MustCompile(`Etcd: +[0-9.]+[KMG]iB in use of a 3\.0GiB quota \(0%\), file [0-9.]+[KMG]iB\n`).MatchString(infoText) {
 		t.Fatalf("admin info does not tell etcd's use of its quota:\n%s", infoText)
 	}
 	sorted := slices.Sorted(slices.Values(nodes))
@@ -159,7 +160,7 @@ func TestClusterSurvivesNodeLoss(t *testing.T) {
 		var missing []string
 		for _, want := range []string{fmt.Sprintf(`twinlake_cluster_node_up{node=%q} 0`, nodes[leader]), fmt.Sprintf(`twinlake_cluster_node_leader{node=%q} 1`, nodes[next]),
 			fmt.Sprintf(`twinlake_drive_up{drive=%q} 0`, nodes[leader]), fmt.Sprintf(`twinlake_drive_up{drive=%q} 1`, nodes[next]),
-			"twinlake_cluster_etcd_quota_bytes 2.147483648e+09", "twinlake_cluster_etcd_nospace 0"} {
+			"twinlake_cluster_etcd_quota_bytes 3.221225472e+09", "twinlake_cluster_etcd_nospace 0"} {
 			if !strings.Contains(scraped, want) {
 				missing = append(missing, want)
 			}

@@ -35,8 +35,12 @@ func TestEmbedConfigValidate(t *testing.T) {
 		{"defaults", func(*EmbedConfig) {}, ""},
 		{"fast test timing", func(c *EmbedConfig) { c.TickMs, c.ElectionMs = 50, 500 }, ""},
 		{"bounds inclusive", func(c *EmbedConfig) {
-			c.TickMs, c.ElectionMs, c.ReadyTimeout = MaxTickMs, MaxElectionMs, MaxReadyTimeout
+			c.TickMs, c.ElectionMs, c.ReadyTimeout, c.QuotaBytes = MaxTickMs, MaxElectionMs, MaxReadyTimeout, MaxQuotaBytes
 		}, ""},
+		{"least quota", func(c *EmbedConfig) { c.QuotaBytes = MinQuotaBytes }, ""},
+		{"quota too small", func(c *EmbedConfig) { c.QuotaBytes = MinQuotaBytes - 1 }, "QuotaBytes 1073741823"},
+		{"quota too large", func(c *EmbedConfig) { c.QuotaBytes = MaxQuotaBytes + 1 }, "QuotaBytes 8589934593"},
+		{"negative quota", func(c *EmbedConfig) { c.QuotaBytes = -1 }, "QuotaBytes -1"},
 		{"no name", func(c *EmbedConfig) { c.Name = "" }, "Name is required"},
 		{"no dir", func(c *EmbedConfig) { c.Dir = "" }, "Dir is required"},
 		{"no token", func(c *EmbedConfig) { c.ClusterToken = "" }, "ClusterToken is required"},

@@ -113,6 +113,7 @@ func etcdConfig(cfg EmbedConfig, closing *atomic.Bool) (*embed.Config, error) {
 	// (a multi-object delete, a bucket's settings with its records).
 	ec.MaxTxnOps = MaxTxnOps
 	ec.MaxRequestBytes = MaxRequestBytes
+	ec.QuotaBackendBytes = cfg.QuotaBytes
 	ec.AutoCompactionMode = "periodic"
 	ec.AutoCompactionRetention = "1h"
 	ec.Logger = "zap"

@@ -34,6 +34,17 @@ const (
 	MaxRequestBytes = 8 << 20
 )
 
+// Bounds of an embedded member's backend quota (EmbedConfig.QuotaBytes):
+// past its quota a member raises the NOSPACE alarm and the cluster
+// refuses every write. The default is etcd's own; the most is what etcd
+// recommends, since its whole database is memory-mapped and every key
+// has an entry in its in-memory index.
+const (
+	DefaultQuotaBytes = 2 << 30
+	MinQuotaBytes     = 1 << 30
+	MaxQuotaBytes     = 8 << 30
+)
+
 // EmbedConfig configures one etcd voting member run in process.
 type EmbedConfig struct {
 	// Name is the member's name, unique in its cluster; it must be a key of
@@ -69,6 +80,11 @@ type EmbedConfig struct {
 	// ElectionMs is the raft election timeout, at least 5×TickMs and at most
 	// MaxElectionMs; 0 means DefaultElectionMs.
 	ElectionMs uint
+	// QuotaBytes is the size of the member's database past which it
+	// raises the NOSPACE alarm, MinQuotaBytes..MaxQuotaBytes; 0 means
+	// DefaultQuotaBytes. Each member checks its own: give every member
+	// the same.
+	QuotaBytes int64
 	// ReadyTimeout bounds how long StartEmbedded waits for the member to join
 	// its cluster, MinReadyTimeout..MaxReadyTimeout; 0 means
 	// DefaultReadyTimeout.
@@ -104,6 +120,9 @@ func (c EmbedConfig) withDefaults() EmbedConfig {
 	}
 	if c.ReadyTimeout == 0 {
 		c.ReadyTimeout = DefaultReadyTimeout
+	}
+	if c.QuotaBytes == 0 {
+		c.QuotaBytes = DefaultQuotaBytes
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
@@ -163,6 +182,9 @@ func (c EmbedConfig) Validate() error {
 	}
 	if c.ReadyTimeout < MinReadyTimeout || c.ReadyTimeout > MaxReadyTimeout {
 		bad("ReadyTimeout %v is outside %v..%v", c.ReadyTimeout, MinReadyTimeout, MaxReadyTimeout)
+	}
+	if c.QuotaBytes < MinQuotaBytes || c.QuotaBytes > MaxQuotaBytes {
+		bad("QuotaBytes %d is outside %d..%d (1 GiB to 8 GiB)", c.QuotaBytes, MinQuotaBytes, MaxQuotaBytes)
 	}
 	return errors.Join(errs...)
 }

@@ -53,6 +53,29 @@ func TestEmbeddedNotReadyWithoutQuorum(t *testing.T) {
 	}
 }
 
+// A member started with a quota of its own raises its alarm there: its
+// status tells that quota, not etcd's default.
+func TestEmbeddedQuota(t *testing.T) {
+	ports := freePorts(t, 2)
+	peer := fmt.Sprintf("http://127.0.0.1:%d", ports[0])
+	const quota = 3 << 30
+	m, err := StartEmbedded(context.Background(), EmbedConfig{
+		Name: "n1", Dir: filepath.Join(t.TempDir(), "n1"), ClusterToken: "quota",
+		PeerURL: peer, ClientURL: fmt.Sprintf("http://127.0.0.1:%d", ports[1]),
+		InitialCluster: map[string]string{"n1": peer},
+		TickMs:         testTickMs, ElectionMs: testElectionMs,
+		QuotaBytes: quota, Logger: testLogger(t),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(m.Close)
+	answered, unreachable := openCoordinator(t, "a", m.ClientURL()).Storage(t.Context())
+	if len(answered) != 1 || len(unreachable) != 0 || answered[0].Quota != quota {
+		t.Fatalf("Storage = %+v, unreachable %v; want the member with a %d-byte quota", answered, unreachable, quota)
+	}
+}
+
 func TestStartEmbeddedRefusesBadConfig(t *testing.T) {
 	_, err := StartEmbedded(context.Background(), EmbedConfig{Name: "n1"})
 	if !errors.Is(err, ErrInvalidConfig) {

@@ -89,6 +89,8 @@ type ClusterOptions struct {
 	EtcdSite string
 	// InlineLimit, when set, is every node's --cluster-inline-limit.
 	InlineLimit string
+	// EtcdQuota, when set, is every node's --etcd-quota.
+	EtcdQuota string
 	// Lease, when set, is every node's --cluster-lease (2s otherwise, so
 	// that a node paused or cut off loses the lead soon).
 	Lease string
@@ -156,6 +158,9 @@ func (c *Cluster) StartNode(i int) {
 	}
 	if c.opts.InlineLimit != "" {
 		args = append(args, "--cluster-inline-limit", c.opts.InlineLimit)
+	}
+	if c.opts.EtcdQuota != "" {
+		args = append(args, "--etcd-quota", c.opts.EtcdQuota)
 	}
 	c.nodes[i] = spawn(c.t, c.bin, c.dirs[i], c.Addrs[i], args, c.env)
 }

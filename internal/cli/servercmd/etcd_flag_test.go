@@ -13,7 +13,8 @@ import (
 
 // --etcd is refused, with the reason, before anything starts: without
 // --cluster, and with endpoints or credentials that cannot be right; so is
-// --cluster-inline-limit without --cluster or outside its bounds.
+// --cluster-inline-limit and --etcd-quota without --cluster or outside
+// their bounds, and --etcd-quota with --etcd.
 func TestEtcdFlagRefusals(t *testing.T) {
 	t.Setenv("TWINLAKE_ROOT_USER", "admin")
 	t.Setenv("TWINLAKE_ROOT_PASSWORD", "a-long-enough-secret")
@@ -35,6 +36,11 @@ func TestEtcdFlagRefusals(t *testing.T) {
 		{"an inline limit too large", append(cluster, "--cluster-inline-limit", "65KiB"), "", "outside [1024, 65536]"},
 		{"an inline limit too small", append(cluster, "--cluster-inline-limit", "512B"), "", "outside [1024, 65536]"},
 		{"an inline limit that is no size", append(cluster, "--cluster-inline-limit", "lots"), "", "--cluster-inline-limit"},
+		{"an etcd quota without --cluster", []string{"--etcd-quota", "4GiB"}, "", "give --cluster too"},
+		{"an etcd quota for an external etcd", append(cluster, "--etcd", "http://e1:2379", "--etcd-quota", "4GiB"), "", "an etcd run apart from the site"},
+		{"an etcd quota too large", append(cluster, "--etcd-quota", "9GiB"), "", "outside [1073741824, 8589934592]"},
+		{"an etcd quota too small", append(cluster, "--etcd-quota", "512MiB"), "", "outside [1073741824, 8589934592]"},
+		{"an etcd quota that is no size", append(cluster, "--etcd-quota", "big"), "", "--etcd-quota"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

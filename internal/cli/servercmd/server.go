@@ -25,7 +25,7 @@ func AddServerCommands(root *cobra.Command, opts *cmdutil.Options) {
 	var nodes, etcd []string
 	var etcdSite string
 	var leaseTTL time.Duration
-	var inlineLimit string
+	var inlineLimit, etcdQuota string
 	cmd := &cobra.Command{
 		Use:   "server",
 		Short: "Run a twinlake site",
@@ -91,12 +91,21 @@ one) the site refuses to start and changes nothing.`,
 				}
 				cfg.InlineLimit = n // bounds checked with the rest of the node's settings
 			}
+			var quota int64
+			if etcdQuota != "" {
+				if len(nodes) == 0 {
+					return fmt.Errorf("--etcd-quota is for the nodes of a multi-node site: give --cluster too")
+				}
+				if quota, err = bench.ParseSize(etcdQuota); err != nil {
+					return fmt.Errorf("--etcd-quota: %w", err)
+				}
+			}
 			if len(nodes) > 0 {
 				secret := []byte(os.Getenv("TWINLAKE_NODE_SECRET"))
 				if len(secret) == 0 {
 					secret = app.DeriveNodeSecret(cfg.RootPassword)
 				}
-				nc := app.NodeConfig{Config: cfg, Nodes: nodes, NodeSecret: secret, LeaseTTL: leaseTTL}
+				nc := app.NodeConfig{Config: cfg, Nodes: nodes, NodeSecret: secret, LeaseTTL: leaseTTL, EtcdQuota: quota}
 				if certsDir != "" {
 					if nc.TLS, err = nodeTLS(certsDir, cfg.Dir, cfg.TLS.Certificates[0]); err != nil {
 						return err
@@ -120,6 +129,7 @@ one) the site refuses to start and changes nothing.`,
 	f.StringSliceVar(&etcd, "etcd", nil, "with --cluster: keep the site's records in this etcd cluster (its client URLs, comma-separated, all http:// or all https://; its user and password from TWINLAKE_ETCD_USER and TWINLAKE_ETCD_PASSWORD; https trusts the system roots and --certs-dir CAs/*.crt) instead of running etcd on the nodes; sites sharing it need --etcd-site")
 	f.StringVar(&etcdSite, "etcd-site", "", "with --etcd: keep the site's records under /twinlake/NAME/ (default \"site\"), so that several sites can share one etcd, each under its own name")
 	f.StringVar(&inlineLimit, "cluster-inline-limit", "", "with --cluster: keep objects of at most this size (1KiB to 64KiB; default 1KiB) inside their version record in etcd instead of erasure-coding them across the nodes: small objects get faster, and etcd's quota holds fewer versions (see the operator's guide)")
+	f.StringVar(&etcdQuota, "etcd-quota", "", "with --cluster and without --etcd: the size of each node's etcd database past which etcd refuses writes until space is freed (1GiB to 8GiB; default 2GiB): the site's metadata is there, so the quota bounds how many object versions a multi-node site holds (see the operator's guide); give every node the same")
 	f.DurationVar(&leaseTTL, "cluster-lease", 0, "with --cluster: how long a dead leader holds the lead before another node takes over (2s to 60s; default 10s)")
 	f.StringSliceVar(&cfg.Drives, "drives", nil, "erasure-code object data across these 2 to 16 directories, one per drive (comma-separated; --dir keeps the metadata; fixed when the site first starts; with --cluster: this node's drives, as many on every node, 16 in all at most)")
 	f.StringVar(&cfg.SiteName, "site-name", "", "this site's name (default derived from its deployment ID)")
