@@ -20,6 +20,12 @@ var errNoSuchWebsite = apiErr("NoSuchWebsiteConfiguration", http.StatusNotFound,
 var errNoSuchPublicAccessBlock = apiErr("NoSuchPublicAccessBlockConfiguration", http.StatusNotFound,
 	"The public access block configuration was not found")
 
+// errNoSuchOwnershipControls answers GetBucketOwnershipControls: no
+// bucket has them; every object belongs to the bucket's owner, the site,
+// and canned ACLs stay in force (see acl.go).
+var errNoSuchOwnershipControls = apiErr("OwnershipControlsNotFoundError", http.StatusNotFound,
+	"The bucket ownership controls were not found")
+
 type accelerateConfiguration struct {
 	XMLName xml.Name `xml:"AccelerateConfiguration"`
 	NS      string   `xml:"xmlns,attr"`
@@ -60,6 +66,10 @@ func (s *Server) getBucketWebsite(req *request) error {
 
 func (s *Server) getPublicAccessBlock(req *request) error {
 	return s.absentSetting(req, nil, errNoSuchPublicAccessBlock)
+}
+
+func (s *Server) getBucketOwnershipControls(req *request) error {
+	return s.absentSetting(req, nil, errNoSuchOwnershipControls)
 }
 
 // getBucketAccelerate: transfer acceleration was never enabled (no Status).

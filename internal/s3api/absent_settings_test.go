@@ -12,7 +12,8 @@ import (
 
 // TestAbsentSettingsReadAsAWS: reads of the bucket settings twinlake does
 // not keep answer, through the AWS SDK, as AWS does for a bucket without
-// them (no website, no public access block, acceleration never enabled,
+// them (no website, no public access block, no ownership controls,
+// acceleration never enabled,
 // the owner pays, no logging, no notifications), NoSuchBucket for a
 // missing bucket, and setting one stays NotImplemented.
 func TestAbsentSettingsReadAsAWS(t *testing.T) {
@@ -28,6 +29,9 @@ func TestAbsentSettingsReadAsAWS(t *testing.T) {
 	}
 	if _, err := c.GetPublicAccessBlock(ctx, &s3.GetPublicAccessBlockInput{Bucket: b}); apiCode(err) != "NoSuchPublicAccessBlockConfiguration" {
 		t.Errorf("GetPublicAccessBlock: %v", err)
+	}
+	if _, err := c.GetBucketOwnershipControls(ctx, &s3.GetBucketOwnershipControlsInput{Bucket: b}); apiCode(err) != "OwnershipControlsNotFoundError" {
+		t.Errorf("GetBucketOwnershipControls: %v", err)
 	}
 	if out, err := c.GetBucketAccelerateConfiguration(ctx, &s3.GetBucketAccelerateConfigurationInput{Bucket: b}); err != nil || out.Status != "" {
 		t.Errorf("GetBucketAccelerateConfiguration: %+v %v", out, err)
@@ -49,5 +53,10 @@ func TestAbsentSettingsReadAsAWS(t *testing.T) {
 		IndexDocument: &types.IndexDocument{Suffix: aws.String("index.html")}}})
 	if apiCode(err) != "NotImplemented" {
 		t.Errorf("PutBucketWebsite: %v", err)
+	}
+	_, err = c.PutBucketOwnershipControls(ctx, &s3.PutBucketOwnershipControlsInput{Bucket: b, OwnershipControls: &types.OwnershipControls{
+		Rules: []types.OwnershipControlsRule{{ObjectOwnership: types.ObjectOwnershipBucketOwnerEnforced}}}})
+	if apiCode(err) != "NotImplemented" {
+		t.Errorf("PutBucketOwnershipControls: %v", err)
 	}
 }

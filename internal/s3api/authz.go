@@ -35,6 +35,7 @@ var apiActions = map[string]string{
 
 	"GetBucketWebsite":                   "s3:GetBucketWebsite",
 	"GetPublicAccessBlock":               "s3:GetBucketPublicAccessBlock",
+	"GetBucketOwnershipControls":         "s3:GetBucketOwnershipControls",
 	"GetBucketAccelerateConfiguration":   "s3:GetAccelerateConfiguration",
 	"GetBucketRequestPayment":            "s3:GetBucketRequestPayment",
 	"GetBucketLogging":                   "s3:GetBucketLogging",

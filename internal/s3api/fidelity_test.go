@@ -33,7 +33,7 @@ func TestSubresourcesNeverList(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, target := range []string{
-		"/sub?ownershipControls", "/sub?metadataTable", "/sub/k?publicAccessBlock", "/sub/k?website", "/sub?session", "/sub?delete", "/sub?uploadId=x",
+		"/sub/k?ownershipControls", "/sub?metadataTable", "/sub/k?publicAccessBlock", "/sub/k?website", "/sub?session", "/sub?delete", "/sub?uploadId=x",
 		"/sub/k?versions", "/sub/k?location", "/sub/k?policyStatus",
 	} {
 		if st, code := rc.do(rawRequest{method: http.MethodGet, target: target}); st != http.StatusNotImplemented || code != "NotImplemented" {

@@ -37,6 +37,7 @@ var routes = []route{
 	{http.MethodGet, scopeBucket, "policyStatus", "GetBucketPolicyStatus", (*Server).getBucketPolicyStatus},
 	{http.MethodGet, scopeBucket, "website", "GetBucketWebsite", (*Server).getBucketWebsite},
 	{http.MethodGet, scopeBucket, "publicAccessBlock", "GetPublicAccessBlock", (*Server).getPublicAccessBlock},
+	{http.MethodGet, scopeBucket, "ownershipControls", "GetBucketOwnershipControls", (*Server).getBucketOwnershipControls},
 	{http.MethodGet, scopeBucket, "accelerate", "GetBucketAccelerateConfiguration", (*Server).getBucketAccelerate},
 	{http.MethodGet, scopeBucket, "requestPayment", "GetBucketRequestPayment", (*Server).getBucketRequestPayment},
 	{http.MethodGet, scopeBucket, "logging", "GetBucketLogging", (*Server).getBucketLogging},

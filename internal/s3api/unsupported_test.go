@@ -20,6 +20,7 @@ func TestUnsupportedAPINames(t *testing.T) {
 		{http.MethodPost, "/b/k?restore", "RestoreObject"},
 		{http.MethodPost, "/b/k?select&select-type=2", "SelectObjectContent"},
 		{http.MethodPut, "/b?publicAccessBlock", "PutPublicAccessBlock"},
+		{http.MethodDelete, "/b?ownershipControls", "DeleteBucketOwnershipControls"},
 		{http.MethodGet, "/b?metadataTable", "GetBucketMetadataTableConfiguration"},
 		{http.MethodGet, "/b?session", "CreateSession"},
 		{http.MethodPut, "/b/k?renameObject", "RenameObject"},

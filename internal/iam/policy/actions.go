@@ -26,7 +26,7 @@ var S3Actions = []string{
 	"s3:PutObjectRetention", "s3:PutObjectTagging", "s3:PutObjectVersionTagging",
 	"s3:PutReplicationConfiguration", "s3:ReplicateDelete", "s3:ReplicateObject",
 	"s3:ReplicateTags", "s3:RestoreObject",
-	"s3:GetBucketWebsite", "s3:GetBucketPublicAccessBlock", "s3:GetAccelerateConfiguration",
+	"s3:GetBucketWebsite", "s3:GetBucketPublicAccessBlock", "s3:GetBucketOwnershipControls", "s3:GetAccelerateConfiguration",
 	"s3:GetBucketRequestPayment", "s3:GetBucketLogging",
 }
 
