@@ -29,6 +29,8 @@ type Drive struct {
 	// is given up: a node that hangs, rather than dies, costs a write
 	// that shard, not the write.
 	stall time.Duration
+	// batch holds the small shards waiting to go to the node (batch.go).
+	batch batcher
 }
 
 var _ blob.Drive = (*Drive)(nil)
@@ -113,7 +115,8 @@ func (d *Drive) call(method, path string, body io.Reader, hdr http.Header, fn fu
 // Create implements blob.Drive: a shard of at most blob.SmallShardMax
 // bytes is sent whole at Commit, in one request of known length (its
 // headers and body in one write to the socket, instead of a chunked
-// stream that costs a write, and the node a read, per chunk); a larger
+// stream that costs a write, and the node a read, per chunk), shared with
+// the other small shards waiting for the node then (batch.go); a larger
 // one streams to the node as it is written. Commit returns once the node
 // has made it durable.
 func (d *Drive) Create(id string) (blob.ShardWriter, error) { return d.upload(id, "create"), nil }
@@ -124,7 +127,12 @@ func (d *Drive) Rewrite(id string) (blob.ShardWriter, error) { return d.upload(i
 func (d *Drive) upload(id, mode string) *blob.Held {
 	path := d.path + pathShards + id + "?mode=" + mode
 	return blob.NewHeld(func() (blob.ShardWriter, error) { return d.stream(path), nil },
-		func(b []byte) error { return d.sendWhole(path, b) })
+		func(b []byte) error {
+			if len(b) <= batchShardMax {
+				return d.sendSmall(id, mode == "rewrite", b)
+			}
+			return d.sendWhole(path, b)
+		})
 }
 
 // sendWhole sends a shard in one request, its answer awaited for the

@@ -94,6 +94,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			err = s.list(d, w, strings.TrimPrefix(rest, pathList))
 		case rest == pathMark:
 			err = s.mark(d, w, r)
+		case rest == pathBatch:
+			err = s.putBatch(d, w, r)
 		default:
 			err = errNoRoute
 		}

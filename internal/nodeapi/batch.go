@@ -1,0 +1,330 @@
+package nodeapi
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/twinlake/twinlake/internal/blob"
+)
+
+// Batched small shards. Under concurrent writes a leader sends every
+// other node one small shard per object, each in a request of its own:
+// the requests, not the bytes, were most of what a small PUT cost the
+// nodes that take its shards. A Drive sends one small shard at a time
+// per node; the small shards of other writes that wait meanwhile go
+// together in the next request (POST DRIVE/batch), which the node
+// commits at once (their syncs shared) and answers shard by shard. A
+// shard waits for no timer: alone, it goes as before, in a PUT of its
+// own. Each shard is acknowledged only once the node has made it
+// durable, as a PUT of its own is.
+
+// Bounds of one batch: a shard larger than batchShardMax goes alone, and
+// a batch carries at most batchMaxShards shards and batchMaxBytes of data.
+const (
+	batchShardMax  = 32 << 10
+	batchMaxShards = 64
+	batchMaxBytes  = 1 << 20
+)
+
+// pathBatch is a drive's batched shard writes.
+const pathBatch = "batch"
+
+// batchRetry is how long a Drive sends its shards one at a time after a
+// node answered that it has no batch call (an older build), before it
+// tries a batch again.
+const batchRetry = time.Minute
+
+// batchShard is one shard of a batch: its ID, whether it replaces one,
+// its bytes, and once sent, what became of it.
+type batchShard struct {
+	id      string
+	rewrite bool
+	data    []byte
+	err     error
+	// wake is signalled once: when the shard is sent (sent true), or
+	// when its writer is to send the next batch.
+	wake chan struct{}
+	sent bool
+}
+
+// batcher is a Drive's queue of small shards waiting to be sent.
+type batcher struct {
+	mu      sync.Mutex
+	busy    bool // a writer is sending
+	queue   []*batchShard
+	soloTil time.Time // before then, no batch call: the node has none
+}
+
+// sendSmall sends a held shard of at most batchShardMax bytes, alone or in
+// a batch with others, and returns once the node has made it durable.
+func (d *Drive) sendSmall(id string, rewrite bool, data []byte) error {
+	s := &batchShard{id: id, rewrite: rewrite, data: data, wake: make(chan struct{}, 1)}
+	b := &d.batch
+	b.mu.Lock()
+	b.queue = append(b.queue, s)
+	if b.busy {
+		b.mu.Unlock()
+		<-s.wake
+		if s.sent {
+			return s.err
+		}
+		b.mu.Lock() // this writer sends next: s is first in the queue
+	}
+	b.busy = true
+	n, size := 0, 0
+	for n < len(b.queue) && n < batchMaxShards && (n == 0 || size+len(b.queue[n].data) <= batchMaxBytes) {
+		size += len(b.queue[n].data)
+		n++
+	}
+	batch := b.queue[:n:n]
+	b.queue = b.queue[n:]
+	solo := time.Now().Before(b.soloTil)
+	b.mu.Unlock()
+
+	d.sendBatch(batch, solo)
+
+	b.mu.Lock()
+	if len(b.queue) > 0 {
+		b.queue[0].wake <- struct{}{} // the oldest waiting writer sends next
+	} else {
+		b.busy = false
+		b.queue = nil
+	}
+	b.mu.Unlock()
+	for _, o := range batch[1:] {
+		o.sent = true
+		o.wake <- struct{}{}
+	}
+	return batch[0].err
+}
+
+// sendBatch sends shards and sets each one's err: one alone (or each, with
+// solo) in a PUT of its own, several in one batch call.
+func (d *Drive) sendBatch(shards []*batchShard, solo bool) {
+	if len(shards) > 1 && !solo {
+		err := d.postBatch(shards)
+		if !errors.Is(err, errNoBatch) {
+			if err != nil {
+				for _, s := range shards {
+					s.err = err
+				}
+			}
+			return
+		}
+		d.batch.mu.Lock()
+		d.batch.soloTil = time.Now().Add(batchRetry)
+		d.batch.mu.Unlock()
+	}
+	var wg sync.WaitGroup
+	for _, s := range shards {
+		wg.Go(func() { s.err = d.sendWhole(d.shardPath(s.id, s.rewrite), s.data) })
+	}
+	wg.Wait()
+}
+
+// shardPath is where shard id is written (rewrite: replaced).
+func (d *Drive) shardPath(id string, rewrite bool) string {
+	mode := "create"
+	if rewrite {
+		mode = "rewrite"
+	}
+	return d.path + pathShards + id + "?mode=" + mode
+}
+
+// errNoBatch is a node's answer that it has no batch call.
+var errNoBatch = errors.New("the node has no batch call")
+
+// batchAnswer is a node's answer to a batch: per shard, in order, the
+// status a PUT of its own would have had and its error.
+type batchAnswer struct {
+	Status []int    `json:"status"`
+	Error  []string `json:"error"`
+}
+
+// postBatch sends shards in one batch call, its answer awaited for the
+// stall bound, and sets each shard's err from the node's answer.
+func (d *Drive) postBatch(shards []*batchShard) error {
+	var body bytes.Buffer
+	for _, s := range shards {
+		appendBatchShard(&body, s.id, s.rewrite, s.data)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), d.stall)
+	defer cancel()
+	resp, err := d.do(ctx, http.MethodPost, d.path+pathBatch, &body, nil)
+	switch {
+	case errors.Is(err, blob.ErrNotFound):
+		return fmt.Errorf("%w: %v", errNoBatch, err)
+	case errors.Is(err, context.DeadlineExceeded):
+		return fmt.Errorf("%w: %v", errStalled, err)
+	case err != nil:
+		return err
+	}
+	defer resp.Body.Close()
+	var a batchAnswer
+	if err := json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&a); err != nil {
+		return fmt.Errorf("node %s: batch answer: %w", d.base, err)
+	}
+	if len(a.Status) != len(shards) || len(a.Error) != len(shards) {
+		return fmt.Errorf("node %s: batch answer for %d shards, %d sent", d.base, len(a.Status), len(shards))
+	}
+	for i, s := range shards {
+		s.err = shardError(d.base, s.id, a.Status[i], a.Error[i])
+	}
+	return nil
+}
+
+// shardError is a batched shard's error from the status and message a
+// node answered for it, as do makes one of a PUT's answer.
+func shardError(base, id string, status int, msg string) error {
+	if status/100 == 2 {
+		return nil
+	}
+	err := fmt.Errorf("node %s: batched shard %s: %d %s", base, id, status, msg)
+	switch status {
+	case http.StatusNotFound:
+		err = fmt.Errorf("%w: %v", blob.ErrNotFound, err)
+	case http.StatusBadRequest:
+		err = fmt.Errorf("%w: %v", errRefused, err)
+	}
+	return err
+}
+
+// The batch body is each shard in turn: a mode byte ('c' create, 'r'
+// rewrite), then its ID and its bytes, each after its length as a
+// uvarint.
+func appendBatchShard(buf *bytes.Buffer, id string, rewrite bool, data []byte) {
+	mode := byte('c')
+	if rewrite {
+		mode = 'r'
+	}
+	buf.WriteByte(mode)
+	buf.Write(binary.AppendUvarint(nil, uint64(len(id))))
+	buf.WriteString(id)
+	buf.Write(binary.AppendUvarint(nil, uint64(len(data))))
+	buf.Write(data)
+}
+
+// batchItem is one shard of a batch as a node reads it.
+type batchItem struct {
+	id      string
+	rewrite bool
+	data    []byte
+}
+
+// maxBatchBody bounds what a node reads of one batch: the shards, and
+// their IDs and lengths, of the largest batch a Drive sends.
+const maxBatchBody = batchMaxBytes + batchShardMax + batchMaxShards*256
+
+// parseBatch reads a batch body of at most maxBatchBody bytes and
+// batchMaxShards shards.
+func parseBatch(r io.Reader) ([]batchItem, error) {
+	br := bufio.NewReader(io.LimitReader(r, maxBatchBody+1))
+	var items []batchItem
+	total := 0
+	for {
+		mode, err := br.ReadByte()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+		if mode != 'c' && mode != 'r' {
+			return nil, fmt.Errorf("%w: shard %d: mode %q", errBadRequest, len(items), mode)
+		}
+		if len(items) == batchMaxShards {
+			return nil, fmt.Errorf("%w: more than %d shards", errBadRequest, batchMaxShards)
+		}
+		id, err := readField(br, 256)
+		if err != nil {
+			return nil, fmt.Errorf("%w: shard %d: id: %v", errBadRequest, len(items), err)
+		}
+		data, err := readField(br, blob.SmallShardMax)
+		if err != nil {
+			return nil, fmt.Errorf("%w: shard %d: data: %v", errBadRequest, len(items), err)
+		}
+		if total += len(id) + len(data); total > maxBatchBody {
+			return nil, fmt.Errorf("%w: more than %d bytes", errBadRequest, maxBatchBody)
+		}
+		items = append(items, batchItem{id: string(id), rewrite: mode == 'r', data: data})
+	}
+	if len(items) == 0 {
+		return nil, fmt.Errorf("%w: an empty batch", errBadRequest)
+	}
+	return items, nil
+}
+
+// readField reads a uvarint length of at most limit and that many bytes.
+func readField(br *bufio.Reader, limit uint64) ([]byte, error) {
+	n, err := binary.ReadUvarint(br)
+	if err != nil {
+		return nil, err
+	}
+	if n > limit {
+		return nil, fmt.Errorf("%d bytes, at most %d", n, limit)
+	}
+	b := make([]byte, n)
+	if _, err := io.ReadFull(br, b); err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
+// putBatch writes a batch's shards to d, all at once so that their syncs
+// are shared, and answers each one's outcome: a shard refused or failed
+// fails alone.
+func (s *Server) putBatch(d blob.Drive, w http.ResponseWriter, r *http.Request) error {
+	if r.Method != http.MethodPost {
+		return errNoRoute
+	}
+	items, err := parseBatch(r.Body)
+	if err != nil {
+		return err
+	}
+	a := batchAnswer{Status: make([]int, len(items)), Error: make([]string, len(items))}
+	var wg sync.WaitGroup
+	for i, it := range items {
+		wg.Go(func() {
+			if err := writeShard(d, it.id, it.rewrite, it.data); err != nil {
+				a.Status[i], a.Error[i] = statusOf(err), err.Error()
+				if a.Status[i] == http.StatusInternalServerError {
+					s.log.Warn("node api: batched shard", "id", it.id, "err", err)
+				}
+				return
+			}
+			a.Status[i] = http.StatusOK
+		})
+	}
+	wg.Wait()
+	w.Header().Set("Content-Type", "application/json")
+	return json.NewEncoder(w).Encode(a)
+}
+
+// writeShard writes shard id (rewrite: its replacement) of data to d and
+// commits it.
+func writeShard(d blob.Drive, id string, rewrite bool, data []byte) error {
+	var sw blob.ShardWriter
+	var err error
+	if rewrite {
+		sw, err = d.Rewrite(id)
+	} else {
+		sw, err = d.Create(id)
+	}
+	if err != nil {
+		return err
+	}
+	if _, err := sw.Write(data); err != nil {
+		sw.Abort()
+		return err
+	}
+	return sw.Commit()
+}

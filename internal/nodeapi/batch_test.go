@@ -1,0 +1,252 @@
+package nodeapi
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/twinlake/twinlake/internal/blob"
+)
+
+// batchNode serves a local drive behind a handler that holds the first
+// shard request until release is closed and counts the PUTs and batch
+// calls it serves; noBatch makes it answer the batch call as a node
+// without one does.
+type batchNode struct {
+	d             *Drive
+	release       chan struct{}
+	puts, batches atomic.Int64
+	batchedShards atomic.Int64
+	first         atomic.Bool
+	noBatch       bool
+}
+
+func startBatchNode(t *testing.T, noBatch bool) *batchNode {
+	t.Helper()
+	inner, err := NewServer([]blob.Drive{mustLocal(t, t.TempDir())}, secret, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := &batchNode{release: make(chan struct{}), noBatch: noBatch}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if n.first.CompareAndSwap(false, true) {
+			<-n.release
+		}
+		switch r.Method {
+		case http.MethodPut:
+			n.puts.Add(1)
+		case http.MethodPost:
+			n.batches.Add(1)
+			if n.noBatch {
+				writeError(w, http.StatusNotFound, errNoRoute)
+				return
+			}
+			body, _ := io.ReadAll(r.Body)
+			items, _ := parseBatch(bytes.NewReader(body))
+			n.batchedShards.Add(int64(len(items)))
+			r.Body = io.NopCloser(bytes.NewReader(body))
+		}
+		inner.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	if n.d, err = NewDrive(srv.URL, 0, secret, nil); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// queued waits until want shards wait behind the one in flight.
+func (n *batchNode) queued(t *testing.T, want int) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		n.d.batch.mu.Lock()
+		got := len(n.d.batch.queue)
+		n.d.batch.mu.Unlock()
+		if got == want {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d shards queued, want %d", got, want)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// writeShards writes a shard of body i for each id at once, the first
+// alone before the others, and returns each one's Commit error.
+func writeShards(t *testing.T, n *batchNode, ids []string) []error {
+	t.Helper()
+	errs := make([]error, len(ids))
+	var wg sync.WaitGroup
+	write := func(i int) {
+		w, err := n.d.Create(ids[i])
+		if err == nil {
+			w.Write(fmt.Appendf(nil, "shard %d %s", i, bytes.Repeat([]byte("x"), 3000)))
+			err = w.Commit()
+		}
+		errs[i] = err
+	}
+	wg.Go(func() { write(0) })
+	n.queued(t, 0) // the first is in flight, held by the node
+	for i := 1; i < len(ids); i++ {
+		wg.Go(func() { write(i) })
+	}
+	n.queued(t, len(ids)-1)
+	close(n.release)
+	wg.Wait()
+	return errs
+}
+
+// TestSmallShardsBatched: small shards written while another is in flight
+// reach the node together in one batch call, each is durable and reads
+// back, and one the node refuses (its ID taken) fails alone.
+func TestSmallShardsBatched(t *testing.T) {
+	n := startBatchNode(t, false)
+	taken := putShardAfter(t, n)
+	ids := make([]string, 40)
+	for i := range ids {
+		ids[i] = blob.NewID()
+	}
+	ids[7] = taken
+	errs := writeShards(t, n, ids)
+	for i, err := range errs {
+		if (err != nil) != (i == 7) {
+			t.Fatalf("shard %d: %v (want an error for the taken ID only)", i, err)
+		}
+	}
+	if p, b, s := n.puts.Load(), n.batches.Load(), n.batchedShards.Load(); p != 2 || b != 1 || s != 39 {
+		t.Fatalf("%d PUTs, %d batches of %d shards in all; want the taken ID's and the first PUT, one batch of the 39 others", p, b, s)
+	}
+	for i, id := range ids {
+		if i == 7 {
+			continue
+		}
+		r, err := n.d.Open(id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := make([]byte, r.Size())
+		if _, err := r.ReadAt(got, 0); err != nil && !errors.Is(err, io.EOF) {
+			t.Fatal(err)
+		}
+		r.Close()
+		if want := fmt.Appendf(nil, "shard %d %s", i, bytes.Repeat([]byte("x"), 3000)); !bytes.Equal(got, want) {
+			t.Fatalf("shard %d read back wrong", i)
+		}
+	}
+}
+
+// putShardAfter writes one shard through n before any test shard, and
+// returns its ID.
+func putShardAfter(t *testing.T, n *batchNode) string {
+	t.Helper()
+	n.first.Store(true) // not held
+	id := putShard(t, n.d, []byte("already there"))
+	n.first.Store(false)
+	return id
+}
+
+// TestSmallShardsToANodeWithoutBatches: a node of an older build answers
+// the batch call 404; the shards then go one request each, all durable,
+// and the next ones do so too without asking again for a while.
+func TestSmallShardsToANodeWithoutBatches(t *testing.T) {
+	n := startBatchNode(t, true)
+	ids := make([]string, 10)
+	for i := range ids {
+		ids[i] = blob.NewID()
+	}
+	for i, err := range writeShards(t, n, ids) {
+		if err != nil {
+			t.Fatalf("shard %d: %v", i, err)
+		}
+	}
+	if p, b := n.puts.Load(), n.batches.Load(); p != 10 || b != 1 {
+		t.Fatalf("%d PUTs and %d batch calls, want 10 and the one refused", p, b)
+	}
+	n.release = make(chan struct{})
+	n.first.Store(false)
+	for i := range ids {
+		ids[i] = blob.NewID()
+	}
+	for i, err := range writeShards(t, n, ids) {
+		if err != nil {
+			t.Fatalf("again, shard %d: %v", i, err)
+		}
+	}
+	if p, b := n.puts.Load(), n.batches.Load(); p != 20 || b != 1 {
+		t.Fatalf("then %d PUTs and %d batch calls, want 20 and still 1", p, b)
+	}
+	for _, id := range ids {
+		if r, err := n.d.Open(id); err != nil {
+			t.Fatal(err)
+		} else {
+			r.Close()
+		}
+	}
+}
+
+// The batch body reads back as written, and a malformed one is refused
+// with errBadRequest.
+func TestParseBatch(t *testing.T) {
+	var body bytes.Buffer
+	appendBatchShard(&body, "a", false, []byte("one"))
+	appendBatchShard(&body, "b", true, nil)
+	items, err := parseBatch(&body)
+	if err != nil || len(items) != 2 || items[0].id != "a" || items[0].rewrite || string(items[0].data) != "one" ||
+		items[1].id != "b" || !items[1].rewrite || len(items[1].data) != 0 {
+		t.Fatalf("parseBatch = %+v, %v", items, err)
+	}
+	for name, b := range map[string][]byte{
+		"empty":     nil,
+		"bad mode":  {'x', 1, 'a', 0},
+		"cut id":    {'c', 5, 'a'},
+		"cut data":  {'c', 1, 'a', 9, 'z'},
+		"huge id":   append([]byte{'c'}, binaryUvarint(1000)...),
+		"huge data": append([]byte{'c', 1, 'a'}, binaryUvarint(blob.SmallShardMax+1)...),
+		"no length": {'c'},
+	} {
+		if _, err := parseBatch(bytes.NewReader(b)); err == nil {
+			t.Errorf("%s: accepted", name)
+		}
+	}
+	var many bytes.Buffer
+	for range batchMaxShards + 1 {
+		appendBatchShard(&many, "a", false, nil)
+	}
+	if _, err := parseBatch(&many); !errors.Is(err, errBadRequest) {
+		t.Errorf("%d shards: %v", batchMaxShards+1, err)
+	}
+}
+
+func binaryUvarint(n uint64) []byte { return binary.AppendUvarint(nil, n) }
+
+func FuzzParseBatch(f *testing.F) {
+	var body bytes.Buffer
+	appendBatchShard(&body, "a", false, []byte("one"))
+	appendBatchShard(&body, "b", true, nil)
+	f.Add(body.Bytes())
+	f.Add([]byte{'c', 1})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		items, err := parseBatch(bytes.NewReader(b))
+		if err != nil {
+			return
+		}
+		var again bytes.Buffer
+		for _, it := range items {
+			appendBatchShard(&again, it.id, it.rewrite, it.data)
+		}
+		back, err := parseBatch(&again)
+		if err != nil || len(back) != len(items) {
+			t.Fatalf("re-encoded batch: %d items, %v; want %d", len(back), err, len(items))
+		}
+	})
+}
