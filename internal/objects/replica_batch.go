@@ -183,7 +183,7 @@ type replicaData struct {
 
 // replicaStoreWorkers bounds how many received versions' data a batch
 // stores at once.
-const replicaStoreWorkers = 8
+const replicaStoreWorkers = 32
 
 // storeReplicas stores the data of copies, several at once: on a site
 // whose data is coded across nodes each one is a round of shard writes
