@@ -250,8 +250,8 @@ func StartNode(nc NodeConfig) (*Node, error) {
 			return nil, errors.New("--etcd-quota sets the quota of the etcd members a site runs on its nodes; an etcd run apart from the site (--etcd) has its own operator's")
 		}
 	}
-	if q := nc.EtcdQuota; q != 0 && (q < cluster.MinQuotaBytes || q > cluster.MaxQuotaBytes) {
-		return nil, fmt.Errorf("--etcd-quota: %d bytes outside [%d, %d] (1GiB to 8GiB)", q, int64(cluster.MinQuotaBytes), int64(cluster.MaxQuotaBytes))
+	if err := cluster.CheckQuotaBytes(nc.EtcdQuota); err != nil {
+		return nil, fmt.Errorf("--etcd-quota: %w", err)
 	}
 	if (nc.TLS == nil) != (nc.Config.TLS == nil) {
 		return nil, errors.New("a node serves TLS only with TLS between the nodes too, and the other way round")

@@ -45,6 +45,15 @@ const (
 	MaxQuotaBytes     = 8 << 30
 )
 
+// CheckQuotaBytes reports whether q is a quota EmbedConfig takes: 0 (for
+// DefaultQuotaBytes) or MinQuotaBytes..MaxQuotaBytes.
+func CheckQuotaBytes(q int64) error {
+	if q != 0 && (q < MinQuotaBytes || q > MaxQuotaBytes) {
+		return fmt.Errorf("%d bytes outside [%d, %d] (1GiB to 8GiB)", q, int64(MinQuotaBytes), int64(MaxQuotaBytes))
+	}
+	return nil
+}
+
 // EmbedConfig configures one etcd voting member run in process.
 type EmbedConfig struct {
 	// Name is the member's name, unique in its cluster; it must be a key of
@@ -183,8 +192,8 @@ func (c EmbedConfig) Validate() error {
 	if c.ReadyTimeout < MinReadyTimeout || c.ReadyTimeout > MaxReadyTimeout {
 		bad("ReadyTimeout %v is outside %v..%v", c.ReadyTimeout, MinReadyTimeout, MaxReadyTimeout)
 	}
-	if c.QuotaBytes < MinQuotaBytes || c.QuotaBytes > MaxQuotaBytes {
-		bad("QuotaBytes %d is outside %d..%d (1 GiB to 8 GiB)", c.QuotaBytes, MinQuotaBytes, MaxQuotaBytes)
+	if err := CheckQuotaBytes(c.QuotaBytes); err != nil {
+		bad("QuotaBytes %v", err)
 	}
 	return errors.Join(errs...)
 }

@@ -131,15 +131,6 @@ func (d *Drive) sendBatch(shards []*batchShard, solo bool) {
 	wg.Wait()
 }
 
-// shardPath is where shard id is written (rewrite: replaced).
-func (d *Drive) shardPath(id string, rewrite bool) string {
-	mode := "create"
-	if rewrite {
-		mode = "rewrite"
-	}
-	return d.path + pathShards + id + "?mode=" + mode
-}
-
 // errNoBatch is a node's answer that it has no batch call.
 var errNoBatch = errors.New("the node has no batch call")
 
@@ -312,13 +303,7 @@ func (s *Server) putBatch(d blob.Drive, w http.ResponseWriter, r *http.Request) 
 // writeShard writes shard id (rewrite: its replacement) of data to d and
 // commits it.
 func writeShard(d blob.Drive, id string, rewrite bool, data []byte) error {
-	var sw blob.ShardWriter
-	var err error
-	if rewrite {
-		sw, err = d.Rewrite(id)
-	} else {
-		sw, err = d.Create(id)
-	}
+	sw, err := openShard(d, id, rewrite)
 	if err != nil {
 		return err
 	}

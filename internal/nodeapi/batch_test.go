@@ -112,10 +112,7 @@ func writeShards(t *testing.T, n *batchNode, ids []string) []error {
 func TestSmallShardsBatched(t *testing.T) {
 	n := startBatchNode(t, false)
 	taken := putShardAfter(t, n)
-	ids := make([]string, 40)
-	for i := range ids {
-		ids[i] = blob.NewID()
-	}
+	ids := newIDs(40)
 	ids[7] = taken
 	errs := writeShards(t, n, ids)
 	for i, err := range errs {
@@ -160,38 +157,37 @@ func putShardAfter(t *testing.T, n *batchNode) string {
 // and the next ones do so too without asking again for a while.
 func TestSmallShardsToANodeWithoutBatches(t *testing.T) {
 	n := startBatchNode(t, true)
-	ids := make([]string, 10)
-	for i := range ids {
-		ids[i] = blob.NewID()
-	}
-	for i, err := range writeShards(t, n, ids) {
-		if err != nil {
-			t.Fatalf("shard %d: %v", i, err)
+	for round, wantPuts := range []int64{10, 20} {
+		if round > 0 {
+			n.release = make(chan struct{})
+			n.first.Store(false)
 		}
-	}
-	if p, b := n.puts.Load(), n.batches.Load(); p != 10 || b != 1 {
-		t.Fatalf("%d PUTs and %d batch calls, want 10 and the one refused", p, b)
-	}
-	n.release = make(chan struct{})
-	n.first.Store(false)
-	for i := range ids {
-		ids[i] = blob.NewID()
-	}
-	for i, err := range writeShards(t, n, ids) {
-		if err != nil {
-			t.Fatalf("again, shard %d: %v", i, err)
+		ids := newIDs(10)
+		for i, err := range writeShards(t, n, ids) {
+			if err != nil {
+				t.Fatalf("round %d, shard %d: %v", round, i, err)
+			}
 		}
-	}
-	if p, b := n.puts.Load(), n.batches.Load(); p != 20 || b != 1 {
-		t.Fatalf("then %d PUTs and %d batch calls, want 20 and still 1", p, b)
-	}
-	for _, id := range ids {
-		if r, err := n.d.Open(id); err != nil {
-			t.Fatal(err)
-		} else {
+		if p, b := n.puts.Load(), n.batches.Load(); p != wantPuts || b != 1 {
+			t.Fatalf("round %d: %d PUTs and %d batch calls, want %d and only the one refused", round, p, b, wantPuts)
+		}
+		for _, id := range ids {
+			r, err := n.d.Open(id)
+			if err != nil {
+				t.Fatal(err)
+			}
 			r.Close()
 		}
 	}
+}
+
+// newIDs returns k new shard IDs.
+func newIDs(k int) []string {
+	ids := make([]string, k)
+	for i := range ids {
+		ids[i] = blob.NewID()
+	}
+	return ids
 }
 
 // The batch body reads back as written, and a malformed one is refused
@@ -210,8 +206,8 @@ func TestParseBatch(t *testing.T) {
 		"bad mode":  {'x', 1, 'a', 0},
 		"cut id":    {'c', 5, 'a'},
 		"cut data":  {'c', 1, 'a', 9, 'z'},
-		"huge id":   append([]byte{'c'}, binaryUvarint(1000)...),
-		"huge data": append([]byte{'c', 1, 'a'}, binaryUvarint(blob.SmallShardMax+1)...),
+		"huge id":   binary.AppendUvarint([]byte{'c'}, 1000),
+		"huge data": binary.AppendUvarint([]byte{'c', 1, 'a'}, blob.SmallShardMax+1),
 		"no length": {'c'},
 	} {
 		if _, err := parseBatch(bytes.NewReader(b)); err == nil {
@@ -226,8 +222,6 @@ func TestParseBatch(t *testing.T) {
 		t.Errorf("%d shards: %v", batchMaxShards+1, err)
 	}
 }
-
-func binaryUvarint(n uint64) []byte { return binary.AppendUvarint(nil, n) }
 
 func FuzzParseBatch(f *testing.F) {
 	var body bytes.Buffer

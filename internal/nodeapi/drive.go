@@ -119,20 +119,29 @@ func (d *Drive) call(method, path string, body io.Reader, hdr http.Header, fn fu
 // the other small shards waiting for the node then (batch.go); a larger
 // one streams to the node as it is written. Commit returns once the node
 // has made it durable.
-func (d *Drive) Create(id string) (blob.ShardWriter, error) { return d.upload(id, "create"), nil }
+func (d *Drive) Create(id string) (blob.ShardWriter, error) { return d.upload(id, false), nil }
 
 // Rewrite implements blob.Drive.
-func (d *Drive) Rewrite(id string) (blob.ShardWriter, error) { return d.upload(id, "rewrite"), nil }
+func (d *Drive) Rewrite(id string) (blob.ShardWriter, error) { return d.upload(id, true), nil }
 
-func (d *Drive) upload(id, mode string) *blob.Held {
-	path := d.path + pathShards + id + "?mode=" + mode
+func (d *Drive) upload(id string, rewrite bool) *blob.Held {
+	path := d.shardPath(id, rewrite)
 	return blob.NewHeld(func() (blob.ShardWriter, error) { return d.stream(path), nil },
 		func(b []byte) error {
 			if len(b) <= batchShardMax {
-				return d.sendSmall(id, mode == "rewrite", b)
+				return d.sendSmall(id, rewrite, b)
 			}
 			return d.sendWhole(path, b)
 		})
+}
+
+// shardPath is where shard id is written (rewrite: replaced).
+func (d *Drive) shardPath(id string, rewrite bool) string {
+	mode := "create"
+	if rewrite {
+		mode = "rewrite"
+	}
+	return d.path + pathShards + id + "?mode=" + mode
 }
 
 // sendWhole sends a shard in one request, its answer awaited for the

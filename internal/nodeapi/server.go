@@ -144,16 +144,15 @@ func (s *Server) shard(d blob.Drive, w http.ResponseWriter, r *http.Request, id 
 // putShard streams the body into a new shard (?mode=rewrite: a
 // replacement) and answers once it is durable.
 func (s *Server) putShard(d blob.Drive, w http.ResponseWriter, r *http.Request, id string) error {
-	var sw blob.ShardWriter
-	var err error
-	switch r.URL.Query().Get("mode") {
+	var rewrite bool
+	switch mode := r.URL.Query().Get("mode"); mode {
 	case "", "create":
-		sw, err = d.Create(id)
 	case "rewrite":
-		sw, err = d.Rewrite(id)
+		rewrite = true
 	default:
-		return fmt.Errorf("%w: mode %q", errBadRequest, r.URL.Query().Get("mode"))
+		return fmt.Errorf("%w: mode %q", errBadRequest, mode)
 	}
+	sw, err := openShard(d, id, rewrite)
 	if err != nil {
 		return err
 	}
@@ -170,6 +169,14 @@ func (s *Server) putShard(d blob.Drive, w http.ResponseWriter, r *http.Request, 
 	}
 	w.WriteHeader(http.StatusOK)
 	return nil
+}
+
+// openShard starts shard id on d, or its replacement (rewrite).
+func openShard(d blob.Drive, id string, rewrite bool) (blob.ShardWriter, error) {
+	if rewrite {
+		return d.Rewrite(id)
+	}
+	return d.Create(id)
 }
 
 // getShard answers a shard's size (HEAD), a byte range of it (GET with
