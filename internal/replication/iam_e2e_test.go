@@ -246,8 +246,9 @@ func TestIAMMismatchHeals(t *testing.T) {
 		}
 		return iamConverged(&testsite.Mesh{Sites: m.Sites})
 	})
-	// The signature is accepted on site2 now (the user has no rights).
-	if err := refused("AccessDenied", canPut(s2.Site, t, "ghost", "frank-secret-1", "nobucket")); err != nil {
+	// The signature is accepted on site2 now: the user has no rights, and
+	// a refused request on a bucket that does not exist is told so.
+	if err := refused("NoSuchBucket", canPut(s2.Site, t, "ghost", "frank-secret-1", "nobucket")); err != nil {
 		t.Fatalf("site2 after the comparison: %v", err)
 	}
 	testsite.Eventually(t, 10*time.Second, func() error { return testsite.Drained(s1.Site) })

@@ -292,6 +292,9 @@ func (s *Server) authorize(req *request, rt *route) error {
 		if err := s.missingToLister(req, rt.api); err != nil {
 			return err
 		}
+		if err := s.missingBucket(req, rt.api); err != nil {
+			return err
+		}
 		return errAccessDenied
 	}
 	if !s.aclWriteAllowed(req, rt.api) {
@@ -305,6 +308,20 @@ func (s *Server) authorize(req *request, rt *route) error {
 		if a := actionFor("GetObject", sv != ""); !s.allowed(req, a, sb, sk, nil) && !s.objectACLAllows(req, sb, sk, sv, a) {
 			return errAccessDenied
 		}
+	}
+	return nil
+}
+
+// missingBucket is the answer to a request that was not allowed, on a
+// bucket that does not exist: NoSuchBucket (404), to anyone, anonymous
+// too, as S3 answers (bucket names are not secret: creating one tells
+// whether it is taken); nil otherwise.
+func (s *Server) missingBucket(req *request, api string) error {
+	if req.bucket == "" || api == "CreateBucket" {
+		return nil
+	}
+	if _, err := s.obj.Bucket(req.ctx, req.bucket); errors.Is(err, objects.ErrBucketNotFound) {
+		return err
 	}
 	return nil
 }

@@ -1,11 +1,13 @@
 package s3api
 
 import (
+	"encoding/base64"
 	"fmt"
 	"io"
 	"maps"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -16,10 +18,50 @@ import (
 
 const maxPolicySize = 20 << 10
 
+// maxListBuckets is the most buckets a ListBuckets page holds, and the
+// bound of its max-buckets, as in S3.
+const maxListBuckets = 10000
+
+var errInvalidMaxBuckets = apiErr("InvalidArgument", http.StatusBadRequest, "Argument max-buckets must be an integer between 1 and 10000.")
+
+// listBuckets answers ListBuckets: every bucket in name order, or, with
+// max-buckets, a page of them and a continuation-token for the next
+// (the name the page ended at, encoded); prefix keeps the names that
+// start with it, and bucket-region those of that region (the site's own,
+// or none).
 func (s *Server) listBuckets(req *request) error {
-	res := listAllMyBucketsResult{NS: s3NS, Owner: siteOwner, Buckets: []bucketInfo{}}
+	q := req.query
+	limit := maxListBuckets
+	if v := q.Get("max-buckets"); v != "" || q.Has("max-buckets") {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > maxListBuckets {
+			return errInvalidMaxBuckets
+		}
+		limit = n
+	}
+	after := ""
+	if token := q.Get("continuation-token"); token != "" {
+		raw, err := base64.RawURLEncoding.DecodeString(token)
+		if err != nil || len(raw) == 0 {
+			return errInvalidToken
+		}
+		after = string(raw)
+	}
+	prefix := q.Get("prefix")
+	res := listAllMyBucketsResult{NS: s3NS, Owner: siteOwner, Buckets: []bucketInfo{}, Prefix: prefix}
+	if region := q.Get("bucket-region"); region != "" && region != s.cfg.Region {
+		writeXML(req.w, http.StatusOK, res)
+		return nil
+	}
 	for _, b := range s.obj.ListBuckets(req.ctx) {
-		res.Buckets = append(res.Buckets, bucketInfo{Name: b.Name, CreationDate: b.Created.Format("2006-01-02T15:04:05.000Z")})
+		if b.Name <= after || !strings.HasPrefix(b.Name, prefix) {
+			continue
+		}
+		if len(res.Buckets) == limit {
+			res.ContinuationToken = base64.RawURLEncoding.EncodeToString([]byte(res.Buckets[limit-1].Name))
+			break
+		}
+		res.Buckets = append(res.Buckets, bucketInfo{Name: b.Name, CreationDate: b.Created.Format("2006-01-02T15:04:05.000Z"), BucketRegion: s.cfg.Region})
 	}
 	writeXML(req.w, http.StatusOK, res)
 	return nil

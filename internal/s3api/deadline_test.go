@@ -78,7 +78,7 @@ func TestExpectContinueAnsweredPromptly(t *testing.T) {
 
 	conn := rawConn(t, site)
 	start := time.Now()
-	fmt.Fprintf(conn, "PUT /dl/anon HTTP/1.1\r\nHost: %s\r\nContent-Length: 123\r\nExpect: 100-continue\r\n\r\n", site.Addr)
+	fmt.Fprintf(conn, "PUT /deadlines/anon HTTP/1.1\r\nHost: %s\r\nContent-Length: 123\r\nExpect: 100-continue\r\n\r\n", site.Addr)
 	if st, _ := readStatus(t, conn); st != http.StatusForbidden || time.Since(start) > 2*time.Second {
 		t.Fatalf("anonymous Expect PUT: %d after %v, want 403 at once", st, time.Since(start))
 	}

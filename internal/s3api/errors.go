@@ -46,6 +46,7 @@ var (
 	errInvalidRangeCopy    = apiErr("InvalidArgument", http.StatusBadRequest, "The x-amz-copy-source-range value must be of the form bytes=first-last.")
 	errMissingTrailer      = apiErr("InvalidRequest", http.StatusBadRequest, "The declared trailing checksum was not sent.")
 	errKeyTooLongErr       = apiErr("KeyTooLongError", http.StatusBadRequest, "Your key is too long.")
+	errInvalidURI          = apiErr("InvalidURI", http.StatusBadRequest, "Couldn't parse the specified URI.")
 )
 
 // errorTable maps domain sentinels to S3 errors; the first match wins.

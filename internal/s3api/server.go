@@ -16,6 +16,7 @@ import (
 	"net/url"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/twinlake/twinlake/internal/httprec"
 	"github.com/twinlake/twinlake/internal/iam/policy"
@@ -145,6 +146,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) serve(req *request) error {
+	if !utf8.ValidString(req.key) {
+		// No object can have such a key (ValidateKey): the URI itself is
+		// wrong, whatever the request.
+		return errInvalidURI
+	}
 	// Authenticate before routing, as S3 does: an unsigned request learns
 	// nothing about which APIs exist.
 	res, err := s.cfg.Verifier.Verify(req.r, "s3")

@@ -45,11 +45,15 @@ type listAllMyBucketsResult struct {
 	NS      string       `xml:"xmlns,attr"`
 	Owner   owner        `xml:"Owner"`
 	Buckets []bucketInfo `xml:"Buckets>Bucket"`
+	// ContinuationToken is set when more buckets follow the page.
+	ContinuationToken string `xml:"ContinuationToken,omitempty"`
+	Prefix            string `xml:"Prefix,omitempty"`
 }
 
 type bucketInfo struct {
 	Name         string `xml:"Name"`
 	CreationDate string `xml:"CreationDate"`
+	BucketRegion string `xml:"BucketRegion,omitempty"`
 }
 
 type locationConstraint struct {
