@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httputil"
 	"net/url"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -176,6 +177,7 @@ func (n *Node) forward(w http.ResponseWriter, r *http.Request, leader string) (a
 		in = r.WithContext(r.Context())
 		in.Body = body
 	}
+	w = &metaCaseWriter{ResponseWriter: w}
 	// The request keeps its Host header: its signature covers it.
 	proxy := &httputil.ReverseProxy{
 		Transport: n.transport,
@@ -296,3 +298,47 @@ func (b *passBody) Read(p []byte) (int, error) {
 }
 
 func (b *passBody) Close() error { return nil }
+
+// userMetaPrefix is how a user metadata header's name reads once
+// canonicalised.
+const userMetaPrefix = "X-Amz-Meta-"
+
+// metaCaseWriter gives an object's user metadata headers back the
+// lower-case names the leader wrote, as the response's header is
+// written: S3 keeps metadata names lower-case and SDKs take a name as
+// they read it (boto3 would answer Foo for foo), but the proxy's parsing
+// and copying of the leader's response canonicalised them.
+type metaCaseWriter struct {
+	http.ResponseWriter
+	sent bool // the final header is written
+}
+
+func (m *metaCaseWriter) WriteHeader(code int) {
+	if !m.sent {
+		lowerUserMetadata(m.Header())
+		m.sent = code >= 200 // not an informational 1xx
+	}
+	m.ResponseWriter.WriteHeader(code)
+}
+
+func (m *metaCaseWriter) Write(b []byte) (int, error) {
+	if !m.sent {
+		lowerUserMetadata(m.Header())
+		m.sent = true
+	}
+	return m.ResponseWriter.Write(b)
+}
+
+// Unwrap lets the proxy flush the writer underneath.
+func (m *metaCaseWriter) Unwrap() http.ResponseWriter { return m.ResponseWriter }
+
+// lowerUserMetadata renames the canonicalised user metadata headers of h
+// to lower case.
+func lowerUserMetadata(h http.Header) {
+	for k, v := range h {
+		if strings.HasPrefix(k, userMetaPrefix) {
+			delete(h, k)
+			h[strings.ToLower(k)] = v
+		}
+	}
+}

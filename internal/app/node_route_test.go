@@ -2,6 +2,7 @@ package app
 
 import (
 	"bytes"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -218,5 +219,41 @@ func TestRouteGivesUpAReadWhenTheLeaderIsReplaced(t *testing.T) {
 	if w := serve(n2, "PUT", "body"); w.Code != 200 || w.Body.String() != "late PUT" || live2Reached.Load() != 0 {
 		t.Fatalf("PUT: %d %q, reached the next leader %d times; want the first leader's late answer, the next not reached",
 			w.Code, w.Body, live2Reached.Load())
+	}
+}
+
+// TestRouteKeepsUserMetadataNamesLowerCase: the x-amz-meta-* headers the
+// leader writes in lower case reach the client in lower case through a
+// node that passes the request on (SDKs take a metadata name as they
+// read it), on a GET, a HEAD and a PUT alike; other headers pass as they
+// are.
+func TestRouteKeepsUserMetadataNamesLowerCase(t *testing.T) {
+	leader := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		w.Header()["x-amz-meta-foo"] = []string{"bar"}
+		w.Header()["x-amz-meta-empty"] = []string{""}
+		w.Header().Set("ETag", `"e"`)
+		w.Write([]byte("body"))
+	}))
+	t.Cleanup(leader.Close)
+	addr := strings.TrimPrefix(leader.URL, "http://")
+	n := routeNode(t)
+	n.setLeader(&addr)
+	node := httptest.NewServer(http.HandlerFunc(n.route))
+	t.Cleanup(node.Close)
+	for _, method := range []string{"GET", "HEAD", "PUT"} {
+		conn, err := net.Dial("tcp", strings.TrimPrefix(node.URL, "http://"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprintf(conn, "%s /bucket/key HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\nConnection: close\r\n\r\nx", method)
+		raw, _ := io.ReadAll(conn)
+		conn.Close()
+		head, _, _ := strings.Cut(string(raw), "\r\n\r\n")
+		for _, want := range []string{"\r\nx-amz-meta-foo: bar\r\n", "\r\nx-amz-meta-empty: \r\n", "\r\nEtag: \"e\"\r\n"} {
+			if !strings.Contains(head+"\r\n", want) {
+				t.Errorf("%s: the header lacks %q:\n%s", method, want, head)
+			}
+		}
 	}
 }
