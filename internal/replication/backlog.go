@@ -70,9 +70,23 @@ func loadBacklog(store meta.Store, siteID string, log *slog.Logger) (*backlog, e
 	if err != nil {
 		return nil, err
 	}
-	bl.seq.Store(maxSeq)
+	bl.seq.Store(max(maxSeq, seqFloor(time.Now())))
 	return bl, nil
 }
+
+// seqFloor is the least sequence a peer's journal restarts from: the
+// clock, in microseconds. The journal's live entries tell only part of
+// the sequence its last run reached: entries sent since were deleted,
+// and their tombstones stay in the store until compaction drops them.
+// Numbering again from the last live entry would put every new entry
+// below them, and each read of the journal's tail (dispatchJournal) would
+// step over all of them: on a site restarted after a few hundred
+// thousand replicated writes, that read took most of a core. No run
+// hands out a million entries a second, so the clock at a start is past
+// every sequence an earlier run used (unless the clock was set back,
+// when the reads are slower until compaction, but as correct: a
+// sequence is only an order within this site).
+func seqFloor(now time.Time) uint64 { return uint64(max(now.UnixMicro(), 0)) }
 
 func newBacklog(log *slog.Logger) *backlog {
 	return &backlog{log: log, perBucket: map[string]*[2]counts{}, open: map[uint64]time.Time{}}

@@ -179,3 +179,39 @@ func TestJournalHoldsVisibleEntriesOfOpenBatches(t *testing.T) {
 		return nil
 	})
 }
+
+// TestBacklogSequenceNeverRestartsBelowItsLastRun: a peer's journal
+// numbers its entries on from the clock (in microseconds) at a start, not
+// from its last live entry, so new entries never land below the deleted
+// entries of an earlier run (whose tombstones each read of the tail would
+// step over); a live entry numbered past the clock is followed on from.
+func TestBacklogSequenceNeverRestartsBelowItsLastRun(t *testing.T) {
+	store := meta.NewMem()
+	en := Entry{Op: OpVersion, Bucket: "b", Key: "k", VersionID: "v"}
+	put := func(seq uint64) {
+		b := store.NewBatch()
+		b.Set(journalKey("p", seq), encode(en))
+		if err := b.Commit(true); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// An earlier run sent (and deleted) entries up to a recent sequence;
+	// one of its entries, 7, is still to send.
+	before := seqFloor(time.Now())
+	put(7)
+	bl, err := loadBacklog(store, "p", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := bl.nextSeq(store.NewBatch()); got <= before {
+		t.Fatalf("first sequence after a start %d, want past the clock's %d", got, before)
+	}
+	ahead := seqFloor(time.Now()) + 1e12
+	put(ahead)
+	if bl, err = loadBacklog(store, "p", nil); err != nil {
+		t.Fatal(err)
+	}
+	if got := bl.nextSeq(store.NewBatch()); got != ahead+1 {
+		t.Fatalf("after a live entry numbered %d: next %d, want %d", ahead, got, ahead+1)
+	}
+}
