@@ -117,6 +117,10 @@ type Catalog struct {
 
 	cache metadataCache
 
+	// idemSweep is where the next sweep of expired idempotency answers
+	// starts (idempotency.go).
+	idemSweep sweepCursor
+
 	// beforeExpiryCommit, set by tests only, runs between an expiry's plan
 	// and its commit (maintenance.go).
 	beforeExpiryCommit func(attempt int)

@@ -1,11 +1,13 @@
 package catalog
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/twinlake/twinlake/internal/meta"
@@ -182,6 +184,7 @@ func (c *Catalog) RecordIdempotent(ctx context.Context, wh, key string, a Idempo
 		return err
 	}
 	if err := b.Commit(true); err != nil {
+		c.idemSweep.rewind() // what it swept is still there
 		return err
 	}
 	if !(had && prev.Applied && a.RefLocation != "" && prev.RefLocation == a.RefLocation) {
@@ -199,15 +202,17 @@ func (c *Catalog) RecordIdempotent(ctx context.Context, wh, key string, a Idempo
 // key whose answer was rewritten with a later expiry, or is being recorded
 // (keepWH, keepKey), is removed alone.
 func (c *Catalog) sweepIdempotent(b meta.Batch, keepWH, keepKey string) (swept [][2]string, err error) {
-	lo := []byte(pfxIdemExpiry)
 	hi := binary.BigEndian.AppendUint64([]byte(pfxIdemExpiry), uint64(c.nowMS()))
+	lo := c.idemSweep.start(c.cfg.Now(), []byte(pfxIdemExpiry))
 	n := 0
+	var last []byte
 	err = meta.Scan(c.meta, lo, hi, func(k, _ []byte) (bool, error) {
 		if n == idemSweepBatch {
 			return false, nil
 		}
 		n++
-		b.Delete(bytesClone(k))
+		last = bytesClone(k)
+		b.Delete(last)
 		rest := k[len(pfxIdemExpiry)+8:]
 		for i, ch := range rest {
 			if ch == 0 {
@@ -224,7 +229,60 @@ func (c *Catalog) sweepIdempotent(b meta.Batch, keepWH, keepKey string) (swept [
 		}
 		return true, nil
 	})
+	if err == nil {
+		if n < idemSweepBatch {
+			c.idemSweep.advance(hi) // every key expired by now is removed
+		} else {
+			c.idemSweep.advance(append(last, 0))
+		}
+	}
 	return swept, err
+}
+
+// sweepRestart bounds how long the sweep of expired idempotency answers
+// goes on from its cursor before it starts again from the first: an
+// answer indexed below the cursor after it passed (a batch whose commit
+// failed, a replicated answer whose expiry came from a clock behind this
+// one) is then swept too.
+const sweepRestart = 10 * time.Minute
+
+// sweepCursor is the key of the expiry index below which every answer was
+// found expired and removed by an earlier sweep. The removed keys' tombstones
+// stay in the store until compaction drops them, and a sweep starting from
+// the index's first key would step over all of them at every keyed
+// mutation: after 20,000 answers expired at once, a recording took about
+// 5.5 ms instead of 0.4 until compaction caught up.
+type sweepCursor struct {
+	mu   sync.Mutex
+	from []byte
+	at   time.Time // when from last started again from the first key
+}
+
+// start is where a sweep at now begins: the cursor, or first when it is
+// unset or older than sweepRestart.
+func (s *sweepCursor) start(now time.Time, first []byte) []byte {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.from == nil || now.Sub(s.at) > sweepRestart {
+		s.from, s.at = first, now
+	}
+	return s.from
+}
+
+// advance moves the cursor up to k; it never moves back.
+func (s *sweepCursor) advance(k []byte) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if bytes.Compare(k, s.from) > 0 {
+		s.from = k
+	}
+}
+
+// rewind makes the next sweep start from the first key.
+func (s *sweepCursor) rewind() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.from = nil
 }
 
 func bytesClone(b []byte) []byte { return append([]byte(nil), b...) }

@@ -1,6 +1,8 @@
 package catalog
 
 import (
+	"bytes"
+	"encoding/binary"
 	"strings"
 	"testing"
 	"time"
@@ -99,5 +101,85 @@ func TestReplicatedIdempotencyAnswer(t *testing.T) {
 		if err != nil || ok != tc.want || (ok && a.Op != tc.a.Op) {
 			t.Errorf("%s: %+v %v %v, want found=%t", name, a, ok, err, tc.want)
 		}
+	}
+}
+
+// TestIdempotencySweepGoesOnFromItsCursor: a sweep starts where the last
+// one ended, not at the expiry index's first key (whose removed keys'
+// tombstones it would step over at every keyed mutation); an answer
+// indexed below the cursor after it passed is still swept, once the sweep
+// starts again from the first key.
+func TestIdempotencySweepGoesOnFromItsCursor(t *testing.T) {
+	c, _ := newTestCatalog(t)
+	now := time.Unix(1_800_000_000, 0)
+	c.cfg.Now = func() time.Time { return now }
+	ctx := t.Context()
+	record := func(key string) {
+		t.Helper()
+		if err := c.RecordIdempotent(ctx, "lake", key, IdempotentAnswer{Op: "DELETE y", Status: 204}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	stored := func(key string) bool {
+		t.Helper()
+		_, err := c.meta.Get(idemKey("lake", key))
+		return err == nil
+	}
+	record("a1")
+	record("a2")
+	now = now.Add(c.cfg.IdempotencyLifetime + time.Minute)
+	record("b1")
+	if stored("a1") || stored("a2") {
+		t.Fatal("expired answers not swept")
+	}
+	from := c.idemSweep.start(now, []byte(pfxIdemExpiry))
+	if want := binary.BigEndian.AppendUint64([]byte(pfxIdemExpiry), uint64(now.UnixMilli())); !bytes.Equal(from, want) {
+		t.Fatalf("cursor %x after sweeping everything expired, want %x", from, want)
+	}
+	// An answer indexed below the cursor (a replicated one, its expiry
+	// from a clock behind this one) waits for the sweep's restart.
+	b := c.meta.NewBatch()
+	if err := putIdempotent(b, "lake", "late", IdempotentAnswer{Op: "DELETE y", Status: 204, ExpiresMS: now.Add(-time.Hour).UnixMilli()}); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Commit(true); err != nil {
+		t.Fatal(err)
+	}
+	now = now.Add(time.Minute)
+	record("b2")
+	if !stored("late") {
+		t.Fatal("the sweep started again from the first key before its time")
+	}
+	now = now.Add(sweepRestart + time.Minute)
+	record("b3")
+	if stored("late") {
+		t.Fatal("an answer below the cursor was never swept")
+	}
+	if !stored("b3") {
+		t.Fatal("the answer just recorded was swept")
+	}
+}
+
+// TestSweepCursorNeverMovesBack: advance keeps the highest key; rewind
+// and a cursor older than sweepRestart start from the first key.
+func TestSweepCursorNeverMovesBack(t *testing.T) {
+	var s sweepCursor
+	t0 := time.Unix(1_800_000_000, 0)
+	first := []byte("c/x/")
+	if got := string(s.start(t0, first)); got != "c/x/" {
+		t.Fatalf("unset cursor starts at %q", got)
+	}
+	s.advance([]byte("c/x/5"))
+	s.advance([]byte("c/x/3"))
+	if got := string(s.start(t0, first)); got != "c/x/5" {
+		t.Fatalf("cursor %q, want c/x/5", got)
+	}
+	if got := string(s.start(t0.Add(sweepRestart+time.Second), first)); got != "c/x/" {
+		t.Fatalf("old cursor starts at %q, want the first key", got)
+	}
+	s.advance([]byte("c/x/7"))
+	s.rewind()
+	if got := string(s.start(t0, first)); got != "c/x/" {
+		t.Fatalf("rewound cursor starts at %q", got)
 	}
 }
