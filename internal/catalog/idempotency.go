@@ -233,7 +233,7 @@ func (c *Catalog) sweepIdempotent(b meta.Batch, keepWH, keepKey string) (swept [
 		if n < idemSweepBatch {
 			c.idemSweep.advance(hi) // every key expired by now is removed
 		} else {
-			c.idemSweep.advance(append(last, 0))
+			c.idemSweep.advance(append(last[:len(last):len(last)], 0)) // a copy: the batch holds last
 		}
 	}
 	return swept, err

@@ -15,7 +15,6 @@ import (
 	"github.com/minio/minio-go/v7"
 	miniocreds "github.com/minio/minio-go/v7/pkg/credentials"
 
-	"github.com/twinlake/twinlake/internal/adminclient"
 	"github.com/twinlake/twinlake/internal/testsite"
 )
 
@@ -342,10 +341,7 @@ func TestACLEnforcement(t *testing.T) {
 	// A user without any policy: refused on a private bucket, lists an
 	// authenticated-read bucket and reads an authenticated-read object, no
 	// more.
-	adm, err := adminclient.New(site.URL, adminclient.Credentials{AccessKey: site.AccessKey, SecretKey: site.SecretKey}, adminclient.Config{HTTPClient: site.HTTPClient})
-	if err != nil {
-		t.Fatal(err)
-	}
+	adm := rootAdmin(t, site)
 	if err := adm.AddUser(ctx, "nobody", "nobody-secret"); err != nil {
 		t.Fatal(err)
 	}

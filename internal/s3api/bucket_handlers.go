@@ -1,7 +1,6 @@
 package s3api
 
 import (
-	"encoding/base64"
 	"fmt"
 	"io"
 	"maps"
@@ -32,8 +31,8 @@ var errInvalidMaxBuckets = apiErr("InvalidArgument", http.StatusBadRequest, "Arg
 func (s *Server) listBuckets(req *request) error {
 	q := req.query
 	limit := maxListBuckets
-	if v := q.Get("max-buckets"); v != "" || q.Has("max-buckets") {
-		n, err := strconv.Atoi(v)
+	if q.Has("max-buckets") {
+		n, err := strconv.Atoi(q.Get("max-buckets"))
 		if err != nil || n < 1 || n > maxListBuckets {
 			return errInvalidMaxBuckets
 		}
@@ -41,11 +40,10 @@ func (s *Server) listBuckets(req *request) error {
 	}
 	after := ""
 	if token := q.Get("continuation-token"); token != "" {
-		raw, err := base64.RawURLEncoding.DecodeString(token)
-		if err != nil || len(raw) == 0 {
-			return errInvalidToken
+		var err error
+		if after, err = decodeToken(token); err != nil {
+			return err
 		}
-		after = string(raw)
 	}
 	prefix := q.Get("prefix")
 	res := listAllMyBucketsResult{NS: s3NS, Owner: siteOwner, Buckets: []bucketInfo{}, Prefix: prefix}
@@ -58,7 +56,7 @@ func (s *Server) listBuckets(req *request) error {
 			continue
 		}
 		if len(res.Buckets) == limit {
-			res.ContinuationToken = base64.RawURLEncoding.EncodeToString([]byte(res.Buckets[limit-1].Name))
+			res.ContinuationToken = encodeToken(res.Buckets[limit-1].Name)
 			break
 		}
 		res.Buckets = append(res.Buckets, bucketInfo{Name: b.Name, CreationDate: b.Created.Format("2006-01-02T15:04:05.000Z"), BucketRegion: s.cfg.Region})

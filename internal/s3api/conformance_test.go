@@ -10,7 +10,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
-	"github.com/twinlake/twinlake/internal/adminclient"
 	"github.com/twinlake/twinlake/internal/testsite"
 )
 
@@ -96,10 +95,7 @@ func TestMissingBucketIsNoSuchBucket(t *testing.T) {
 			t.Errorf("anonymous %s %s = %d, want %d", tc.method, tc.path, got, tc.want)
 		}
 	}
-	adm, err := adminclient.New(site.URL, adminclient.Credentials{AccessKey: site.AccessKey, SecretKey: site.SecretKey}, adminclient.Config{HTTPClient: site.HTTPClient})
-	if err != nil {
-		t.Fatal(err)
-	}
+	adm := rootAdmin(t, site)
 	if err := adm.AddUser(ctx, "nobody", "nobody-secret-key"); err != nil {
 		t.Fatal(err)
 	}

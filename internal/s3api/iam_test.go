@@ -32,6 +32,16 @@ func userSDK(site *testsite.Site, access, secret string) *s3.Client {
 // cannot write, a one-bucket user cannot list another, a disabled user and
 // an expired or disabled key are refused, anonymous reads follow the bucket
 // policy, and the admin API refuses a non-admin.
+// rootAdmin is an admin client of site signed as its root.
+func rootAdmin(t *testing.T, site *testsite.Site) *adminclient.Client {
+	t.Helper()
+	adm, err := adminclient.New(site.URL, adminclient.Credentials{AccessKey: site.AccessKey, SecretKey: site.SecretKey}, adminclient.Config{HTTPClient: site.HTTPClient})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return adm
+}
+
 func TestIAMEnforcement(t *testing.T) {
 	site := testsite.Start(t)
 	ctx := context.Background()
@@ -44,10 +54,7 @@ func TestIAMEnforcement(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	adm, err := adminclient.New(site.URL, adminclient.Credentials{AccessKey: site.AccessKey, SecretKey: site.SecretKey}, adminclient.Config{HTTPClient: site.HTTPClient})
-	if err != nil {
-		t.Fatal(err)
-	}
+	adm := rootAdmin(t, site)
 	must := func(err error) {
 		t.Helper()
 		if err != nil {
@@ -194,10 +201,7 @@ func TestPolicyConditionKeys(t *testing.T) {
 	site := testsite.Start(t)
 	root := sdkClient(site, site.SecretKey)
 	ctx := context.Background()
-	adm, err := adminclient.New(site.URL, adminclient.Credentials{AccessKey: site.AccessKey, SecretKey: site.SecretKey}, adminclient.Config{HTTPClient: site.HTTPClient})
-	if err != nil {
-		t.Fatal(err)
-	}
+	adm := rootAdmin(t, site)
 	if err := adm.AddUser(ctx, "stranger", "stranger-secret-key"); err != nil {
 		t.Fatal(err)
 	}

@@ -25,6 +25,19 @@ func maxKeys(q url.Values, name string) (int, error) {
 	return min(n, maxListKeys), nil
 }
 
+// encodeToken makes the continuation token of a listing (objects or
+// buckets) that goes on after the name after.
+func encodeToken(after string) string { return base64.RawURLEncoding.EncodeToString([]byte(after)) }
+
+// decodeToken reads a continuation token encodeToken made.
+func decodeToken(token string) (string, error) {
+	after, err := base64.RawURLEncoding.DecodeString(token)
+	if err != nil {
+		return "", errInvalidToken
+	}
+	return string(after), nil
+}
+
 // encoder applies encoding-type=url to keys and prefixes in a response.
 type encoder bool
 
@@ -106,11 +119,11 @@ func (s *Server) listObjectsV2(req *request, opts objects.ListOptions, enc encod
 	if token != "" {
 		// An empty token starts from the beginning, as MinIO and the
 		// conformance suite have it.
-		after, err := base64.RawURLEncoding.DecodeString(token)
+		after, err := decodeToken(token)
 		if err != nil {
-			return errInvalidToken
+			return err
 		}
-		opts.After = string(after)
+		opts.After = after
 	}
 	res, err := s.obj.ListObjects(req.ctx, req.bucket, opts)
 	if err != nil {
@@ -128,7 +141,7 @@ func (s *Server) listObjectsV2(req *request, opts objects.ListOptions, enc encod
 	}
 	out.KeyCount = len(out.Contents) + len(out.CommonPrefixes)
 	if res.IsTruncated {
-		out.NextContinuationToken = base64.RawURLEncoding.EncodeToString([]byte(res.NextAfter))
+		out.NextContinuationToken = encodeToken(res.NextAfter)
 	}
 	writeXML(req.w, http.StatusOK, out)
 	return nil

@@ -12,7 +12,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 	"github.com/minio/minio-go/v7"
 
-	"github.com/twinlake/twinlake/internal/adminclient"
 	"github.com/twinlake/twinlake/internal/testsite"
 )
 
@@ -313,10 +312,7 @@ func TestObjectLockBypassNeedsPermission(t *testing.T) {
 	root := sdkClient(site, site.SecretKey)
 	ctx := context.Background()
 	lockedBucket(t, root, "worm")
-	adm, err := adminclient.New(site.URL, adminclient.Credentials{AccessKey: site.AccessKey, SecretKey: site.SecretKey}, adminclient.Config{HTTPClient: site.HTTPClient})
-	if err != nil {
-		t.Fatal(err)
-	}
+	adm := rootAdmin(t, site)
 	base := `"s3:GetObject","s3:PutObject","s3:DeleteObject","s3:DeleteObjectVersion","s3:GetObjectRetention","s3:PutObjectRetention"`
 	for name, actions := range map[string]string{"nobypass": base, "bypass": base + `,"s3:BypassGovernanceRetention"`} {
 		if err := adm.CreatePolicy(ctx, name, []byte(`{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Action":[`+actions+`],"Resource":["arn:aws:s3:::worm/*"]}]}`)); err != nil {

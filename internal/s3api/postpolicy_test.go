@@ -321,10 +321,7 @@ func TestPostPolicyIAM(t *testing.T) {
 	root := sdkClient(site, site.SecretKey)
 	const bucket = "post-iam"
 	mustCreateBucket(t, root, bucket)
-	adm, err := adminclient.New(site.URL, adminclient.Credentials{AccessKey: site.AccessKey, SecretKey: site.SecretKey}, adminclient.Config{HTTPClient: site.HTTPClient})
-	if err != nil {
-		t.Fatal(err)
-	}
+	adm := rootAdmin(t, site)
 	for _, step := range []error{
 		adm.AddUser(ctx, "viewer", "viewer-secret"),
 		adm.AttachPolicy(ctx, adminclient.AttachRequest{Policies: []string{"readonly"}, User: "viewer"}),

@@ -253,10 +253,7 @@ func TestSSECBucketPolicy(t *testing.T) {
 func createUser(t *testing.T, site *testsite.Site, name, secret, pol string) *s3.Client {
 	t.Helper()
 	ctx := context.Background()
-	adm, err := adminclient.New(site.URL, adminclient.Credentials{AccessKey: site.AccessKey, SecretKey: site.SecretKey}, adminclient.Config{HTTPClient: site.HTTPClient})
-	if err != nil {
-		t.Fatal(err)
-	}
+	adm := rootAdmin(t, site)
 	if err := adm.AddUser(ctx, name, secret); err != nil {
 		t.Fatal(err)
 	}

@@ -62,10 +62,7 @@ func TestSTSAssumeRole(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	adm, err := adminclient.New(site.URL, adminclient.Credentials{AccessKey: site.AccessKey, SecretKey: site.SecretKey}, adminclient.Config{HTTPClient: site.HTTPClient})
-	if err != nil {
-		t.Fatal(err)
-	}
+	adm := rootAdmin(t, site)
 	must := func(err error) {
 		t.Helper()
 		if err != nil {
