@@ -9,6 +9,7 @@ import (
 	"github.com/twinlake/twinlake/internal/catalog"
 	"github.com/twinlake/twinlake/internal/config"
 	"github.com/twinlake/twinlake/internal/httprec"
+	"github.com/twinlake/twinlake/internal/meta"
 	"github.com/twinlake/twinlake/internal/objects"
 	"github.com/twinlake/twinlake/internal/replication"
 	"github.com/twinlake/twinlake/internal/scanner"
@@ -88,6 +89,10 @@ var errorTable = []errorEntry{
 	{catalog.ErrInvalidIdentifier, adminclient.CodeInvalidWarehouse, http.StatusBadRequest},
 	{catalog.ErrInvalidRequest, adminclient.CodeInvalidWarehouse, http.StatusBadRequest},
 
+	// The node stopped leading its site while it served the request: the
+	// write was refused whole; retried, the next leader serves it.
+	{meta.ErrFenced, adminclient.CodeUnavailable, http.StatusServiceUnavailable},
+
 	// The surface itself and the settings.
 	{ErrNoRoute, adminclient.CodeNotFound, http.StatusNotFound},
 	{ErrContentSHA256Mismatch, adminclient.CodeContentSHA256Mismatch, http.StatusBadRequest},
@@ -123,6 +128,9 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	// The request ID ties what the client reports to the server's log.
 	body.RequestID = httprec.NewRequestID()
 	w.Header().Set("x-amz-request-id", body.RequestID)
+	if status == http.StatusServiceUnavailable {
+		w.Header().Set("Retry-After", "1")
+	}
 	if internal {
 		s.log.Error("admin call failed", "method", r.Method, "path", r.URL.Path, "requestId", body.RequestID, "err", err)
 	}

@@ -41,6 +41,7 @@ const (
 	CodeInvalidConfig         = "InvalidConfig"             // 400: unknown keys or bad values
 	CodeConfigRefused         = "ConfigChangeRefused"       // 409: a guard refused the change
 	CodeInternal              = "InternalError"             // 500
+	CodeUnavailable           = "ServiceUnavailable"        // 503: retry (Retry-After)
 )
 
 // ErrorBody is the JSON body of every admin API error response.

@@ -96,7 +96,7 @@ func unavailable(w http.ResponseWriter, r *http.Request, msg string) {
 	if strings.HasPrefix(r.URL.Path, "/twinlake/admin/") {
 		w.Header().Set("Content-Type", adminclient.ContentTypeJSON)
 		w.WriteHeader(http.StatusServiceUnavailable)
-		json.NewEncoder(w).Encode(adminclient.ErrorBody{Code: "ServiceUnavailable", Message: msg})
+		json.NewEncoder(w).Encode(adminclient.ErrorBody{Code: adminclient.CodeUnavailable, Message: msg})
 		return
 	}
 	w.Header().Set("Content-Type", "application/xml")

@@ -6,6 +6,7 @@ import (
 	"net/http"
 
 	"github.com/twinlake/twinlake/internal/checksum"
+	"github.com/twinlake/twinlake/internal/meta"
 	"github.com/twinlake/twinlake/internal/objects"
 	"github.com/twinlake/twinlake/internal/s3api/sigv4"
 )
@@ -54,6 +55,9 @@ var errorTable = []struct {
 	err error
 	api *APIError
 }{
+	// The node lost the site's leadership while it served the request: the
+	// write was refused whole, and the next leader serves it once retried.
+	{meta.ErrFenced, errLeaderChanged},
 	{objects.ErrBucketNotFound, apiErr("NoSuchBucket", 404, "The specified bucket does not exist")},
 	{objects.ErrBucketExists, apiErr("BucketAlreadyOwnedByYou", 409, "Your previous request to create the named bucket succeeded and you already own it.")},
 	{objects.ErrBucketNotEmpty, apiErr("BucketNotEmpty", 409, "The bucket you tried to delete is not empty.")},
@@ -119,6 +123,12 @@ var errorTable = []struct {
 	{sigv4.ErrChunkSignatureMismatch, apiErr("SignatureDoesNotMatch", 403, "The chunk signature does not match.")},
 	{sigv4.ErrMalformedTrailer, apiErr("MalformedTrailerError", 400, "The request contained trailing data that was not well-formed.")},
 }
+
+// errLeaderChanged answers a write refused because the node serving it
+// stopped leading its site meanwhile (503, with Retry-After: S3 SDKs retry
+// it, and by then the next leader serves).
+var errLeaderChanged = apiErr("ServiceUnavailable", http.StatusServiceUnavailable,
+	"The site's leader changed while this request was served; nothing was written. Please retry.")
 
 var errInternal = apiErr("InternalError", http.StatusInternalServerError, "We encountered an internal error. Please try again.")
 

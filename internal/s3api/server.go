@@ -262,6 +262,9 @@ func (s *Server) writeError(req *request, err error) {
 	if ae == errRequestTimeout {
 		req.w.Header().Set("Connection", "close")
 	}
+	if ae.Status == http.StatusServiceUnavailable {
+		req.w.Header().Set("Retry-After", "1")
+	}
 	// A GET that failed after setting the object's headers (its data
 	// could not be opened) answers the error, not a body framed and
 	// described as the object.

@@ -6,6 +6,7 @@ import (
 
 	"github.com/twinlake/twinlake/internal/catalog"
 	"github.com/twinlake/twinlake/internal/catalogwire"
+	"github.com/twinlake/twinlake/internal/meta"
 )
 
 // Errors of the REST edge itself; the domain's live in internal/catalog.
@@ -50,6 +51,7 @@ const (
 	typeMethodNotAllowed  = "MethodNotAllowedException"
 	typeUnsupported       = "UnsupportedOperationException"
 	typeUnprocessable     = "UnprocessableEntityException"
+	typeUnavailable       = "ServiceUnavailableException"
 	typeInternal          = "InternalServerError"
 )
 
@@ -67,6 +69,9 @@ var errorTable = []struct {
 	{errMethod, typeMethodNotAllowed, http.StatusMethodNotAllowed},
 	{errUnsupported, typeUnsupported, http.StatusNotAcceptable},
 	{errKeyReused, typeUnprocessable, http.StatusUnprocessableEntity},
+	// The node stopped leading its site while it served the request: the
+	// write was refused whole; retried, the next leader serves it.
+	{meta.ErrFenced, typeUnavailable, http.StatusServiceUnavailable},
 	{catalog.ErrNoSuchWarehouse, typeNoSuchWarehouse, http.StatusNotFound},
 	{catalog.ErrNoSuchNamespace, typeNoSuchNamespace, http.StatusNotFound},
 	{catalog.ErrNoSuchTable, typeNoSuchTable, http.StatusNotFound},

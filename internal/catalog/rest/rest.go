@@ -342,6 +342,9 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	if internal {
 		s.log.Error("catalog call failed", "method", r.Method, "path", r.URL.Path, "err", err)
 	}
+	if body.Error.Code == http.StatusServiceUnavailable {
+		w.Header().Set("Retry-After", "1")
+	}
 	if r.Method == http.MethodHead {
 		w.WriteHeader(body.Error.Code)
 		return
