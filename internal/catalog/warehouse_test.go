@@ -16,10 +16,10 @@ type bucketRecorder struct {
 	sent []objects.Bucket
 }
 
-func (r *bucketRecorder) Version(meta.Batch, string, string, *objects.Version) {}
-func (r *bucketRecorder) Purge(meta.Batch, string, string, *objects.Version)   {}
-func (r *bucketRecorder) RequiresVersioning() bool                             { return true }
-func (r *bucketRecorder) Committed()                                           {}
+func (r *bucketRecorder) Version(meta.Batch, string, string, *objects.Version)                  {}
+func (r *bucketRecorder) Purge(meta.Batch, string, string, *objects.Version, objects.PurgeKind) {}
+func (r *bucketRecorder) RequiresVersioning() bool                                              { return true }
+func (r *bucketRecorder) Committed()                                                            {}
 
 func (r *bucketRecorder) Bucket(_ meta.Batch, b *objects.Bucket, deleted bool, _ int64) {
 	if deleted {

@@ -10,11 +10,11 @@ import (
 // replicating is a Replicator that only says site replication is on.
 type replicating struct{}
 
-func (replicating) Version(meta.Batch, string, string, *Version) {}
-func (replicating) Purge(meta.Batch, string, string, *Version)   {}
-func (replicating) Bucket(meta.Batch, *Bucket, bool, int64)      {}
-func (replicating) RequiresVersioning() bool                     { return true }
-func (replicating) Committed()                                   {}
+func (replicating) Version(meta.Batch, string, string, *Version)          {}
+func (replicating) Purge(meta.Batch, string, string, *Version, PurgeKind) {}
+func (replicating) Bucket(meta.Batch, *Bucket, bool, int64)               {}
+func (replicating) RequiresVersioning() bool                              { return true }
+func (replicating) Committed()                                            {}
 
 // A peer's record of a bucket that was deleted after the record's last
 // change never brings the bucket back, whether the deletion was made here

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/twinlake/twinlake/internal/lifecycle"
+	"github.com/twinlake/twinlake/internal/meta"
 )
 
 const dayNS = int64(24 * time.Hour)
@@ -246,5 +247,155 @@ func TestLifecycleRemovedRulesStop(t *testing.T) {
 	}
 	if empty, _ := l.rangeEmpty(duePrefix("bkt")); !empty {
 		t.Fatal("due index left behind")
+	}
+}
+
+// purgeRecorder is a Replicator that keeps the purges a layer reports.
+type purgeRecorder struct {
+	replicating
+	purges []recordedPurge
+}
+
+type recordedPurge struct {
+	v   Version
+	how PurgeKind
+}
+
+func (r *purgeRecorder) Purge(_ meta.Batch, _, _ string, v *Version, how PurgeKind) {
+	r.purges = append(r.purges, recordedPurge{*v, how})
+}
+
+// take returns the purges recorded since the last call.
+func (r *purgeRecorder) take() []recordedPurge {
+	p := r.purges
+	r.purges = nil
+	return p
+}
+
+// TestLifecycleExpiredMarkerRemovalKeepsWhatItHidesElsewhere: a site that
+// got a version's expiry marker before the version (its send was retried
+// later) removes the marker as the key's only version, an expired object
+// delete marker. At the version's origin the marker still hides the
+// version: the removal reaches it as such, and it keeps the marker rather
+// than bring the version back (whose expiry marker, once removed, is never
+// made again). The origin's rules then remove the version and the marker,
+// and every site ends empty. A plain purge of the marker (a user undoing
+// the expiry) still restores the version, for good.
+func TestLifecycleExpiredMarkerRemovalKeepsWhatItHidesElsewhere(t *testing.T) {
+	ctx := context.Background()
+	a, c := newLayer(t), newLayer(t)
+	ra, rc := &purgeRecorder{}, &purgeRecorder{}
+	a.SetReplicator(ra)
+	c.SetReplicator(rc)
+	rules := `<LifecycleConfiguration><Rule><ID>r</ID><Status>Enabled</Status><Expiration><Days>1</Days></Expiration>` +
+		`<NoncurrentVersionExpiration><NoncurrentDays>1</NoncurrentDays></NoncurrentVersionExpiration></Rule></LifecycleConfiguration>`
+	const day = int64(time.Second) // a lifecycle day, counted without rounding
+	for _, l := range []*Layer{a, c} {
+		l.SetLifecycleDay(time.Duration(day))
+		if err := l.CreateBucket(ctx, "bkt"); err != nil {
+			t.Fatal(err)
+		}
+		if err := l.SetVersioning(ctx, "bkt", VersioningEnabled); err != nil {
+			t.Fatal(err)
+		}
+		setRules(t, l, "bkt", rules)
+	}
+	replica := func(v *Version) *Version {
+		in := *v
+		in.Targets = nil
+		return &in
+	}
+	ids := func(l *Layer, key string) []string {
+		vs, err := l.KeyVersions(ctx, "bkt", key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, v := range vs {
+			out = append(out, v.VersionID)
+		}
+		return out
+	}
+
+	v := put(t, a, "bkt", "k", "data")
+	expiry := v.ModTime + day + day/2
+	runLC(t, a, expiry) // a: the marker, over the version
+	vs, _ := a.KeyVersions(ctx, "bkt", "k")
+	if len(vs) != 2 || !vs[0].DeleteMarker {
+		t.Fatalf("a after the expiry: %v", ids(a, "k"))
+	}
+	marker := vs[0]
+
+	// c gets the marker first, and removes it as an expired object
+	// delete marker.
+	if _, err := c.ApplyReplica(ctx, "bkt", "k", replica(marker), strings.NewReader("")); err != nil {
+		t.Fatal(err)
+	}
+	runLC(t, c, expiry+day)
+	if got := ids(c, "k"); len(got) != 0 {
+		t.Fatalf("c kept %v", got)
+	}
+	sent := rc.take()
+	if len(sent) != 1 || sent[0].v.VersionID != marker.VersionID || sent[0].how != PurgeExpiredMarker {
+		t.Fatalf("c reported %+v, want the marker's removal as an expired marker's", sent)
+	}
+
+	// At a, the marker hides the version: it stays.
+	out, err := a.ApplyPurge(ctx, "bkt", "k", marker.VersionID, marker.ModTime, PurgeExpiredMarker)
+	if err != nil || out != Stale {
+		t.Fatalf("a applying c's removal: %v %v, want stale", out, err)
+	}
+	if got := ids(a, "k"); len(got) != 2 {
+		t.Fatalf("a after c's removal: %v", got)
+	}
+	// The version reaches c late.
+	if _, err := c.ApplyReplica(ctx, "bkt", "k", replica(v), strings.NewReader("data")); err != nil {
+		t.Fatal(err)
+	}
+
+	// a's rules remove the version, then the marker; c applies both.
+	runLC(t, a, v.ModTime+4*day)
+	if got := ids(a, "k"); len(got) != 0 {
+		t.Fatalf("a kept %v", got)
+	}
+	for _, p := range ra.take() {
+		if _, err := c.ApplyPurge(ctx, "bkt", "k", p.v.VersionID, p.v.ModTime, p.how); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := ids(c, "k"); len(got) != 0 {
+		t.Fatalf("c kept %v after a's purges", got)
+	}
+
+	// A user's purge of an expiry marker restores what it hid, and the
+	// rules do not expire it again.
+	w := put(t, a, "bkt", "u", "data")
+	runLC(t, a, w.ModTime+day+day/2)
+	vs, _ = a.KeyVersions(ctx, "bkt", "u")
+	if len(vs) != 2 || !vs[0].DeleteMarker {
+		t.Fatalf("u after the expiry: %v", ids(a, "u"))
+	}
+	if out, err := c.ApplyReplica(ctx, "bkt", "u", replica(w), strings.NewReader("data")); err != nil || out != Applied {
+		t.Fatal(out, err)
+	}
+	if out, err := c.ApplyReplica(ctx, "bkt", "u", replica(vs[0]), strings.NewReader("")); err != nil || out != Applied {
+		t.Fatal(out, err)
+	}
+	if _, err := a.DeleteObject(ctx, "bkt", "u", vs[0].VersionID); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range ra.take() {
+		if p.how != PurgeVersion {
+			t.Fatalf("a user's purge reported as %v", p.how)
+		}
+		if out, err := c.ApplyPurge(ctx, "bkt", "u", p.v.VersionID, p.v.ModTime, p.how); err != nil || out != Applied {
+			t.Fatalf("c applying the user's purge: %v %v", out, err)
+		}
+	}
+	for _, l := range []*Layer{a, c} {
+		runLC(t, l, w.ModTime+10*day)
+		if got := ids(l, "u"); len(got) != 1 || got[0] != w.VersionID {
+			t.Fatalf("after the user restored it: %v, want the version alone", got)
+		}
 	}
 }

@@ -61,7 +61,7 @@ func TestLockedVersionRemovalPaths(t *testing.T) {
 		if r.bypass != (err == nil) || gone(r.name+"/b", vs[i].byp.VersionID) != r.bypass {
 			t.Errorf("%s: delete with bypass: %v", r.name, err)
 		}
-		out, err := l.ApplyPurge(ctx, "worm", r.name+"/p", vs[i].purge.VersionID, vs[i].purge.ModTime)
+		out, err := l.ApplyPurge(ctx, "worm", r.name+"/p", vs[i].purge.VersionID, vs[i].purge.ModTime, PurgeVersion)
 		if err != nil || (out == Applied) != r.peerPurge || gone(r.name+"/p", vs[i].purge.VersionID) != r.peerPurge {
 			t.Errorf("%s: peer purge: %v %v", r.name, out, err)
 		}

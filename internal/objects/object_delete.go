@@ -43,7 +43,7 @@ func (l *Layer) DeleteObjectWith(ctx context.Context, bucket, key, versionID str
 	}
 	guard := l.removalGuard(opts.BypassGovernance)
 	if versionID != "" {
-		return l.removeVersionLocked(bucket, key, versionID, true, true, guard)
+		return l.removeVersionLocked(bucket, key, versionID, purgeReplicated, true, guard)
 	}
 	switch b.Versioning {
 	case VersioningEnabled:
@@ -51,7 +51,7 @@ func (l *Layer) DeleteObjectWith(ctx context.Context, bucket, key, versionID str
 	case VersioningSuspended:
 		return l.addDeleteMarkerLocked(bucket, key, NullVersionID)
 	default:
-		res, err := l.removeVersionLocked(bucket, key, NullVersionID, true, true, guard)
+		res, err := l.removeVersionLocked(bucket, key, NullVersionID, purgeReplicated, true, guard)
 		res.VersionID = ""
 		return res, err
 	}
@@ -111,16 +111,39 @@ func (l *Layer) DiscardVersion(ctx context.Context, bucket, key, versionID strin
 	}
 	unlock := l.lockKey(bucket, key)
 	defer unlock()
-	_, err := l.removeVersionLocked(bucket, key, versionID, false, false, nil)
+	_, err := l.removeVersionLocked(bucket, key, versionID, purgeHere, false, nil)
 	return err
 }
 
+// PurgeKind says what a replicated purge asks of the sites that apply it.
+type PurgeKind int
+
+const (
+	// PurgeVersion removes the version wherever it is.
+	PurgeVersion PurgeKind = iota
+	// PurgeExpiredMarker is a lifecycle's removal of an expired object
+	// delete marker, the key's only version where the rules removed it: a
+	// site where the marker still hides other versions keeps it (see
+	// ApplyPurge).
+	PurgeExpiredMarker
+)
+
+// purgeReport says whether, and how, removeVersionLocked replicates the
+// removal.
+type purgeReport int
+
+const (
+	purgeHere             purgeReport = iota // not replicated: from a peer, or a local repair
+	purgeReplicated                          // replicated as PurgeVersion
+	purgeReplicatedMarker                    // replicated as PurgeExpiredMarker
+)
+
 // removeVersionLocked removes one version and, if it was the latest,
-// promotes the newest remaining one; report says whether the purge is
-// replicated (false when it came from a peer), remember whether it is
+// promotes the newest remaining one; report says whether and how the purge
+// is replicated (purgeHere when it came from a peer), remember whether it is
 // remembered against late copies (see Purged). guard, when set, may refuse
 // the removal (object lock).
-func (l *Layer) removeVersionLocked(bucket, key, versionID string, report, remember bool, guard func(*Version) error) (DeleteResult, error) {
+func (l *Layer) removeVersionLocked(bucket, key, versionID string, report purgeReport, remember bool, guard func(*Version) error) (DeleteResult, error) {
 	v, err := l.getVersion(bucket, key, versionID)
 	if errors.Is(err, ErrVersionNotFound) {
 		return DeleteResult{VersionID: versionID}, nil
@@ -159,8 +182,11 @@ func (l *Layer) removeVersionLocked(bucket, key, versionID string, report, remem
 			t.latest(cur, &s)
 		}
 	}
-	if report {
-		l.replPurge(batch, bucket, key, v)
+	switch report {
+	case purgeReplicated:
+		l.replPurge(batch, bucket, key, v, PurgeVersion)
+	case purgeReplicatedMarker:
+		l.replPurge(batch, bucket, key, v, PurgeExpiredMarker)
 	}
 	if remember && l.repl != nil && l.repl.RequiresVersioning() {
 		// Remember the purge, here and on every site that applies it, so
@@ -171,7 +197,7 @@ func (l *Layer) removeVersionLocked(bucket, key, versionID string, report, remem
 	if err := l.commit(batch, bucket, &t, true); err != nil {
 		return DeleteResult{}, err
 	}
-	if report {
+	if report != purgeHere {
 		l.replCommitted()
 	}
 	l.release(v.Segments...)

@@ -22,8 +22,11 @@ type Replicator interface {
 	// metadata change of one, before v is encoded: it may set v.Targets and
 	// add journal entries to b.
 	Version(b meta.Batch, bucket, key string, v *Version)
-	// Purge is called when a version is removed permanently.
-	Purge(b meta.Batch, bucket, key string, v *Version)
+	// Purge is called when a version is removed permanently; how says
+	// what the sites that apply it are to remove (PurgeVersion, or
+	// PurgeExpiredMarker for a lifecycle's removal of an expired object
+	// delete marker).
+	Purge(b meta.Batch, bucket, key string, v *Version, how PurgeKind)
 	// Bucket is called when a bucket is created or changed (deleted false)
 	// or deleted (deleted true), before the record is encoded (it may
 	// enable versioning); at is the change's HLC time.
@@ -55,9 +58,9 @@ func (l *Layer) replVersion(b meta.Batch, bucket, key string, v *Version) {
 	}
 }
 
-func (l *Layer) replPurge(b meta.Batch, bucket, key string, v *Version) {
+func (l *Layer) replPurge(b meta.Batch, bucket, key string, v *Version, how PurgeKind) {
 	if l.repl != nil {
-		l.repl.Purge(b, bucket, key, v)
+		l.repl.Purge(b, bucket, key, v, how)
 	}
 }
 
@@ -343,7 +346,7 @@ func (l *Layer) stageReplicaMeta(batch meta.Batch, bucket, key string, cur, in *
 // So is a missing bucket: the peer emptied and deleted it, its deletion
 // arrived first (it travels in another sender queue), and a late record of
 // the bucket cannot bring it back (ApplyBucket keeps its tombstone).
-func (l *Layer) ApplyPurge(ctx context.Context, bucket, key, versionID string, modTime int64) (ApplyOutcome, error) {
+func (l *Layer) ApplyPurge(ctx context.Context, bucket, key, versionID string, modTime int64, how PurgeKind) (ApplyOutcome, error) {
 	if err := ValidateKey(key); err != nil {
 		return 0, err
 	}
@@ -370,7 +373,20 @@ func (l *Layer) ApplyPurge(ctx context.Context, bucket, key, versionID string, m
 	if !l.replicaMayPurge(cur) {
 		return Stale, nil // under legal hold or compliance retention here: kept
 	}
-	if _, err := l.removeVersionLocked(bucket, key, versionID, false, true, nil); err != nil {
+	if how == PurgeExpiredMarker && cur.DeleteMarker {
+		// The peer removed the marker as the key's only version there.
+		// Here it hides versions the peer lacks (they reached this site
+		// and not the peer, or not yet): removed, it would bring them
+		// back, here and, its expiry marker being gone, for good. It
+		// stays, unremembered; this site's rules expire what it hides,
+		// then remove it, and those purges reach the peer.
+		if other, err := l.newestVersion(bucket, key, versionID); err != nil {
+			return 0, err
+		} else if other != nil {
+			return Stale, nil
+		}
+	}
+	if _, err := l.removeVersionLocked(bucket, key, versionID, purgeHere, true, nil); err != nil {
 		return 0, err
 	}
 	l.notifyArrival(bucket, key)

@@ -3,6 +3,7 @@ package replication_test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -213,14 +214,18 @@ func TestChaosThreeSitesConverge(t *testing.T) {
 	// The lifecycle bucket: every site expires everything, and their
 	// expiries (the same markers, the same purges) converge to nothing.
 	testsite.Eventually(t, 60*time.Second, func() error {
+		var left []string
 		for _, s := range sites {
 			vs, err := versions(ctx, s.s3, chaosILMBucket)
 			if err != nil {
 				return fmt.Errorf("%s: %w", s.name, err)
 			}
 			if len(vs) > 0 {
-				return fmt.Errorf("%s: %d versions left in the lifecycle bucket, first %s", s.name, len(vs), vs[0])
+				left = append(left, fmt.Sprintf("%s: %d versions left in the lifecycle bucket:\n  %s", s.name, len(vs), strings.Join(vs[:min(len(vs), 10)], "\n  ")))
 			}
+		}
+		if len(left) > 0 {
+			return errors.New(strings.Join(left, "\n"))
 		}
 		return nil
 	})

@@ -355,10 +355,10 @@ func (e *Engine) Version(b meta.Batch, bucket, key string, v *objects.Version) {
 }
 
 // Purge implements objects.Replicator.
-func (e *Engine) Purge(b meta.Batch, bucket, key string, v *objects.Version) {
+func (e *Engine) Purge(b meta.Batch, bucket, key string, v *objects.Version, how objects.PurgeKind) {
 	now := time.Now().UnixNano()
 	for _, t := range *e.targets.Load() {
-		t.journal(b, Entry{Op: OpPurge, Bucket: bucket, Key: key, VersionID: v.VersionID, At: v.ModTime, Queued: now})
+		t.journal(b, Entry{Op: OpPurge, Bucket: bucket, Key: key, VersionID: v.VersionID, At: v.ModTime, Queued: now, Purge: how})
 	}
 }
 

@@ -168,10 +168,10 @@ func (p *fakePeer) SendVersions(ctx context.Context, items []VersionItem) ([]Ite
 	return results, err
 }
 
-func (p *fakePeer) SendPurge(ctx context.Context, bucket, key, versionID string, modTime int64) (objects.ApplyOutcome, error) {
+func (p *fakePeer) SendPurge(ctx context.Context, bucket, key, versionID string, modTime int64, how objects.PurgeKind) (objects.ApplyOutcome, error) {
 	var out objects.ApplyOutcome
 	err := p.call(func() (err error) {
-		out, err = p.remote.ReceivePurge(ctx, bucket, key, versionID, modTime)
+		out, err = p.remote.ReceivePurge(ctx, bucket, key, versionID, modTime, how)
 		p.record(bucket, key, "p:"+versionID)
 		return err
 	})

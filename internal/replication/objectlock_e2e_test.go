@@ -100,7 +100,7 @@ func TestObjectLockReplicates(t *testing.T) {
 	// A peer's purge of a version under compliance retention, and a peer's
 	// metadata change that would shorten it, leave the copy as it is.
 	ol := m.Sites[1].Server().Objects()
-	out, err := ol.ApplyPurge(ctx, "worm", "comp", c.VersionID, 0)
+	out, err := ol.ApplyPurge(ctx, "worm", "comp", c.VersionID, 0, objects.PurgeVersion)
 	if err != nil || out != objects.Stale {
 		t.Fatalf("peer purge of a compliance version: %v %v", out, err)
 	}

@@ -17,8 +17,9 @@ type Peer interface {
 	// one call, applied in order; it returns one result per item.
 	SendVersions(ctx context.Context, items []VersionItem) ([]ItemResult, error)
 	// SendPurge removes a version permanently on the peer.
-	// modTime is the purged version's HLC time.
-	SendPurge(ctx context.Context, bucket, key, versionID string, modTime int64) (objects.ApplyOutcome, error)
+	// modTime is the purged version's HLC time; how says what the peer
+	// removes (objects.ApplyPurge).
+	SendPurge(ctx context.Context, bucket, key, versionID string, modTime int64, how objects.PurgeKind) (objects.ApplyOutcome, error)
 	// SendBucket delivers a bucket record, or its deletion at time at.
 	SendBucket(ctx context.Context, b objects.Bucket, deleted bool, at int64) (objects.ApplyOutcome, error)
 	// Health checks the link.

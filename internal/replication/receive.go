@@ -39,10 +39,11 @@ func (e *Engine) ReceiveVersion(ctx context.Context, bucket, key string, v *obje
 }
 
 // ReceivePurge applies a permanent version delete sent by a peer; modTime
-// is the purged version's HLC time, 0 if the peer did not send it.
-func (e *Engine) ReceivePurge(ctx context.Context, bucket, key, versionID string, modTime int64) (objects.ApplyOutcome, error) {
+// is the purged version's HLC time, 0 if the peer did not send it; how
+// says what it removes (objects.ApplyPurge).
+func (e *Engine) ReceivePurge(ctx context.Context, bucket, key, versionID string, modTime int64, how objects.PurgeKind) (objects.ApplyOutcome, error) {
 	start := time.Now()
-	out, err := e.cfg.Objects.ApplyPurge(ctx, bucket, key, versionID, modTime)
+	out, err := e.cfg.Objects.ApplyPurge(ctx, bucket, key, versionID, modTime, how)
 	e.received(out, 0, err)
 	e.traceEvent("replication.ReceivePurge", "", bucket, key, "purge "+versionID+": "+out.String(), start, err)
 	return out, err

@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/vmihailenco/msgpack/v5"
+
+	"github.com/twinlake/twinlake/internal/objects"
 )
 
 // Metadata key layout (all under the meta store, prefix "r/"):
@@ -80,6 +82,8 @@ type Entry struct {
 	At int64 `msgpack:"at,omitempty"`
 	// Queued is when the work was journalled (Unix nanoseconds).
 	Queued int64 `msgpack:"q"`
+	// Purge is what an OpPurge asks the peer to remove.
+	Purge objects.PurgeKind `msgpack:"pk,omitempty"`
 }
 
 // MRFEntry is a failed send waiting for its retry, persisted as

@@ -158,7 +158,7 @@ func (t *target) send(ctx context.Context, en Entry) (objects.ApplyOutcome, int6
 		}
 		return out, size, err
 	case OpPurge:
-		out, err := t.peer.SendPurge(ctx, en.Bucket, en.Key, en.VersionID, en.At)
+		out, err := t.peer.SendPurge(ctx, en.Bucket, en.Key, en.VersionID, en.At, en.Purge)
 		return out, 0, err
 	case OpBucket:
 		b, err := ol.Bucket(ctx, en.Bucket)

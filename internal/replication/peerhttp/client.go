@@ -52,6 +52,11 @@ const (
 	pathCatalog = Prefix + "catalog"
 	pathIAM     = Prefix + "iam"
 
+	// purgeKindExpiredMarker, as a purge's kind parameter, asks the peer
+	// to remove the version only where it is the key's only version
+	// (objects.PurgeExpiredMarker).
+	purgeKindExpiredMarker = "expired-marker"
+
 	headerVersion = "X-Twinlake-Version"
 	region        = "us-east-1"
 	service       = "s3"
@@ -327,10 +332,14 @@ func readOutcome(resp *http.Response) (objects.ApplyOutcome, error) {
 }
 
 // SendPurge implements replication.Peer.
-func (c *Client) SendPurge(ctx context.Context, bucket, key, versionID string, modTime int64) (objects.ApplyOutcome, error) {
+func (c *Client) SendPurge(ctx context.Context, bucket, key, versionID string, modTime int64, how objects.PurgeKind) (objects.ApplyOutcome, error) {
 	q := url.Values{"bucket": {bucket}, "key": {key}, "versionId": {versionID}}
 	if modTime > 0 {
 		q.Set("modTime", strconv.FormatInt(modTime, 10))
+	}
+	if how == objects.PurgeExpiredMarker {
+		// A peer that predates it ignores it, and removes the marker.
+		q.Set("kind", purgeKindExpiredMarker)
 	}
 	resp, err := c.do(ctx, http.MethodDelete, pathVersion, q, nil, nil, 0)
 	if err != nil {

@@ -258,7 +258,15 @@ func (s *Server) deleteVersion(w http.ResponseWriter, r *http.Request, _ io.Read
 		}
 		modTime = t
 	}
-	out, err := s.cfg.Engine.ReceivePurge(r.Context(), q.Get("bucket"), q.Get("key"), q.Get("versionId"), modTime)
+	how := objects.PurgeVersion
+	switch k := q.Get("kind"); k {
+	case "":
+	case purgeKindExpiredMarker:
+		how = objects.PurgeExpiredMarker
+	default:
+		return fmt.Errorf("%w: purge kind %q", replication.ErrInvalidRequest, k)
+	}
+	out, err := s.cfg.Engine.ReceivePurge(r.Context(), q.Get("bucket"), q.Get("key"), q.Get("versionId"), modTime, how)
 	if err != nil {
 		return err
 	}

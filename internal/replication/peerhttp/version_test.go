@@ -57,7 +57,7 @@ func fakeClient(t *testing.T, f *fakePeer) *Client {
 }
 
 func purge(c *Client) error {
-	_, err := c.SendPurge(context.Background(), "b", "k", "v", 1)
+	_, err := c.SendPurge(context.Background(), "b", "k", "v", 1, objects.PurgeVersion)
 	return err
 }
 
@@ -127,5 +127,33 @@ func TestClaimedVersion(t *testing.T) {
 	}
 	if got := f.calls(); got[0] != "99" {
 		t.Fatalf("claimed %v", got)
+	}
+}
+
+// TestPurgeSaysItsKind: a lifecycle's removal of an expired object delete
+// marker reaches the peer as such (kind=expired-marker), for the peer to
+// keep a marker that hides versions there; a plain purge carries no kind,
+// as the peers before it expect.
+func TestPurgeSaysItsKind(t *testing.T) {
+	var mu sync.Mutex
+	var kinds []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		kinds = append(kinds, r.Method+" "+r.URL.Query().Get("kind"))
+		mu.Unlock()
+		_ = json.NewEncoder(w).Encode(peerwire.Outcome{Outcome: "applied"})
+	}))
+	t.Cleanup(srv.Close)
+	c, err := New(srv.URL, replication.Credentials{AccessKey: "ak", SecretKey: "sk"}, srv.Client())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, how := range []objects.PurgeKind{objects.PurgeVersion, objects.PurgeExpiredMarker} {
+		if _, err := c.SendPurge(t.Context(), "b", "k", "v", 1, how); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if want := []string{"DELETE ", "DELETE expired-marker"}; strings.Join(kinds, ",") != strings.Join(want, ",") {
+		t.Fatalf("purges sent %q, want %q", kinds, want)
 	}
 }

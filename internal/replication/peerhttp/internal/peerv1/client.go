@@ -230,7 +230,7 @@ func readOutcome(resp *http.Response) (objects.ApplyOutcome, error) {
 }
 
 // SendPurge implements replication.Peer.
-func (c *Client) SendPurge(ctx context.Context, bucket, key, versionID string, modTime int64) (objects.ApplyOutcome, error) {
+func (c *Client) SendPurge(ctx context.Context, bucket, key, versionID string, modTime int64, _ objects.PurgeKind) (objects.ApplyOutcome, error) {
 	q := url.Values{"bucket": {bucket}, "key": {key}, "versionId": {versionID}}
 	if modTime > 0 {
 		q.Set("modTime", strconv.FormatInt(modTime, 10))

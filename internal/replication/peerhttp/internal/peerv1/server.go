@@ -239,7 +239,7 @@ func (s *Server) deleteVersion(w http.ResponseWriter, r *http.Request, _ io.Read
 		}
 		modTime = t
 	}
-	out, err := s.cfg.Engine.ReceivePurge(r.Context(), q.Get("bucket"), q.Get("key"), q.Get("versionId"), modTime)
+	out, err := s.cfg.Engine.ReceivePurge(r.Context(), q.Get("bucket"), q.Get("key"), q.Get("versionId"), modTime, objects.PurgeVersion)
 	if err != nil {
 		return err
 	}
