@@ -574,13 +574,13 @@ func (l *Layer) carryOut(b Bucket, key string, versions []*Version, plan lifecyc
 		st.Expired++
 	}
 	for _, id := range plan.Purge {
-		if _, err := l.removeVersionLocked(b.Name, key, id, purgeReplicated, true, guard); err != nil && !locked(err) {
+		if _, err := l.removeVersionLocked(b.Name, key, id, PurgeVersion, true, true, guard); err != nil && !locked(err) {
 			return err
 		}
 		st.Purged++
 	}
 	if plan.RemoveMarker {
-		if _, err := l.removeVersionLocked(b.Name, key, versions[0].VersionID, purgeReplicatedMarker, true, guard); err != nil && !locked(err) {
+		if _, err := l.removeVersionLocked(b.Name, key, versions[0].VersionID, PurgeExpiredMarker, true, true, guard); err != nil && !locked(err) {
 			return err
 		}
 		st.Markers++
@@ -618,7 +618,7 @@ func (l *Layer) expireCurrentLocked(b Bucket, key string, cur *Version, due int6
 		_, err := l.addMarkerLocked(b.Name, key, m)
 		return err
 	default:
-		_, err := l.removeVersionLocked(b.Name, key, NullVersionID, purgeReplicated, true, guard)
+		_, err := l.removeVersionLocked(b.Name, key, NullVersionID, PurgeVersion, true, true, guard)
 		return err
 	}
 }

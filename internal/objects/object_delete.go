@@ -43,7 +43,7 @@ func (l *Layer) DeleteObjectWith(ctx context.Context, bucket, key, versionID str
 	}
 	guard := l.removalGuard(opts.BypassGovernance)
 	if versionID != "" {
-		return l.removeVersionLocked(bucket, key, versionID, purgeReplicated, true, guard)
+		return l.removeVersionLocked(bucket, key, versionID, PurgeVersion, true, true, guard)
 	}
 	switch b.Versioning {
 	case VersioningEnabled:
@@ -51,7 +51,7 @@ func (l *Layer) DeleteObjectWith(ctx context.Context, bucket, key, versionID str
 	case VersioningSuspended:
 		return l.addDeleteMarkerLocked(bucket, key, NullVersionID)
 	default:
-		res, err := l.removeVersionLocked(bucket, key, NullVersionID, purgeReplicated, true, guard)
+		res, err := l.removeVersionLocked(bucket, key, NullVersionID, PurgeVersion, true, true, guard)
 		res.VersionID = ""
 		return res, err
 	}
@@ -111,7 +111,7 @@ func (l *Layer) DiscardVersion(ctx context.Context, bucket, key, versionID strin
 	}
 	unlock := l.lockKey(bucket, key)
 	defer unlock()
-	_, err := l.removeVersionLocked(bucket, key, versionID, purgeHere, false, nil)
+	_, err := l.removeVersionLocked(bucket, key, versionID, PurgeVersion, false, false, nil)
 	return err
 }
 
@@ -128,22 +128,12 @@ const (
 	PurgeExpiredMarker
 )
 
-// purgeReport says whether, and how, removeVersionLocked replicates the
-// removal.
-type purgeReport int
-
-const (
-	purgeHere             purgeReport = iota // not replicated: from a peer, or a local repair
-	purgeReplicated                          // replicated as PurgeVersion
-	purgeReplicatedMarker                    // replicated as PurgeExpiredMarker
-)
-
 // removeVersionLocked removes one version and, if it was the latest,
-// promotes the newest remaining one; report says whether and how the purge
-// is replicated (purgeHere when it came from a peer), remember whether it is
-// remembered against late copies (see Purged). guard, when set, may refuse
-// the removal (object lock).
-func (l *Layer) removeVersionLocked(bucket, key, versionID string, report purgeReport, remember bool, guard func(*Version) error) (DeleteResult, error) {
+// promotes the newest remaining one; how is the kind of purge, report says
+// whether it is replicated (false when it came from a peer), remember
+// whether it is remembered, with its kind, against late copies (see
+// PurgedAs). guard, when set, may refuse the removal (object lock).
+func (l *Layer) removeVersionLocked(bucket, key, versionID string, how PurgeKind, report, remember bool, guard func(*Version) error) (DeleteResult, error) {
 	v, err := l.getVersion(bucket, key, versionID)
 	if errors.Is(err, ErrVersionNotFound) {
 		return DeleteResult{VersionID: versionID}, nil
@@ -182,22 +172,19 @@ func (l *Layer) removeVersionLocked(bucket, key, versionID string, report purgeR
 			t.latest(cur, &s)
 		}
 	}
-	switch report {
-	case purgeReplicated:
-		l.replPurge(batch, bucket, key, v, PurgeVersion)
-	case purgeReplicatedMarker:
-		l.replPurge(batch, bucket, key, v, PurgeExpiredMarker)
+	if report {
+		l.replPurge(batch, bucket, key, v, how)
 	}
 	if remember && l.repl != nil && l.repl.RequiresVersioning() {
 		// Remember the purge, here and on every site that applies it, so
 		// a site that still holds the version (its purge delayed or
 		// dropped) cannot bring it back (see ApplyReplica and Purged).
-		batch.Set(purgedKey(bucket, key, versionID), encode(v.ModTime))
+		batch.Set(purgedKey(bucket, key, versionID), encodePurged(v.ModTime, how))
 	}
 	if err := l.commit(batch, bucket, &t, true); err != nil {
 		return DeleteResult{}, err
 	}
-	if report != purgeHere {
+	if report {
 		l.replCommitted()
 	}
 	l.release(v.Segments...)

@@ -362,7 +362,7 @@ func (l *Layer) ApplyPurge(ctx context.Context, bucket, key, versionID string, m
 	defer unlock()
 	cur, err := l.getVersion(bucket, key, versionID)
 	if errors.Is(err, ErrVersionNotFound) {
-		return Duplicate, l.rememberPurge(bucket, key, versionID, modTime)
+		return Duplicate, l.rememberPurge(bucket, key, versionID, modTime, how)
 	}
 	if err != nil {
 		return 0, err
@@ -386,7 +386,7 @@ func (l *Layer) ApplyPurge(ctx context.Context, bucket, key, versionID string, m
 			return Stale, nil
 		}
 	}
-	if _, err := l.removeVersionLocked(bucket, key, versionID, purgeHere, true, nil); err != nil {
+	if _, err := l.removeVersionLocked(bucket, key, versionID, how, false, true, nil); err != nil {
 		return 0, err
 	}
 	l.notifyArrival(bucket, key)
@@ -396,7 +396,7 @@ func (l *Layer) ApplyPurge(ctx context.Context, bucket, key, versionID string, m
 // rememberPurge records the purge of a version that is not here (yet). A
 // version ID names one version for ever, except "null", whose purge is
 // remembered only with its time.
-func (l *Layer) rememberPurge(bucket, key, versionID string, modTime int64) error {
+func (l *Layer) rememberPurge(bucket, key, versionID string, modTime int64, how PurgeKind) error {
 	if l.repl == nil || !l.repl.RequiresVersioning() {
 		return nil
 	}
@@ -410,7 +410,7 @@ func (l *Layer) rememberPurge(bucket, key, versionID string, modTime int64) erro
 		return nil
 	}
 	batch := l.meta.NewBatch()
-	batch.Set(purgedKey(bucket, key, versionID), encode(modTime))
+	batch.Set(purgedKey(bucket, key, versionID), encodePurged(modTime, how))
 	return batch.Commit(true)
 }
 
@@ -590,13 +590,40 @@ func (l *Layer) KeyVersions(ctx context.Context, bucket, key string) ([]*Version
 // Purged reports whether this site permanently deleted a version of
 // bucket/key with that ID, and the HLC time of the version it deleted.
 func (l *Layer) Purged(bucket, key, versionID string) (int64, bool) {
+	t, _, ok := l.PurgedAs(bucket, key, versionID)
+	return t, ok
+}
+
+// PurgedAs is Purged with the kind of the purge remembered: mismatch
+// detection sends it again as it was made.
+func (l *Layer) PurgedAs(bucket, key, versionID string) (int64, PurgeKind, bool) {
 	raw, err := l.meta.Get(purgedKey(bucket, key, versionID))
 	if err != nil {
-		return 0, false
+		return 0, 0, false
 	}
 	var t int64
-	if decode(raw, &t) != nil {
-		return 0, false
+	if decode(raw, &t) == nil {
+		return t, PurgeVersion, true
 	}
-	return t, true
+	var p purgedRecord
+	if decode(raw, &p) != nil {
+		return 0, 0, false
+	}
+	return p.ModTime, p.Kind, true
+}
+
+// purgedRecord is a purge tombstone of a kind other than PurgeVersion,
+// whose tombstone is the purged version's time alone (as before kinds).
+type purgedRecord struct {
+	ModTime int64     `msgpack:"t"`
+	Kind    PurgeKind `msgpack:"k"`
+}
+
+// encodePurged is the tombstone of a purge of how's kind of a version of
+// time modTime.
+func encodePurged(modTime int64, how PurgeKind) []byte {
+	if how == PurgeVersion {
+		return encode(modTime)
+	}
+	return encode(purgedRecord{ModTime: modTime, Kind: how})
 }

@@ -30,7 +30,7 @@ func TestApplyReplicas(t *testing.T) {
 	}
 	purged := replicaSmall("gone")
 	purged.VersionID = "3b9d6c1e-7f3a-4c2e-9a1b-2c3d4e5f6a7b"
-	if err := l.rememberPurge("bucket1", "gone", purged.VersionID, purged.ModTime); err != nil {
+	if err := l.rememberPurge("bucket1", "gone", purged.VersionID, purged.ModTime, PurgeVersion); err != nil {
 		t.Fatal(err)
 	}
 	tagged := *here

@@ -155,8 +155,8 @@ func (e *Engine) compareWith(ctx context.Context, t *target) (int, error) {
 			if mine[r.Key+"\x00"+r.VersionID] {
 				continue
 			}
-			if t, ok := e.cfg.Objects.Purged(bucket, r.Key, r.VersionID); ok && r.ModTime <= t {
-				work = append(work, Entry{Op: OpPurge, Bucket: bucket, Key: r.Key, VersionID: r.VersionID, At: r.ModTime, Queued: now})
+			if t, how, ok := e.cfg.Objects.PurgedAs(bucket, r.Key, r.VersionID); ok && r.ModTime <= t {
+				work = append(work, Entry{Op: OpPurge, Bucket: bucket, Key: r.Key, VersionID: r.VersionID, At: r.ModTime, Queued: now, Purge: how})
 			}
 		}
 		for _, l := range local {
