@@ -611,8 +611,13 @@ func (l *Layer) expireCurrentLocked(b Bucket, key string, cur *Version, due int6
 			if _, err := l.getVersion(b.Name, key, m.VersionID); err == nil {
 				return nil // made already (here, or received from a peer that expired it first)
 			}
-			if _, purged := l.Purged(b.Name, key, m.VersionID); purged {
-				return nil // made by a peer and since removed there: not again
+			// Made, and since removed by a user (who undid the expiry) or
+			// as a noncurrent version: not again. Removed as an expired
+			// object delete marker, the key's only version then, it is
+			// made again now that the version it expires is here: the
+			// site that removed it had not got the version yet.
+			if _, how, purged := l.PurgedAs(b.Name, key, m.VersionID); purged && how != PurgeExpiredMarker {
+				return nil
 			}
 		}
 		_, err := l.addMarkerLocked(b.Name, key, m)

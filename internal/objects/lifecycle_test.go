@@ -399,3 +399,78 @@ func TestLifecycleExpiredMarkerRemovalKeepsWhatItHidesElsewhere(t *testing.T) {
 		}
 	}
 }
+
+// TestLifecycleMarkerRemovedAloneIsMadeAgain: with rules that keep
+// noncurrent versions, a site that removed a version's expiry marker as
+// the key's only version, and got the version after, makes the marker
+// again when the rules expire it, rather than show the version its peer
+// hides for good. A marker a user purged is not made again.
+func TestLifecycleMarkerRemovedAloneIsMadeAgain(t *testing.T) {
+	ctx := context.Background()
+	a, c := newLayer(t), newLayer(t)
+	a.SetReplicator(&purgeRecorder{})
+	c.SetReplicator(&purgeRecorder{})
+	const day = int64(time.Second)
+	rules := `<LifecycleConfiguration><Rule><ID>r</ID><Status>Enabled</Status><Expiration><Days>1</Days></Expiration></Rule></LifecycleConfiguration>`
+	for _, l := range []*Layer{a, c} {
+		l.SetLifecycleDay(time.Duration(day))
+		if err := l.CreateBucket(ctx, "bkt"); err != nil {
+			t.Fatal(err)
+		}
+		if err := l.SetVersioning(ctx, "bkt", VersioningEnabled); err != nil {
+			t.Fatal(err)
+		}
+		setRules(t, l, "bkt", rules)
+	}
+	replica := func(v *Version) *Version {
+		in := *v
+		in.Targets = nil
+		return &in
+	}
+	listing := func(l *Layer) string {
+		vs, err := l.KeyVersions(ctx, "bkt", "k")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ids []string
+		for _, v := range vs {
+			ids = append(ids, fmt.Sprintf("%s dm=%t", v.VersionID, v.DeleteMarker))
+		}
+		return strings.Join(ids, ", ")
+	}
+	v := put(t, a, "bkt", "k", "data")
+	runLC(t, a, v.ModTime+day+day/2)
+	vs, _ := a.KeyVersions(ctx, "bkt", "k")
+	if len(vs) != 2 || !vs[0].DeleteMarker {
+		t.Fatalf("a after the expiry: %s", listing(a))
+	}
+	marker := vs[0]
+	// c gets the marker alone and removes it; a keeps its own.
+	if _, err := c.ApplyReplica(ctx, "bkt", "k", replica(marker), strings.NewReader("")); err != nil {
+		t.Fatal(err)
+	}
+	runLC(t, c, v.ModTime+3*day)
+	if got := listing(c); got != "" {
+		t.Fatalf("c kept %s", got)
+	}
+	if out, err := a.ApplyPurge(ctx, "bkt", "k", marker.VersionID, marker.ModTime, PurgeExpiredMarker); err != nil || out != Stale {
+		t.Fatalf("a applying c's removal: %v %v", out, err)
+	}
+	// The version reaches c; c's rules expire it with the same marker.
+	if _, err := c.ApplyReplica(ctx, "bkt", "k", replica(v), strings.NewReader("data")); err != nil {
+		t.Fatal(err)
+	}
+	runLC(t, c, v.ModTime+4*day)
+	if got, want := listing(c), listing(a); got != want {
+		t.Fatalf("c holds %q, a %q", got, want)
+	}
+
+	// A user's purge of the marker restores the version, for good.
+	if _, err := c.DeleteObject(ctx, "bkt", "k", marker.VersionID); err != nil {
+		t.Fatal(err)
+	}
+	runLC(t, c, v.ModTime+8*day)
+	if got := listing(c); got != v.VersionID+" dm=false" {
+		t.Fatalf("c after the user's purge of the marker: %s", got)
+	}
+}
