@@ -52,6 +52,11 @@ const chaosBucket = "chaos"
 // its own, and the sites must still converge, to an empty bucket.
 const chaosILMBucket = "chaos-ilm"
 
+// chaosILMKeepBucket's rules expire current versions within seconds and
+// keep noncurrent ones: the sites must converge to the same versions,
+// every key's latest a delete marker.
+const chaosILMKeepBucket = "chaos-ilm-keep"
+
 // chaosChurnPrefix names the short-lived buckets the first site makes,
 // fills, empties and removes one after another while the faults run, so
 // that buckets' records race their objects' changes through the senders.
@@ -130,24 +135,30 @@ func TestChaosThreeSitesConverge(t *testing.T) {
 	if err := sites[0].s3.MakeBucket(ctx, chaosBucket, minio.MakeBucketOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if err := sites[0].s3.MakeBucket(ctx, chaosILMBucket, minio.MakeBucketOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	rules := lifecycle.NewConfiguration()
-	rules.Rules = []lifecycle.Rule{{ID: "all", Status: "Enabled",
-		Expiration: lifecycle.Expiration{Days: 1}, NoncurrentVersionExpiration: lifecycle.NoncurrentVersionExpiration{NoncurrentDays: 1}}}
-	if err := sites[0].s3.SetBucketLifecycle(ctx, chaosILMBucket, rules); err != nil {
-		t.Fatal(err)
+	for _, b := range []string{chaosILMBucket, chaosILMKeepBucket} {
+		if err := sites[0].s3.MakeBucket(ctx, b, minio.MakeBucketOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		rules := lifecycle.NewConfiguration()
+		rules.Rules = []lifecycle.Rule{{ID: "all", Status: "Enabled", Expiration: lifecycle.Expiration{Days: 1}}}
+		if b == chaosILMBucket {
+			rules.Rules[0].NoncurrentVersionExpiration = lifecycle.NoncurrentVersionExpiration{NoncurrentDays: 1}
+		}
+		if err := sites[0].s3.SetBucketLifecycle(ctx, b, rules); err != nil {
+			t.Fatal(err)
+		}
 	}
 	testsite.Eventually(t, 20*time.Second, func() error {
 		for _, s := range sites {
-			for _, b := range []string{chaosBucket, chaosILMBucket} {
+			for _, b := range []string{chaosBucket, chaosILMBucket, chaosILMKeepBucket} {
 				if v, err := s.s3.GetBucketVersioning(ctx, b); err != nil || v.Status != "Enabled" {
 					return fmt.Errorf("%s: %s versioning %v %v", s.name, b, v, err)
 				}
 			}
-			if lc, err := s.s3.GetBucketLifecycle(ctx, chaosILMBucket); err != nil || len(lc.Rules) != 1 {
-				return fmt.Errorf("%s: lifecycle %v", s.name, err)
+			for _, b := range []string{chaosILMBucket, chaosILMKeepBucket} {
+				if lc, err := s.s3.GetBucketLifecycle(ctx, b); err != nil || len(lc.Rules) != 1 {
+					return fmt.Errorf("%s: %s lifecycle %v", s.name, b, err)
+				}
 			}
 		}
 		return nil
@@ -226,6 +237,24 @@ func TestChaosThreeSitesConverge(t *testing.T) {
 		}
 		if len(left) > 0 {
 			return errors.New(strings.Join(left, "\n"))
+		}
+		// The bucket that keeps noncurrent versions: the same everywhere,
+		// every key expired.
+		var all []*minio.Client
+		for _, s := range sites {
+			all = append(all, s.s3)
+		}
+		if err := converged(ctx, all, chaosILMKeepBucket); err != nil {
+			return fmt.Errorf("%s: %w", chaosILMKeepBucket, err)
+		}
+		vs, err := versions(ctx, sites[0].s3, chaosILMKeepBucket)
+		if err != nil {
+			return err
+		}
+		for _, v := range vs {
+			if strings.HasSuffix(v, " false latest=true") {
+				return fmt.Errorf("%s: a current version not expired: %s", chaosILMKeepBucket, v)
+			}
 		}
 		return nil
 	})
@@ -331,8 +360,8 @@ func chaosClient(ctx context.Context, rng *rand.Rand, s *chaosSite, led *ledger,
 	}
 }
 
-// chaosILMClient writes and deletes objects in the lifecycle bucket until
-// stop; their outcome is not checked (the rules remove everything).
+// chaosILMClient writes and deletes objects in the two lifecycle buckets
+// until stop; their outcome is not checked (the rules expire everything).
 func chaosILMClient(ctx context.Context, rng *rand.Rand, s *chaosSite, stop chan struct{}, acked *atomic.Int64) {
 	for {
 		select {
@@ -341,12 +370,13 @@ func chaosILMClient(ctx context.Context, rng *rand.Rand, s *chaosSite, stop chan
 		case <-time.After(time.Duration(rng.IntN(50)) * time.Millisecond):
 		}
 		key := fmt.Sprintf("t%02d", rng.IntN(8))
+		bucket := []string{chaosILMBucket, chaosILMKeepBucket}[rng.IntN(2)]
 		opCtx, cancel := context.WithTimeout(ctx, 3*time.Second)
 		var err error
 		if rng.IntN(4) == 0 {
-			err = s.s3.RemoveObject(opCtx, chaosILMBucket, key, minio.RemoveObjectOptions{})
+			err = s.s3.RemoveObject(opCtx, bucket, key, minio.RemoveObjectOptions{})
 		} else {
-			_, err = s.s3.PutObject(opCtx, chaosILMBucket, key, strings.NewReader(key), int64(len(key)), minio.PutObjectOptions{})
+			_, err = s.s3.PutObject(opCtx, bucket, key, strings.NewReader(key), int64(len(key)), minio.PutObjectOptions{})
 		}
 		if err == nil {
 			acked.Add(1)
