@@ -474,3 +474,61 @@ func TestLifecycleMarkerRemovedAloneIsMadeAgain(t *testing.T) {
 		t.Fatalf("c after the user's purge of the marker: %s", got)
 	}
 }
+
+// TestRemovedExpiredMarkerIsTakenAgainOnceItHides: a site that removed an
+// expired object delete marker as the key's only version refuses a late
+// copy of it while it would stand alone again, and takes it once the
+// version it hides has arrived (the peer that sent it hides that version
+// behind it), whether or not this site's rules run before.
+func TestRemovedExpiredMarkerIsTakenAgainOnceItHides(t *testing.T) {
+	ctx := context.Background()
+	a, c := newLayer(t), newLayer(t)
+	a.SetReplicator(&purgeRecorder{})
+	c.SetReplicator(&purgeRecorder{})
+	const day = int64(time.Second)
+	rules := `<LifecycleConfiguration><Rule><ID>r</ID><Status>Enabled</Status><Expiration><Days>1</Days></Expiration></Rule></LifecycleConfiguration>`
+	for _, l := range []*Layer{a, c} {
+		l.SetLifecycleDay(time.Duration(day))
+		if err := l.CreateBucket(ctx, "bkt"); err != nil {
+			t.Fatal(err)
+		}
+		if err := l.SetVersioning(ctx, "bkt", VersioningEnabled); err != nil {
+			t.Fatal(err)
+		}
+		setRules(t, l, "bkt", rules)
+	}
+	replica := func(v *Version) *Version {
+		in := *v
+		in.Targets = nil
+		return &in
+	}
+	v := put(t, a, "bkt", "k", "data")
+	runLC(t, a, v.ModTime+day+day/2)
+	vs, _ := a.KeyVersions(ctx, "bkt", "k")
+	if len(vs) != 2 || !vs[0].DeleteMarker {
+		t.Fatalf("a after the expiry: %d versions", len(vs))
+	}
+	marker := vs[0]
+	if _, err := c.ApplyReplica(ctx, "bkt", "k", replica(marker), strings.NewReader("")); err != nil {
+		t.Fatal(err)
+	}
+	runLC(t, c, v.ModTime+3*day)
+	// Alone, the marker's copy is refused; the rules are removed, so
+	// nothing but the copy can bring it back.
+	if err := c.SetBucketLifecycle(ctx, "bkt", nil); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := c.ApplyReplica(ctx, "bkt", "k", replica(marker), strings.NewReader("")); err != nil || out != Stale {
+		t.Fatalf("the marker's copy, alone here: %v %v, want stale", out, err)
+	}
+	if out, err := c.ApplyReplica(ctx, "bkt", "k", replica(v), strings.NewReader("data")); err != nil || out != Applied {
+		t.Fatalf("the version: %v %v", out, err)
+	}
+	if out, err := c.ApplyReplica(ctx, "bkt", "k", replica(marker), strings.NewReader("")); err != nil || out != Applied {
+		t.Fatalf("the marker's copy over the version: %v %v, want applied", out, err)
+	}
+	got, _ := c.KeyVersions(ctx, "bkt", "k")
+	if len(got) != 2 || got[0].VersionID != marker.VersionID || got[1].VersionID != v.VersionID {
+		t.Fatalf("c holds %d versions, want the marker over the version as a does", len(got))
+	}
+}

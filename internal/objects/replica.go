@@ -129,7 +129,7 @@ func (l *Layer) ApplyReplicaSync(ctx context.Context, bucket, key string, in *Ve
 		return 0, err
 	}
 	l.cfg.Clock.Observe(max(in.ModTime, in.MetaTime))
-	if t, ok := l.Purged(bucket, key, in.VersionID); ok && in.ModTime <= t {
+	if l.refusesLateCopy(bucket, key, in) {
 		io.Copy(io.Discard, body)
 		return Stale, nil // purged here: a peer's late copy does not bring it back
 	}
@@ -158,7 +158,7 @@ func (l *Layer) ApplyReplicaSync(ctx context.Context, bucket, key string, in *Ve
 	defer unlock()
 	// Re-check under the lock: another copy, or the version's purge from
 	// another peer, may have landed meanwhile.
-	if t, ok := l.Purged(bucket, key, in.VersionID); ok && in.ModTime <= t {
+	if l.refusesLateCopy(bucket, key, in) {
 		l.release(segs...)
 		return Stale, nil
 	}
@@ -298,7 +298,7 @@ func (l *Layer) mergeReplicaMeta(bucket, key string, in *Version) (ApplyOutcome,
 	defer unlock()
 	cur, err := l.getVersion(bucket, key, in.VersionID)
 	if errors.Is(err, ErrVersionNotFound) {
-		if t, ok := l.Purged(bucket, key, in.VersionID); ok && in.ModTime <= t {
+		if l.refusesLateCopy(bucket, key, in) {
 			return Stale, nil // purged meanwhile
 		}
 	}
@@ -592,6 +592,24 @@ func (l *Layer) KeyVersions(ctx context.Context, bucket, key string) ([]*Version
 func (l *Layer) Purged(bucket, key, versionID string) (int64, bool) {
 	t, _, ok := l.PurgedAs(bucket, key, versionID)
 	return t, ok
+}
+
+// refusesLateCopy reports whether a peer's copy in of a version of
+// bucket/key comes after its purge here, and is refused: a purge is
+// remembered so that no late copy brings the version back. An expired
+// object delete marker removed here as the key's only version is taken
+// again once the key has other versions here: it hides them on the site
+// that sent it, and must here too.
+func (l *Layer) refusesLateCopy(bucket, key string, in *Version) bool {
+	t, how, ok := l.PurgedAs(bucket, key, in.VersionID)
+	if !ok || in.ModTime > t {
+		return false
+	}
+	if how == PurgeExpiredMarker && in.DeleteMarker {
+		other, err := l.newestVersion(bucket, key, in.VersionID)
+		return err != nil || other == nil
+	}
+	return true
 }
 
 // PurgedAs is Purged with the kind of the purge remembered: mismatch

@@ -107,7 +107,7 @@ func (l *Layer) applyReplicas(ctx context.Context, items []ReplicaItem) (out []A
 			continue
 		}
 		l.cfg.Clock.Observe(max(in.ModTime, in.MetaTime))
-		if t, ok := l.Purged(it.Bucket, it.Key, in.VersionID); ok && in.ModTime <= t {
+		if l.refusesLateCopy(it.Bucket, it.Key, in) {
 			out[i] = Stale // purged here: a peer's late copy does not bring it back
 			continue
 		}
