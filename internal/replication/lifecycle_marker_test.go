@@ -15,13 +15,15 @@ import (
 // version's expiry marker without the version (its copy lost here, as if
 // not yet arrived) and its rules remove the marker, the key's only version
 // there. At a, the marker still hides the version: a keeps it, whether the
-// removal comes as b's purge or is sent again by b's mismatch detection,
-// which remembers the purge's kind. a's rules then remove the version and
-// the marker, and both sites end empty. Before, a applied the removal, the
-// version became current again, and its expiry marker, once purged, was
-// never made again: the expired version stayed on both sites for good.
+// removal comes as b's purge or is sent again by b's mismatch detection
+// (which remembers the purge's kind), and queues the key's versions for b
+// again, oldest first; b takes the version, then the marker over it. a's
+// rules then remove the version and the marker, and both sites end empty.
+// Before, a applied the removal, the version became current again, and its
+// expiry marker, once purged, was never made again: the expired version
+// stayed on both sites for good.
 func TestExpiredMarkerRemovalNeverBringsBackWhatItHid(t *testing.T) {
-	a, b, _, _ := fakePair(t, randomSeed(t), map[string]string{"mismatch_interval": "1h"})
+	a, b, ab, _ := fakePair(t, randomSeed(t), map[string]string{"mismatch_interval": "1h"})
 	ctx := context.Background()
 	const day = time.Second // a lifecycle day, counted without rounding
 	if err := a.objects.CreateBucket(ctx, "bk1"); err != nil {
@@ -47,12 +49,18 @@ func TestExpiredMarkerRemovalNeverBringsBackWhatItHid(t *testing.T) {
 		}
 		return vs
 	}
+	backlog := func(s *fakeSite) int64 {
+		var n int64
+		for _, tg := range *s.engine.targets.Load() {
+			p, r := tg.snapshot()
+			n += p.n + r.n
+		}
+		return n
+	}
 	drained := func() error {
 		for _, s := range []*fakeSite{a, b} {
-			for _, tg := range *s.engine.targets.Load() {
-				if p, r := tg.snapshot(); p.n+r.n > 0 {
-					return fmt.Errorf("%s: %d pending, %d retrying", s.id, p.n, r.n)
-				}
+			if n := backlog(s); n > 0 {
+				return fmt.Errorf("%s: %d to send", s.id, n)
 			}
 		}
 		return nil
@@ -62,7 +70,6 @@ func TestExpiredMarkerRemovalNeverBringsBackWhatItHid(t *testing.T) {
 		if _, err := s.objects.RunLifecycle(ctx, at, 0); err != nil {
 			t.Fatal(err)
 		}
-		eventually(t, 10*time.Second, drained)
 	}
 
 	v, err := a.objects.PutObject(ctx, "bk1", "k", strings.NewReader("data"), objects.PutOptions{Size: 4})
@@ -79,42 +86,63 @@ func TestExpiredMarkerRemovalNeverBringsBackWhatItHid(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	// a expires the version; its marker reaches b, alone there, and b's
-	// rules remove it.
+	// a expires the version; its marker reaches b, alone there.
 	runLC(a, v.ModTime+int64(day)*3/2)
+	eventually(t, 10*time.Second, drained)
 	if vs := versions(b); len(vs) != 1 || !vs[0].DeleteMarker {
 		t.Fatalf("b holds %d versions, want the expiry marker alone", len(vs))
 	}
 	marker := versions(b)[0]
-	runLC(b, v.ModTime+3*int64(day))
-	if vs := versions(b); len(vs) != 0 {
-		t.Fatalf("b kept %d versions", len(vs))
-	}
-	if _, how, ok := b.objects.PurgedAs("bk1", "k", marker.VersionID); !ok || how != objects.PurgeExpiredMarker {
-		t.Fatalf("b remembers the marker's removal as %v (%t), want an expired marker's", how, ok)
-	}
 	check := func(when string) {
 		t.Helper()
 		if vs := versions(a); len(vs) != 2 || vs[0].VersionID != marker.VersionID {
 			t.Fatalf("%s: a holds %d versions, want the marker over the version", when, len(vs))
 		}
 	}
-	check("after b's removal")
-	// b's mismatch detection sends the removal again, as it was made; a's
-	// sends b the version it lacks.
-	for _, s := range []*fakeSite{b, a} {
-		if _, err := s.engine.CheckMismatches(ctx); err != nil {
-			t.Fatal(err)
+
+	// a's link to b goes down, so that what a sends back waits. b's rules
+	// remove the marker; a keeps it, and queues the key for b again.
+	ab.set(faults{down: true})
+	runLC(b, v.ModTime+3*int64(day))
+	eventually(t, 10*time.Second, func() error {
+		if n := backlog(b); n > 0 {
+			return fmt.Errorf("b: %d to send", n)
 		}
-		eventually(t, 10*time.Second, drained)
+		if backlog(a) == 0 {
+			return fmt.Errorf("a queued nothing for b")
+		}
+		return nil
+	})
+	if vs := versions(b); len(vs) != 0 {
+		t.Fatalf("b kept %d versions", len(vs))
 	}
-	check("after mismatch detection")
-	if vs := versions(b); len(vs) != 1 || vs[0].VersionID != v.VersionID {
-		t.Fatalf("b holds %d versions, want the version a sent again", len(vs))
+	if _, how, ok := b.objects.PurgedAs("bk1", "k", marker.VersionID); !ok || how != objects.PurgeExpiredMarker {
+		t.Fatalf("b remembers the marker's removal as %v (%t), want an expired marker's", how, ok)
+	}
+	check("after b's removal")
+	// b's mismatch detection sends the removal again, as it was made.
+	if _, err := b.engine.CheckMismatches(ctx); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 10*time.Second, func() error {
+		if n := backlog(b); n > 0 {
+			return fmt.Errorf("b: %d to send", n)
+		}
+		return nil
+	})
+	check("after b's mismatch detection")
+
+	// The link comes back: b takes the version, then the marker over it.
+	ab.set(faults{})
+	eventually(t, 10*time.Second, drained)
+	check("after a's resend")
+	if vs := versions(b); len(vs) != 2 || vs[0].VersionID != marker.VersionID || vs[1].VersionID != v.VersionID {
+		t.Fatalf("b holds %d versions, want the marker over the version, as a", len(vs))
 	}
 
 	// a's rules remove the version, then the marker: both sites end empty.
 	runLC(a, v.ModTime+6*int64(day))
+	eventually(t, 10*time.Second, drained)
 	for _, s := range []*fakeSite{a, b} {
 		if vs := versions(s); len(vs) != 0 {
 			t.Fatalf("%s kept %d versions", s.id, len(vs))

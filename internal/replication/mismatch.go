@@ -1,7 +1,9 @@
 package replication
 
 import (
+	"cmp"
 	"context"
+	"slices"
 	"time"
 
 	"github.com/twinlake/twinlake/internal/config"
@@ -132,6 +134,7 @@ func (e *Engine) compareWith(ctx context.Context, t *target) (int, error) {
 		if len(slots) == 0 {
 			continue
 		}
+		from := len(work)
 		// One pass over the bucket on each side covers every differing slot.
 		local, err := e.cfg.Objects.SlotVersions(ctx, bucket, slots)
 		if err != nil {
@@ -166,6 +169,10 @@ func (e *Engine) compareWith(ctx context.Context, t *target) (int, error) {
 			}
 			work = append(work, Entry{Op: OpVersion, Bucket: bucket, Key: l.Key, VersionID: l.VersionID, Size: l.Size, At: l.ModTime, Queued: now})
 		}
+		// Oldest first: a key's versions reach the peer in the order they
+		// were made, as they did the first time (a delete marker after the
+		// version it hides, which a peer may take only then).
+		slices.SortStableFunc(work[from:], func(a, b Entry) int { return cmp.Compare(a.At, b.At) })
 	}
 	if len(work) == 0 {
 		return 0, nil

@@ -1,10 +1,12 @@
 package replication
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strconv"
 	"time"
@@ -46,6 +48,15 @@ func (e *Engine) ReceivePurge(ctx context.Context, bucket, key, versionID string
 	out, err := e.cfg.Objects.ApplyPurge(ctx, bucket, key, versionID, modTime, how)
 	e.received(out, 0, err)
 	e.traceEvent("replication.ReceivePurge", "", bucket, key, "purge "+versionID+": "+out.String(), start, err)
+	if err == nil && out == objects.Stale && how == objects.PurgeExpiredMarker {
+		// The marker stays here, hiding versions the peer lacked when it
+		// removed it: the key's versions go to every peer again, the
+		// marker after them, for the peer to hide them as this site does
+		// (peers that hold them answer duplicate).
+		if _, qerr := e.queueKey(ctx, *e.targets.Load(), bucket, key); qerr != nil {
+			e.log.Warn("queue a kept marker's key again", "bucket", bucket, "key", key, "err", qerr)
+		}
+	}
 	return out, err
 }
 
@@ -153,6 +164,17 @@ func (e *Engine) Resend(ctx context.Context, site, bucket, key string) (int, err
 	if t == nil {
 		return 0, fmt.Errorf("%w: no peer %q in the configuration", ErrInvalidRequest, site)
 	}
+	n, err := e.queueKey(ctx, []*target{t}, bucket, key)
+	if n > 0 {
+		e.traceEvent("replication.Resend", t.site.Name, bucket, key, fmt.Sprintf("peer asked for %d version(s) again", n), time.Now(), nil)
+	}
+	return n, err
+}
+
+// queueKey queues every version of bucket/key for each of targets again,
+// oldest first (a delete marker after the versions it hides, which a
+// peer may take only then), and returns how many versions there are.
+func (e *Engine) queueKey(ctx context.Context, targets []*target, bucket, key string) (int, error) {
 	var refs []objects.VersionRef
 	err := e.cfg.Objects.WalkVersions(ctx, bucket, key, "", func(r objects.VersionRef) bool {
 		if r.Key != key {
@@ -161,22 +183,23 @@ func (e *Engine) Resend(ctx context.Context, site, bucket, key string) (int, err
 		refs = append(refs, r)
 		return true
 	})
-	if err != nil {
-		return 0, err
+	if err != nil || len(refs) == 0 || len(targets) == 0 {
+		return len(refs), err
 	}
-	if len(refs) == 0 {
-		return 0, nil
-	}
+	slices.SortStableFunc(refs, func(a, b objects.VersionRef) int { return cmp.Compare(a.ModTime, b.ModTime) })
 	batch := e.cfg.Meta.NewBatch()
 	now := time.Now().UnixNano()
-	for _, r := range refs {
-		t.journal(batch, Entry{Op: OpVersion, Bucket: bucket, Key: key, VersionID: r.VersionID, Size: r.Size, At: r.ModTime, Queued: now})
+	for _, t := range targets {
+		for _, r := range refs {
+			t.journal(batch, Entry{Op: OpVersion, Bucket: bucket, Key: key, VersionID: r.VersionID, Size: r.Size, At: r.ModTime, Queued: now})
+		}
 	}
 	if err := batch.Commit(true); err != nil {
 		return 0, err
 	}
-	t.wakeUp()
-	e.traceEvent("replication.Resend", t.site.Name, bucket, key, fmt.Sprintf("peer asked for %d version(s) again", len(refs)), time.Now(), nil)
+	for _, t := range targets {
+		t.wakeUp()
+	}
 	return len(refs), nil
 }
 
