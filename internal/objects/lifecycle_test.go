@@ -162,9 +162,7 @@ func TestLifecycleMarkerIsTheSameOnEverySite(t *testing.T) {
 		}
 	}
 	v := put(t, a, "bkt", "k", "data")
-	in := *v
-	in.Targets = nil
-	if _, err := b.ApplyReplica(ctx, "bkt", "k", &in, strings.NewReader("data")); err != nil {
+	if _, err := b.ApplyReplica(ctx, "bkt", "k", sent(v), strings.NewReader("data")); err != nil {
 		t.Fatal(err)
 	}
 	rules := `<LifecycleConfiguration><Rule><ID>r</ID><Status>Enabled</Status><Expiration><Days>1</Days></Expiration></Rule></LifecycleConfiguration>`
@@ -181,9 +179,7 @@ func TestLifecycleMarkerIsTheSameOnEverySite(t *testing.T) {
 	if ma[0].VersionID != mb[0].VersionID || ma[0].ModTime != mb[0].ModTime || ma[0].Origin != mb[0].Origin {
 		t.Fatalf("markers differ: %+v vs %+v", ma[0], mb[0])
 	}
-	in2 := *ma[0]
-	in2.Targets = nil
-	if out, err := b.ApplyReplica(ctx, "bkt", "k", &in2, strings.NewReader("")); err != nil || out != Duplicate {
+	if out, err := b.ApplyReplica(ctx, "bkt", "k", sent(ma[0]), strings.NewReader("")); err != nil || out != Duplicate {
 		t.Fatalf("the peer's marker: %v %v, want a duplicate", out, err)
 	}
 }
@@ -272,6 +268,51 @@ func (r *purgeRecorder) take() []recordedPurge {
 	return p
 }
 
+// lcDay is the lifecycle day of expiryPair's layers, counted without
+// rounding.
+const lcDay = int64(time.Second)
+
+// expiryPair returns two layers as two replicating sites, each with a
+// versioned bucket "bkt" under rules and a purgeRecorder for a replicator.
+func expiryPair(t *testing.T, rules string) (a, c *Layer, ra, rc *purgeRecorder) {
+	t.Helper()
+	a, c = newLayer(t), newLayer(t)
+	ra, rc = &purgeRecorder{}, &purgeRecorder{}
+	a.SetReplicator(ra)
+	c.SetReplicator(rc)
+	for _, l := range []*Layer{a, c} {
+		l.SetLifecycleDay(time.Duration(lcDay))
+		if err := l.CreateBucket(context.Background(), "bkt"); err != nil {
+			t.Fatal(err)
+		}
+		if err := l.SetVersioning(context.Background(), "bkt", VersioningEnabled); err != nil {
+			t.Fatal(err)
+		}
+		setRules(t, l, "bkt", rules)
+	}
+	return a, c, ra, rc
+}
+
+// putExpired puts key on l and runs its rules a lifecycle day and a half
+// later: it returns the version and the expiry marker now over it.
+func putExpired(t *testing.T, l *Layer, key string) (v, marker *Version) {
+	t.Helper()
+	v = put(t, l, "bkt", key, "data")
+	runLC(t, l, v.ModTime+lcDay+lcDay/2)
+	vs, err := l.KeyVersions(context.Background(), "bkt", key)
+	if err != nil || len(vs) != 2 || !vs[0].DeleteMarker {
+		t.Fatalf("%s after the expiry: %d versions (%v), want the marker over the version", key, len(vs), err)
+	}
+	return v, vs[0]
+}
+
+// sent is v as a peer sends it: without its replication targets.
+func sent(v *Version) *Version {
+	in := *v
+	in.Targets = nil
+	return &in
+}
+
 // TestLifecycleExpiredMarkerRemovalKeepsWhatItHidesElsewhere: a site that
 // got a version's expiry marker before the version (its send was retried
 // later) removes the marker as the key's only version, an expired object
@@ -283,28 +324,9 @@ func (r *purgeRecorder) take() []recordedPurge {
 // the expiry) still restores the version, for good.
 func TestLifecycleExpiredMarkerRemovalKeepsWhatItHidesElsewhere(t *testing.T) {
 	ctx := context.Background()
-	a, c := newLayer(t), newLayer(t)
-	ra, rc := &purgeRecorder{}, &purgeRecorder{}
-	a.SetReplicator(ra)
-	c.SetReplicator(rc)
-	rules := `<LifecycleConfiguration><Rule><ID>r</ID><Status>Enabled</Status><Expiration><Days>1</Days></Expiration>` +
-		`<NoncurrentVersionExpiration><NoncurrentDays>1</NoncurrentDays></NoncurrentVersionExpiration></Rule></LifecycleConfiguration>`
-	const day = int64(time.Second) // a lifecycle day, counted without rounding
-	for _, l := range []*Layer{a, c} {
-		l.SetLifecycleDay(time.Duration(day))
-		if err := l.CreateBucket(ctx, "bkt"); err != nil {
-			t.Fatal(err)
-		}
-		if err := l.SetVersioning(ctx, "bkt", VersioningEnabled); err != nil {
-			t.Fatal(err)
-		}
-		setRules(t, l, "bkt", rules)
-	}
-	replica := func(v *Version) *Version {
-		in := *v
-		in.Targets = nil
-		return &in
-	}
+	a, c, ra, rc := expiryPair(t, `<LifecycleConfiguration><Rule><ID>r</ID><Status>Enabled</Status><Expiration><Days>1</Days></Expiration>`+
+		`<NoncurrentVersionExpiration><NoncurrentDays>1</NoncurrentDays></NoncurrentVersionExpiration></Rule></LifecycleConfiguration>`)
+	const day = lcDay
 	ids := func(l *Layer, key string) []string {
 		vs, err := l.KeyVersions(ctx, "bkt", key)
 		if err != nil {
@@ -317,27 +339,21 @@ func TestLifecycleExpiredMarkerRemovalKeepsWhatItHidesElsewhere(t *testing.T) {
 		return out
 	}
 
-	v := put(t, a, "bkt", "k", "data")
+	v, marker := putExpired(t, a, "k") // a: the marker, over the version
 	expiry := v.ModTime + day + day/2
-	runLC(t, a, expiry) // a: the marker, over the version
-	vs, _ := a.KeyVersions(ctx, "bkt", "k")
-	if len(vs) != 2 || !vs[0].DeleteMarker {
-		t.Fatalf("a after the expiry: %v", ids(a, "k"))
-	}
-	marker := vs[0]
 
 	// c gets the marker first, and removes it as an expired object
 	// delete marker.
-	if _, err := c.ApplyReplica(ctx, "bkt", "k", replica(marker), strings.NewReader("")); err != nil {
+	if _, err := c.ApplyReplica(ctx, "bkt", "k", sent(marker), strings.NewReader("")); err != nil {
 		t.Fatal(err)
 	}
 	runLC(t, c, expiry+day)
 	if got := ids(c, "k"); len(got) != 0 {
 		t.Fatalf("c kept %v", got)
 	}
-	sent := rc.take()
-	if len(sent) != 1 || sent[0].v.VersionID != marker.VersionID || sent[0].how != PurgeExpiredMarker {
-		t.Fatalf("c reported %+v, want the marker's removal as an expired marker's", sent)
+	reported := rc.take()
+	if len(reported) != 1 || reported[0].v.VersionID != marker.VersionID || reported[0].how != PurgeExpiredMarker {
+		t.Fatalf("c reported %+v, want the marker's removal as an expired marker's", reported)
 	}
 
 	// At a, the marker hides the version: it stays.
@@ -349,7 +365,7 @@ func TestLifecycleExpiredMarkerRemovalKeepsWhatItHidesElsewhere(t *testing.T) {
 		t.Fatalf("a after c's removal: %v", got)
 	}
 	// The version reaches c late.
-	if _, err := c.ApplyReplica(ctx, "bkt", "k", replica(v), strings.NewReader("data")); err != nil {
+	if _, err := c.ApplyReplica(ctx, "bkt", "k", sent(v), strings.NewReader("data")); err != nil {
 		t.Fatal(err)
 	}
 
@@ -369,19 +385,14 @@ func TestLifecycleExpiredMarkerRemovalKeepsWhatItHidesElsewhere(t *testing.T) {
 
 	// A user's purge of an expiry marker restores what it hid, and the
 	// rules do not expire it again.
-	w := put(t, a, "bkt", "u", "data")
-	runLC(t, a, w.ModTime+day+day/2)
-	vs, _ = a.KeyVersions(ctx, "bkt", "u")
-	if len(vs) != 2 || !vs[0].DeleteMarker {
-		t.Fatalf("u after the expiry: %v", ids(a, "u"))
-	}
-	if out, err := c.ApplyReplica(ctx, "bkt", "u", replica(w), strings.NewReader("data")); err != nil || out != Applied {
+	w, wMarker := putExpired(t, a, "u")
+	if out, err := c.ApplyReplica(ctx, "bkt", "u", sent(w), strings.NewReader("data")); err != nil || out != Applied {
 		t.Fatal(out, err)
 	}
-	if out, err := c.ApplyReplica(ctx, "bkt", "u", replica(vs[0]), strings.NewReader("")); err != nil || out != Applied {
+	if out, err := c.ApplyReplica(ctx, "bkt", "u", sent(wMarker), strings.NewReader("")); err != nil || out != Applied {
 		t.Fatal(out, err)
 	}
-	if _, err := a.DeleteObject(ctx, "bkt", "u", vs[0].VersionID); err != nil {
+	if _, err := a.DeleteObject(ctx, "bkt", "u", wMarker.VersionID); err != nil {
 		t.Fatal(err)
 	}
 	for _, p := range ra.take() {
@@ -407,26 +418,8 @@ func TestLifecycleExpiredMarkerRemovalKeepsWhatItHidesElsewhere(t *testing.T) {
 // hides for good. A marker a user purged is not made again.
 func TestLifecycleMarkerRemovedAloneIsMadeAgain(t *testing.T) {
 	ctx := context.Background()
-	a, c := newLayer(t), newLayer(t)
-	a.SetReplicator(&purgeRecorder{})
-	c.SetReplicator(&purgeRecorder{})
-	const day = int64(time.Second)
-	rules := `<LifecycleConfiguration><Rule><ID>r</ID><Status>Enabled</Status><Expiration><Days>1</Days></Expiration></Rule></LifecycleConfiguration>`
-	for _, l := range []*Layer{a, c} {
-		l.SetLifecycleDay(time.Duration(day))
-		if err := l.CreateBucket(ctx, "bkt"); err != nil {
-			t.Fatal(err)
-		}
-		if err := l.SetVersioning(ctx, "bkt", VersioningEnabled); err != nil {
-			t.Fatal(err)
-		}
-		setRules(t, l, "bkt", rules)
-	}
-	replica := func(v *Version) *Version {
-		in := *v
-		in.Targets = nil
-		return &in
-	}
+	a, c, _, _ := expiryPair(t, `<LifecycleConfiguration><Rule><ID>r</ID><Status>Enabled</Status><Expiration><Days>1</Days></Expiration></Rule></LifecycleConfiguration>`)
+	const day = lcDay
 	listing := func(l *Layer) string {
 		vs, err := l.KeyVersions(ctx, "bkt", "k")
 		if err != nil {
@@ -438,15 +431,9 @@ func TestLifecycleMarkerRemovedAloneIsMadeAgain(t *testing.T) {
 		}
 		return strings.Join(ids, ", ")
 	}
-	v := put(t, a, "bkt", "k", "data")
-	runLC(t, a, v.ModTime+day+day/2)
-	vs, _ := a.KeyVersions(ctx, "bkt", "k")
-	if len(vs) != 2 || !vs[0].DeleteMarker {
-		t.Fatalf("a after the expiry: %s", listing(a))
-	}
-	marker := vs[0]
+	v, marker := putExpired(t, a, "k")
 	// c gets the marker alone and removes it; a keeps its own.
-	if _, err := c.ApplyReplica(ctx, "bkt", "k", replica(marker), strings.NewReader("")); err != nil {
+	if _, err := c.ApplyReplica(ctx, "bkt", "k", sent(marker), strings.NewReader("")); err != nil {
 		t.Fatal(err)
 	}
 	runLC(t, c, v.ModTime+3*day)
@@ -457,7 +444,7 @@ func TestLifecycleMarkerRemovedAloneIsMadeAgain(t *testing.T) {
 		t.Fatalf("a applying c's removal: %v %v", out, err)
 	}
 	// The version reaches c; c's rules expire it with the same marker.
-	if _, err := c.ApplyReplica(ctx, "bkt", "k", replica(v), strings.NewReader("data")); err != nil {
+	if _, err := c.ApplyReplica(ctx, "bkt", "k", sent(v), strings.NewReader("data")); err != nil {
 		t.Fatal(err)
 	}
 	runLC(t, c, v.ModTime+4*day)
@@ -482,34 +469,10 @@ func TestLifecycleMarkerRemovedAloneIsMadeAgain(t *testing.T) {
 // behind it), whether or not this site's rules run before.
 func TestRemovedExpiredMarkerIsTakenAgainOnceItHides(t *testing.T) {
 	ctx := context.Background()
-	a, c := newLayer(t), newLayer(t)
-	a.SetReplicator(&purgeRecorder{})
-	c.SetReplicator(&purgeRecorder{})
-	const day = int64(time.Second)
-	rules := `<LifecycleConfiguration><Rule><ID>r</ID><Status>Enabled</Status><Expiration><Days>1</Days></Expiration></Rule></LifecycleConfiguration>`
-	for _, l := range []*Layer{a, c} {
-		l.SetLifecycleDay(time.Duration(day))
-		if err := l.CreateBucket(ctx, "bkt"); err != nil {
-			t.Fatal(err)
-		}
-		if err := l.SetVersioning(ctx, "bkt", VersioningEnabled); err != nil {
-			t.Fatal(err)
-		}
-		setRules(t, l, "bkt", rules)
-	}
-	replica := func(v *Version) *Version {
-		in := *v
-		in.Targets = nil
-		return &in
-	}
-	v := put(t, a, "bkt", "k", "data")
-	runLC(t, a, v.ModTime+day+day/2)
-	vs, _ := a.KeyVersions(ctx, "bkt", "k")
-	if len(vs) != 2 || !vs[0].DeleteMarker {
-		t.Fatalf("a after the expiry: %d versions", len(vs))
-	}
-	marker := vs[0]
-	if _, err := c.ApplyReplica(ctx, "bkt", "k", replica(marker), strings.NewReader("")); err != nil {
+	a, c, _, _ := expiryPair(t, `<LifecycleConfiguration><Rule><ID>r</ID><Status>Enabled</Status><Expiration><Days>1</Days></Expiration></Rule></LifecycleConfiguration>`)
+	const day = lcDay
+	v, marker := putExpired(t, a, "k")
+	if _, err := c.ApplyReplica(ctx, "bkt", "k", sent(marker), strings.NewReader("")); err != nil {
 		t.Fatal(err)
 	}
 	runLC(t, c, v.ModTime+3*day)
@@ -518,13 +481,13 @@ func TestRemovedExpiredMarkerIsTakenAgainOnceItHides(t *testing.T) {
 	if err := c.SetBucketLifecycle(ctx, "bkt", nil); err != nil {
 		t.Fatal(err)
 	}
-	if out, err := c.ApplyReplica(ctx, "bkt", "k", replica(marker), strings.NewReader("")); err != nil || out != Stale {
+	if out, err := c.ApplyReplica(ctx, "bkt", "k", sent(marker), strings.NewReader("")); err != nil || out != Stale {
 		t.Fatalf("the marker's copy, alone here: %v %v, want stale", out, err)
 	}
-	if out, err := c.ApplyReplica(ctx, "bkt", "k", replica(v), strings.NewReader("data")); err != nil || out != Applied {
+	if out, err := c.ApplyReplica(ctx, "bkt", "k", sent(v), strings.NewReader("data")); err != nil || out != Applied {
 		t.Fatalf("the version: %v %v", out, err)
 	}
-	if out, err := c.ApplyReplica(ctx, "bkt", "k", replica(marker), strings.NewReader("")); err != nil || out != Applied {
+	if out, err := c.ApplyReplica(ctx, "bkt", "k", sent(marker), strings.NewReader("")); err != nil || out != Applied {
 		t.Fatalf("the marker's copy over the version: %v %v, want applied", out, err)
 	}
 	got, _ := c.KeyVersions(ctx, "bkt", "k")
