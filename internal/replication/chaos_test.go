@@ -28,12 +28,13 @@ import (
 
 // The chaos test: three sites of real processes joined by site
 // replication, each reached by its peers through a fault-injecting proxy.
-// Clients on every site write, overwrite, delete and permanently delete
-// versions of a small shared key space while links are cut, slowed and
-// reset mid-transfer, sites are SIGKILLed and restarted, and paused with
-// SIGSTOP. After the faults heal, every site must hold exactly the same
-// versions, nothing acknowledged may be lost, nothing purged may come
-// back, and every backlog must drain.
+// Clients on every site write (now and then in a multipart upload),
+// overwrite, tag, delete and permanently delete versions of a small shared
+// key space while links are cut, slowed and reset mid-transfer, sites are
+// SIGKILLed and restarted, and paused with SIGSTOP. After the faults heal,
+// every site must hold exactly the same versions with the same tags,
+// nothing acknowledged may be lost, nothing purged may come back, and
+// every backlog must drain.
 //
 // Mismatch detection is held off (mismatch_interval 1h) and no work is
 // dropped (max_retries 1000), so replication alone must converge: a
@@ -167,7 +168,7 @@ func TestChaosThreeSitesConverge(t *testing.T) {
 	led := &ledger{acked: map[string]string{}, purging: map[string]bool{}, purged: map[string]bool{}, ops: map[string]int{}}
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
-	var ilmAcked, churned atomic.Int64
+	var ilmAcked, churned, metaAcked atomic.Int64
 	wg.Add(1)
 	go func(rng *rand.Rand) {
 		defer wg.Done()
@@ -179,6 +180,11 @@ func TestChaosThreeSitesConverge(t *testing.T) {
 			defer wg.Done()
 			chaosILMClient(ctx, rng, s, stop, &ilmAcked)
 		}(rand.New(rand.NewPCG(seed, uint64(i*16+15))))
+		wg.Add(1)
+		go func(rng *rand.Rand) {
+			defer wg.Done()
+			chaosMetaClient(ctx, rng, s, led, stop, &metaAcked)
+		}(rand.New(rand.NewPCG(seed, uint64(i*16+13))))
 		for w := range 2 {
 			wg.Add(1)
 			go func(rng *rand.Rand) {
@@ -192,10 +198,13 @@ func TestChaosThreeSitesConverge(t *testing.T) {
 	wg.Wait()
 	healChaos(t, sites, bin, env)
 	t.Logf("faults: %s", faults)
-	t.Logf("acknowledged ops: %v, client errors (unknown outcome): %d; lifecycle bucket writes acknowledged: %d; churn buckets completed: %d",
-		led.ops, led.errs, ilmAcked.Load(), churned.Load())
+	t.Logf("acknowledged ops: %v, client errors (unknown outcome): %d; lifecycle bucket writes acknowledged: %d; churn buckets completed: %d; tag changes and multipart writes acknowledged: %d",
+		led.ops, led.errs, ilmAcked.Load(), churned.Load(), metaAcked.Load())
 	if ilmAcked.Load() == 0 {
 		t.Error("no write to the lifecycle bucket succeeded")
+	}
+	if metaAcked.Load() == 0 {
+		t.Error("no tag change succeeded")
 	}
 
 	converge := time.Now()
@@ -217,6 +226,9 @@ func TestChaosThreeSitesConverge(t *testing.T) {
 			}
 		}
 		if err := chaosConverged(ctx, sites); err != nil {
+			return err
+		}
+		if err := chaosTagsConverged(ctx, sites); err != nil {
 			return err
 		}
 		return churnConverged(ctx, sites)
