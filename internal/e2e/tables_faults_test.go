@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -21,6 +22,46 @@ import (
 	"github.com/twinlake/twinlake/internal/testsite/icetest"
 )
 
+// faultySite is a site the faults kill and pause a node of.
+type faultySite interface {
+	addr() string
+	// killOne kills a node with SIGKILL and starts it again after d.
+	killOne(t *testing.T, rng *rand.Rand, d time.Duration)
+	// pauseOne stops a node with SIGSTOP for d.
+	pauseOne(t *testing.T, rng *rand.Rand, d time.Duration)
+}
+
+type faultySingle struct{ *singleSite }
+
+func (s *faultySingle) killOne(t *testing.T, _ *rand.Rand, d time.Duration) {
+	s.kill()
+	time.Sleep(d)
+	s.start()
+}
+
+func (s *faultySingle) pauseOne(t *testing.T, _ *rand.Rand, d time.Duration) {
+	s.p.Pause(t)
+	time.Sleep(d)
+	s.p.Resume(t)
+}
+
+// faultyCluster's faults hit any node, the leader among them.
+type faultyCluster struct{ clusterSite }
+
+func (s faultyCluster) killOne(t *testing.T, rng *rand.Rand, d time.Duration) {
+	i := rng.IntN(len(s.c.Addrs))
+	s.c.KillNode(i)
+	time.Sleep(d)
+	s.c.StartNode(i)
+}
+
+func (s faultyCluster) pauseOne(t *testing.T, rng *rand.Rand, d time.Duration) {
+	i := rng.IntN(len(s.c.Addrs))
+	s.c.PauseNode(i)
+	time.Sleep(d)
+	s.c.ResumeNode(i)
+}
+
 // tablesFaultTables are the tables the writers append to, two per writer.
 var tablesFaultTables = []string{"t0", "t1", "t2", "t3"}
 
@@ -33,7 +74,8 @@ var tablesFaultTables = []string{"t0", "t1", "t2", "t3"}
 // that version readable and no row of a later one; and each must take new
 // commits. TWINLAKE_TABLES_FAULT_SEED replays a run;
 // TWINLAKE_TABLES_FAULT_DURATION sets how long the faults last (default
-// 8s).
+// 8s); TWINLAKE_TABLES_FAULT_NODES=4 runs sites of 4 nodes, whose faults
+// kill and pause any node of the DR site, its leader among them.
 func TestTablesFailoverUnderFaults(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs two server processes under faults")
@@ -54,7 +96,14 @@ func TestTablesFailoverUnderFaults(t *testing.T) {
 		}
 		dur = d
 	}
-	t.Logf("seed %d duration %v (replay: TWINLAKE_TABLES_FAULT_SEED=%d TWINLAKE_TABLES_FAULT_DURATION=%v)", seed, dur, seed, dur)
+	nodes, err := 1, error(nil)
+	if v := os.Getenv("TWINLAKE_TABLES_FAULT_NODES"); v != "" {
+		if nodes, err = strconv.Atoi(v); err != nil || nodes < 1 {
+			t.Fatalf("TWINLAKE_TABLES_FAULT_NODES=%q: want a number of nodes", v)
+		}
+	}
+	t.Logf("seed %d duration %v, %d node(s) per site (replay: TWINLAKE_TABLES_FAULT_SEED=%d TWINLAKE_TABLES_FAULT_DURATION=%v TWINLAKE_TABLES_FAULT_NODES=%d)",
+		seed, dur, nodes, seed, dur, nodes)
 	rng := rand.New(rand.NewPCG(seed, 0))
 
 	bin := testsite.BuildBinary(t)
@@ -62,9 +111,18 @@ func TestTablesFailoverUnderFaults(t *testing.T) {
 	env := append(slices.Clone(runbookEnv), "TWINLAKE_REPLICATION_RETRY_BASE_DELAY=20ms", "TWINLAKE_REPLICATION_RETRY_MAX_DELAY=200ms",
 		"TWINLAKE_REPLICATION_MAX_RETRIES=1000")
 	drEnv := append(slices.Clone(env), "TWINLAKE_TABLES_REPLICA_CATALOG_SCAN_INTERVAL=1s")
-	primary := newSingleSite(t, bin, filepath.Join(dir, "primary"), env)
-	drDir, drAddr := filepath.Join(dir, "dr"), testsite.FreeAddr(t)
-	dr := testsite.StartProcess(t, bin, drDir, drAddr, drEnv...)
+	var primary runbookSite
+	var dr faultySite
+	if nodes == 1 {
+		primary = newSingleSite(t, bin, filepath.Join(dir, "primary"), env)
+		dr = &faultySingle{newSingleSite(t, bin, filepath.Join(dir, "dr"), drEnv)}
+	} else {
+		env = append(env, "TWINLAKE_KMS_SECRET_KEY=MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY=")
+		drEnv = append(drEnv, "TWINLAKE_KMS_SECRET_KEY=MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY=")
+		primary = clusterSite{testsite.StartCluster(t, bin, filepath.Join(dir, "primary"), nodes, env...)}
+		dr = faultyCluster{clusterSite{testsite.StartCluster(t, bin, filepath.Join(dir, "dr"), nodes, drEnv...)}}
+	}
+	drAddr := dr.addr()
 	link, err := faultproxy.New(drAddr)
 	if err != nil {
 		t.Fatal(err)
@@ -201,14 +259,10 @@ func TestTablesFailoverUnderFaults(t *testing.T) {
 			}
 		case 3:
 			counts["kill9-dr"]++
-			dr.Kill(t)
-			time.Sleep(time.Duration(rng.IntN(500)) * time.Millisecond)
-			dr = testsite.StartProcess(t, bin, drDir, drAddr, drEnv...)
+			dr.killOne(t, rng, time.Duration(rng.IntN(500))*time.Millisecond)
 		default:
 			counts["pause-dr"]++
-			dr.Pause(t)
-			time.Sleep(hold())
-			dr.Resume(t)
+			dr.pauseOne(t, rng, hold())
 		}
 		time.Sleep(time.Duration(rng.IntN(200)) * time.Millisecond)
 	}
@@ -216,13 +270,42 @@ func TestTablesFailoverUnderFaults(t *testing.T) {
 	link.SetBandwidth(0)
 	link.Restore()
 	if rng.IntN(2) == 0 {
-		// Half the runs let the link catch up for a moment before the
-		// primary dies; the others kill it with the link just restored.
-		time.Sleep(time.Duration(rng.IntN(1000)) * time.Millisecond)
+		// Half the runs wait, the writers still writing, until the DR
+		// site has verified every table at the version it had reached when
+		// the faults ended: nothing the faults held back stays stuck. The
+		// others kill the primary with the link just restored.
+		if c, ok := dr.(faultyCluster); ok {
+			c.c.Start()
+		}
+		mu.Lock()
+		healed := maps.Clone(acked)
+		mu.Unlock()
+		start := time.Now()
+		// A multi-node site's objects cost far more CPU, and every node
+		// of both sites shares this machine's cores.
+		testsite.Eventually(t, time.Duration(60*nodes)*time.Second, func() error {
+			mu.Lock()
+			defer mu.Unlock()
+			for name, n := range healed {
+				if floor[name] < int64(n) {
+					backlog := "unknown"
+					if st, err := admP.ReplicateStatus(ctx); err == nil && len(st.Targets) > 0 {
+						backlog = fmt.Sprintf("%d pending, %d retrying", st.Targets[0].Pending, st.Targets[0].Retrying)
+					}
+					return fmt.Errorf("%s: the DR site verified version %d of the %d the primary had when the faults ended (the primary's backlog: %s)",
+						name, floor[name], n, backlog)
+				}
+			}
+			return nil
+		})
+		counts["caught-up-ms"] = int(time.Since(start).Milliseconds())
 	}
 	primary.kill()
 	close(stop)
 	wg.Wait()
+	if c, ok := dr.(faultyCluster); ok {
+		c.c.Start() // every node that a kill left starting is ready
+	}
 	t.Logf("faults: %v; appends acknowledged: %v; outcome unknown: %v; verified on the DR site before the primary died: %v",
 		counts, acked, unknown, floor)
 
