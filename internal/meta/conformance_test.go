@@ -45,6 +45,47 @@ func testStore(t *testing.T, open func(t *testing.T) Store) {
 			t.Fatalf("View's fn error: %v", err)
 		}
 	})
+	t.Run("ViewMany", func(t *testing.T) {
+		s := open(t)
+		b := s.NewBatch()
+		var keys [][]byte
+		want := map[int]string{}
+		for i := range 300 { // past one etcd read transaction
+			k := []byte(fmt.Sprintf("m%03d", i))
+			keys = append(keys, k)
+			if i%3 != 1 {
+				want[i] = fmt.Sprintf("v%d", i)
+				b.Set(k, []byte(want[i]))
+			}
+		}
+		if err := b.Commit(false); err != nil {
+			t.Fatal(err)
+		}
+		keys = append(keys, []byte("m007")) // a key twice
+		var seen []int
+		err := ViewMany(s, keys, func(i int, v []byte, found bool) error {
+			seen = append(seen, i)
+			w, ok := want[i%300]
+			if i == 300 {
+				w, ok = want[7]
+			}
+			if found != ok || string(v) != w {
+				t.Errorf("key %d (%s): %q found=%t, want %q found=%t", i, keys[i], v, found, w, ok)
+			}
+			return nil
+		})
+		if err != nil || len(seen) != len(keys) || seen[0] != 0 || seen[len(seen)-1] != len(keys)-1 {
+			t.Fatalf("ViewMany called fn for %d of %d keys (%v), err %v", len(seen), len(keys), seen[:min(len(seen), 3)], err)
+		}
+		boom := errors.New("boom")
+		calls := 0
+		if err := ViewMany(s, keys, func(int, []byte, bool) error { calls++; return boom }); !errors.Is(err, boom) || calls != 1 {
+			t.Fatalf("ViewMany's fn error: %v after %d calls", err, calls)
+		}
+		if err := ViewMany(s, nil, func(int, []byte, bool) error { return boom }); err != nil {
+			t.Fatalf("ViewMany of no keys: %v", err)
+		}
+	})
 	t.Run("BatchAtomicAndOrdered", func(t *testing.T) {
 		s := open(t)
 		b := s.NewBatch()

@@ -468,3 +468,56 @@ func (i *etcdIter) Next() bool {
 func (i *etcdIter) Key() []byte   { return i.page[i.pos][0] }
 func (i *etcdIter) Value() []byte { return i.page[i.pos][1] }
 func (i *etcdIter) Close() error  { return i.err }
+
+// etcdViewMany is how many keys ViewMany reads per transaction: etcd's
+// default bound on a transaction's operations (an external cluster's;
+// an embedded member allows more).
+const etcdViewMany = 128
+
+// ViewMany implements MultiViewer: the keys are read in read-only
+// transactions of up to etcdViewMany gets each, linearizable as Get is.
+func (s *EtcdStore) ViewMany(keys [][]byte, fn func(i int, value []byte, found bool) error) error {
+	for lo := 0; lo < len(keys); lo += etcdViewMany {
+		chunk := keys[lo:min(lo+etcdViewMany, len(keys))]
+		ops := make([]clientv3.Op, len(chunk))
+		for i, k := range chunk {
+			ops[i] = clientv3.OpGet(s.key(k))
+		}
+		ctx, cancel := s.ctx()
+		var resp *clientv3.TxnResponse
+		err := s.traced("Get", chunk[0], false, func() (int, int64, error) {
+			var err error
+			if resp, err = s.c.Txn(ctx).Then(ops...).Commit(); err != nil {
+				return 0, 0, err
+			}
+			n, bytes := 0, int64(0)
+			for _, r := range resp.Responses {
+				for _, kv := range r.GetResponseRange().GetKvs() {
+					n++
+					bytes += int64(len(kv.Value))
+				}
+			}
+			return n, bytes, nil
+		})
+		cancel()
+		if err != nil {
+			return fmt.Errorf("meta: etcd get of %d keys: %w", len(chunk), err)
+		}
+		if len(resp.Responses) != len(chunk) {
+			return fmt.Errorf("meta: etcd get of %d keys answered %d", len(chunk), len(resp.Responses))
+		}
+		for i, r := range resp.Responses {
+			kvs := r.GetResponseRange().GetKvs()
+			var err error
+			if len(kvs) == 0 {
+				err = fn(lo+i, nil, false)
+			} else {
+				err = fn(lo+i, kvs[0].Value, true)
+			}
+			if err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}

@@ -5,7 +5,10 @@
 // outside this package touches Pebble.
 package meta
 
-import "io"
+import (
+	"errors"
+	"io"
+)
 
 // Store is an ordered key-value store with atomic batches.
 //
@@ -93,4 +96,35 @@ func Scan(s Store, lower, upper []byte, fn func(key, value []byte) (bool, error)
 		}
 	}
 	return it.Close()
+}
+
+// MultiViewer is a Store that reads several keys in one call: for a
+// store across the network (etcd), one round trip instead of one each.
+type MultiViewer interface {
+	// ViewMany calls fn for each key, in order, with its value and true,
+	// or nil and false when it is absent; a value is valid only while fn
+	// runs. The reads observe every batch committed before the call.
+	ViewMany(keys [][]byte, fn func(i int, value []byte, found bool) error) error
+}
+
+// ViewMany reads keys from s as MultiViewer does: in as few calls as s
+// allows, or one View per key when s reads only one at a time.
+func ViewMany(s Store, keys [][]byte, fn func(i int, value []byte, found bool) error) error {
+	if mv, ok := s.(MultiViewer); ok {
+		return mv.ViewMany(keys, fn)
+	}
+	for i, k := range keys {
+		called := false
+		err := s.View(k, func(v []byte) error {
+			called = true
+			return fn(i, v, true)
+		})
+		if !called && errors.Is(err, ErrNotFound) {
+			err = fn(i, nil, false)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }

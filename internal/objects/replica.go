@@ -273,6 +273,12 @@ func (l *Layer) stageReplica(batch meta.Batch, bucket, key string, v, cur *Versi
 	if err != nil && !errors.Is(err, ErrObjectNotFound) {
 		return tally{}, err
 	}
+	return stageReplicaOver(batch, bucket, key, v, cur, lat), nil
+}
+
+// stageReplicaOver is stageReplica with the key's latest-version summary
+// already read (nil: the key has no version).
+func stageReplicaOver(batch meta.Batch, bucket, key string, v, cur *Version, lat *latest) tally {
 	setRecord(batch, versionKey(bucket, key, v.VersionID), v)
 	adopt(batch, v.Segments...)
 	t := tally{key: key}
@@ -288,7 +294,7 @@ func (l *Layer) stageReplica(batch meta.Batch, bucket, key string, v, cur *Versi
 		setRecord(batch, latestKey(bucket, key), sum)
 		t.latest(lat, &sum)
 	}
-	return t, nil
+	return t
 }
 
 // mergeReplicaMeta applies a newer metadata-only change (tags, user
@@ -529,6 +535,48 @@ func (l *Layer) Version(ctx context.Context, bucket, key, versionID string) (*Ve
 	return l.getVersion(bucket, key, versionID)
 }
 
+// VersionOf names one version of a bucket's key.
+type VersionOf struct{ Bucket, Key, VersionID string }
+
+// Versions reads several versions as Version does one, in one read of the
+// metadata store (meta.ViewMany): for each, the version, or nil and its
+// error (ErrBucketNotFound, ErrVersionNotFound, or the read's).
+func (l *Layer) Versions(ctx context.Context, of []VersionOf) ([]*Version, []error) {
+	vs, errs := make([]*Version, len(of)), make([]error, len(of))
+	var keys [][]byte
+	var at []int // of's index of each key read
+	for i, o := range of {
+		if _, err := l.Bucket(ctx, o.Bucket); err != nil {
+			errs[i] = err
+			continue
+		}
+		keys = append(keys, versionKey(o.Bucket, o.Key, o.VersionID))
+		at = append(at, i)
+	}
+	err := meta.ViewMany(l.meta, keys, func(n int, raw []byte, found bool) error {
+		i := at[n]
+		if !found {
+			errs[i] = ErrVersionNotFound
+			return nil
+		}
+		v := &Version{}
+		if err := decode(raw, v); err != nil {
+			errs[i] = err
+			return nil
+		}
+		vs[i] = v
+		return nil
+	})
+	if err != nil {
+		for _, i := range at {
+			if vs[i] == nil && errs[i] == nil {
+				errs[i] = err
+			}
+		}
+	}
+	return vs, errs
+}
+
 // VersionRef names one stored version and its replication stamp.
 type VersionRef struct {
 	Key          string `json:"k" msgpack:"k"`
@@ -602,6 +650,12 @@ func (l *Layer) Purged(bucket, key, versionID string) (int64, bool) {
 // that sent it, and must here too.
 func (l *Layer) refusesLateCopy(bucket, key string, in *Version) bool {
 	t, how, ok := l.PurgedAs(bucket, key, in.VersionID)
+	return l.refusesLateCopyAfter(bucket, key, in, t, how, ok)
+}
+
+// refusesLateCopyAfter is refusesLateCopy with the version's purge
+// tombstone already read (PurgedAs: t, how, ok).
+func (l *Layer) refusesLateCopyAfter(bucket, key string, in *Version, t int64, how PurgeKind, ok bool) bool {
 	if !ok || in.ModTime > t {
 		return false
 	}
@@ -619,6 +673,12 @@ func (l *Layer) PurgedAs(bucket, key, versionID string) (int64, PurgeKind, bool)
 	if err != nil {
 		return 0, 0, false
 	}
+	return decodePurged(raw)
+}
+
+// decodePurged decodes a purge tombstone (encodePurged); ok is false for
+// one that does not decode.
+func decodePurged(raw []byte) (int64, PurgeKind, bool) {
 	var t int64
 	if decode(raw, &t) == nil {
 		return t, PurgeVersion, true

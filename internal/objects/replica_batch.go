@@ -3,9 +3,10 @@ package objects
 import (
 	"bytes"
 	"context"
-	"errors"
 	"sync"
 	"sync/atomic"
+
+	"github.com/twinlake/twinlake/internal/meta"
 )
 
 // ReplicaItem is one received version for ApplyReplicas.
@@ -82,6 +83,13 @@ func (l *Layer) applyReplicas(ctx context.Context, items []ReplicaItem) (out []A
 	}
 	unlock := l.lockKeys(keys)
 	defer unlock()
+	pre, err := l.readReplicaState(items)
+	if err != nil {
+		for i := range errs {
+			errs[i] = err
+		}
+		return out, errs, true
+	}
 
 	batch := l.meta.NewBatch()
 	var (
@@ -107,15 +115,16 @@ func (l *Layer) applyReplicas(ctx context.Context, items []ReplicaItem) (out []A
 			continue
 		}
 		l.cfg.Clock.Observe(max(in.ModTime, in.MetaTime))
-		if l.refusesLateCopy(it.Bucket, it.Key, in) {
+		st := &pre[i]
+		if st.err != nil {
+			errs[i] = st.err
+			continue
+		}
+		if l.refusesLateCopyAfter(it.Bucket, it.Key, in, st.purgedAt, st.purgedAs, st.purged) {
 			out[i] = Stale // purged here: a peer's late copy does not bring it back
 			continue
 		}
-		cur, err := l.getVersion(it.Bucket, it.Key, in.VersionID)
-		if err != nil && !errors.Is(err, ErrVersionNotFound) {
-			errs[i] = err
-			continue
-		}
+		cur := st.cur
 		if cur != nil {
 			if o, done := compareCopies(cur, in); done {
 				out[i] = o
@@ -141,12 +150,7 @@ func (l *Layer) applyReplicas(ctx context.Context, items []ReplicaItem) (out []A
 			continue
 		}
 		it := items[c.i]
-		t, err := l.stageReplica(batch, it.Bucket, it.Key, c.v, c.cur)
-		if err != nil {
-			l.release(c.v.Segments...)
-			errs[c.i] = err
-			continue
-		}
+		t := stageReplicaOver(batch, it.Bucket, it.Key, c.v, c.cur, pre[c.i].latest)
 		tallies = append(tallies, keyTally{it.Bucket, t})
 		staged, newSegs = append(staged, c.i), append(newSegs, c.v.Segments)
 		if c.cur != nil {
@@ -171,6 +175,58 @@ func (l *Layer) applyReplicas(ctx context.Context, items []ReplicaItem) (out []A
 		l.notifyArrival(items[i].Bucket, items[i].Key)
 	}
 	return out, errs, true
+}
+
+// replicaState is what applyReplicas reads of a received version's key
+// before it decides: the version's purge tombstone, its record here and
+// the key's latest-version summary.
+type replicaState struct {
+	purged   bool
+	purgedAt int64
+	purgedAs PurgeKind
+	cur      *Version // nil: not here
+	latest   *latest  // nil: the key has no version
+	err      error    // a record here that does not decode
+}
+
+// readReplicaState reads every item's replicaState in one read of the
+// metadata store (meta.ViewMany): on a multi-node site one round trip to
+// etcd for the batch, where three per version held the batch's key locks
+// for hundreds of them. The caller holds the items' key locks, so nothing
+// it reads changes before it commits.
+func (l *Layer) readReplicaState(items []ReplicaItem) ([]replicaState, error) {
+	pre := make([]replicaState, len(items))
+	keys := make([][]byte, 0, 3*len(items))
+	for _, it := range items {
+		vid := it.Version.VersionID
+		keys = append(keys, purgedKey(it.Bucket, it.Key, vid), versionKey(it.Bucket, it.Key, vid), latestKey(it.Bucket, it.Key))
+	}
+	err := meta.ViewMany(l.meta, keys, func(n int, raw []byte, found bool) error {
+		if !found {
+			return nil
+		}
+		st := &pre[n/3]
+		switch n % 3 {
+		case 0:
+			st.purgedAt, st.purgedAs, st.purged = decodePurged(raw)
+		case 1:
+			v := &Version{}
+			if err := decode(raw, v); err != nil {
+				st.err = err
+				return nil
+			}
+			st.cur = v
+		default:
+			lat := &latest{}
+			if err := decode(raw, lat); err != nil {
+				st.err = err
+				return nil
+			}
+			st.latest = lat
+		}
+		return nil
+	})
+	return pre, err
 }
 
 // replicaData is a received version whose data ApplyReplicas stores.

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sync"
 )
 
 // SSE-C: objects encrypted with a key the client sends on every request.
@@ -146,6 +147,37 @@ func (l *Layer) ReplicationBytes(bucket, key string, v *Version) ([]byte, error)
 	}
 	defer rc.Close()
 	return ReadSized(rc, size)
+}
+
+// replicationReaders bounds how many versions' data ReplicationBytesOf
+// reads at once.
+const replicationReaders = 16
+
+// ReplicationBytesOf is ReplicationBytes of several versions: vs[i] is
+// of[i]'s version (nil: none to read); a delete marker or an empty object
+// has no data. The versions whose data is in blobs are read several at
+// once, as storeReplicas writes them: on a site whose data is coded
+// across nodes each read is a round trip. errs[i] is of[i]'s read error.
+func (l *Layer) ReplicationBytesOf(of []VersionOf, vs []*Version) (data [][]byte, errs []error) {
+	data, errs = make([][]byte, len(of)), make([]error, len(of))
+	sem := make(chan struct{}, replicationReaders)
+	var wg sync.WaitGroup
+	for i, v := range vs {
+		if v == nil || v.DeleteMarker || v.Size == 0 && len(v.KeyCheck) == 0 {
+			continue
+		}
+		if len(v.Segments) == 1 && v.Segments[0].BlobID == "" {
+			data[i], errs[i] = l.ReplicationBytes(of[i].Bucket, of[i].Key, v) // inline: no read
+			continue
+		}
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			data[i], errs[i] = l.ReplicationBytes(of[i].Bucket, of[i].Key, v)
+		})
+	}
+	wg.Wait()
+	return data, errs
 }
 
 // ReplicationData returns what a peer is sent of a version's data, and its

@@ -1,7 +1,6 @@
 package objects
 
 import (
-	"errors"
 	"time"
 
 	"github.com/twinlake/twinlake/internal/meta"
@@ -89,20 +88,47 @@ type TargetStatusUpdate struct {
 // one commit instead of one per version.
 func (l *Layer) SetTargetStatuses(target, status string, ups []TargetStatusUpdate) error {
 	keys := make([]BucketKey, len(ups))
+	vkeys := make([][]byte, len(ups))
 	for i, u := range ups {
 		keys[i] = BucketKey{u.Bucket, u.Key}
+		vkeys[i] = versionKey(u.Bucket, u.Key, u.VersionID)
 	}
 	unlock := l.lockKeys(keys)
 	defer unlock()
+	// Every version's record in one read (one round trip where the
+	// metadata is across the network, while these keys stay locked): the
+	// record itself for a version sent without its stamp (a resync's),
+	// whether it is still there for the others. A version purged since it
+	// was sent gets no record left behind.
+	stored := make([]*Version, len(ups))
+	err := meta.ViewMany(l.meta, vkeys, func(i int, raw []byte, found bool) error {
+		switch u := ups[i]; {
+		case !found:
+		case u.Sent != nil && len(u.Sent.Targets) > 0:
+			stored[i] = u.Sent
+		default:
+			v := &Version{}
+			if err := decode(raw, v); err != nil {
+				return err
+			}
+			stored[i] = v
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
 	now := time.Now().UnixNano()
 	s := targetStatus{Status: status, ActivityTimestamp: now}
 	if status == StatusCompleted {
 		s.ReplicaTimestamp = now
 	}
 	batch := l.meta.NewBatch()
-	for _, u := range ups {
-		if err := l.setTargetStatus(batch, u, target, s); err != nil {
-			return err
+	for i, u := range ups {
+		if stored[i] != nil {
+			if err := l.setTargetStatus(batch, u, stored[i], target, s); err != nil {
+				return err
+			}
 		}
 		if u.Extra != nil {
 			u.Extra(batch)
@@ -111,20 +137,10 @@ func (l *Layer) SetTargetStatuses(target, status string, ups []TargetStatusUpdat
 	return batch.Commit(false)
 }
 
-// setTargetStatus adds one version's status for target to batch. A
-// version named twice in one batch gets the later write: the same record.
-func (l *Layer) setTargetStatus(batch meta.Batch, u TargetStatusUpdate, target string, s targetStatus) error {
-	v := u.Sent
-	if v == nil || len(v.Targets) == 0 {
-		var err error
-		if v, err = l.getVersion(u.Bucket, u.Key, u.VersionID); errors.Is(err, ErrVersionNotFound) {
-			return nil
-		} else if err != nil {
-			return err
-		}
-	} else if found, err := l.hasVersion(u.Bucket, u.Key, u.VersionID); err != nil || !found {
-		return err // purged since it was sent: no record to leave behind
-	}
+// setTargetStatus adds one version's status for target to batch; v is its
+// stored record, or the copy the sender read of it. A version named twice
+// in one batch gets the later write: the same record.
+func (l *Layer) setTargetStatus(batch meta.Batch, u TargetStatusUpdate, v *Version, target string, s targetStatus) error {
 	if len(v.Targets) == 0 {
 		// A version written before replication was set up (sent by a
 		// resync) keeps its status in its own record, rewritten with its
@@ -145,16 +161,6 @@ func (l *Layer) setTargetStatus(batch meta.Batch, u TargetStatusUpdate, target s
 	}
 	setRecord(batch, statusKey(u.Bucket, u.Key, u.VersionID, target), &s)
 	return nil
-}
-
-// hasVersion reports whether the version's record exists, without
-// decoding it.
-func (l *Layer) hasVersion(bucket, key, versionID string) (bool, error) {
-	err := l.meta.View(versionKey(bucket, key, versionID), func([]byte) error { return nil })
-	if errors.Is(err, meta.ErrNotFound) {
-		return false, nil
-	}
-	return err == nil, err
 }
 
 // dropStatus adds to batch the removal of a version's status records.

@@ -22,23 +22,30 @@ func (t *target) runBatch(jobs []job) {
 	ctx, cancel := context.WithTimeout(t.ctx, sendTimeout)
 	defer cancel()
 	ol := t.e.cfg.Objects
+	// The versions in one read of the metadata, their data several at
+	// once: on a multi-node site each is a round trip.
+	of := make([]objects.VersionOf, len(jobs))
+	for i, j := range jobs {
+		of[i] = objects.VersionOf{Bucket: j.e.Bucket, Key: j.e.Key, VersionID: j.e.VersionID}
+	}
+	vs, errs := ol.Versions(ctx, of)
+	data, readErrs := ol.ReplicationBytesOf(of, vs)
 	var items []VersionItem
 	var sent []job
-	for _, j := range jobs {
-		v, err := ol.Version(ctx, j.e.Bucket, j.e.Key, j.e.VersionID)
+	for i, j := range jobs {
+		err := errs[i]
 		if errors.Is(err, objects.ErrVersionNotFound) || errors.Is(err, objects.ErrBucketNotFound) {
 			t.succeeded(j, nil, objects.Duplicate, 0, start) // purged since: its purge follows
 			continue
 		}
-		var data []byte
-		if err == nil && !v.DeleteMarker && (v.Size > 0 || len(v.KeyCheck) > 0) {
-			data, err = ol.ReplicationBytes(j.e.Bucket, j.e.Key, v)
+		if err == nil {
+			err = readErrs[i]
 		}
 		if err != nil {
 			t.failed(j, err, start)
 			continue
 		}
-		items = append(items, VersionItem{Bucket: j.e.Bucket, Key: j.e.Key, Version: v, Data: data})
+		items = append(items, VersionItem{Bucket: j.e.Bucket, Key: j.e.Key, Version: vs[i], Data: data[i]})
 		sent = append(sent, j)
 	}
 	if len(items) == 0 {

@@ -239,6 +239,7 @@ func (t *target) dispatchJournal() int {
 	t.mu.Lock()
 	t.cursor = max(from, cursor)
 	t.mu.Unlock()
+	jobs = t.present(jobs)
 	for i, j := range jobs {
 		if !t.dispatch(j) {
 			t.release(jobs[i:]...)
@@ -264,7 +265,7 @@ func (t *target) dispatchRetries() int {
 			return true, nil
 		}
 		if t.claim(k, m.Entry, true) != claimOK {
-			return true, nil // in flight, gone, or held back for its bucket's order
+			return true, nil // in flight, or held back for its bucket's order
 		}
 		jobs = append(jobs, job{e: m.Entry, key: append([]byte(nil), k...), mrf: m})
 		return len(jobs) < scanBatch, nil
@@ -272,6 +273,7 @@ func (t *target) dispatchRetries() int {
 	if err != nil {
 		t.e.log.Error("read retry queue", "target", t.site.Name, "err", err)
 	}
+	jobs = t.present(jobs)
 	for i, j := range jobs {
 		if !t.dispatch(j) {
 			t.release(jobs[i:]...)
@@ -292,34 +294,61 @@ func (t *target) inFlight(k []byte) bool {
 type claimResult int
 
 const (
-	claimBusy claimResult = iota // in flight already, or gone
+	claimBusy claimResult = iota // in flight already
 	claimHeld                    // waits for its bucket's other work (bucketOrder)
 	claimOK                      // now in flight
 )
 
 // claim marks the journal or retry queue entry k, holding en, as in
-// flight, unless it already is, is gone, or must wait for its bucket's
-// order; retry says it is from the retry queue. A scan reads a snapshot,
-// so it can still see an entry that a worker has since completed (deleted,
-// then released); the check against the store after claiming keeps such
-// an entry from being sent, counted, retried or dropped a second time.
+// flight, unless it already is or must wait for its bucket's order; retry
+// says it is from the retry queue. The caller then keeps only the claimed
+// entries still in the store (present).
 func (t *target) claim(k []byte, en Entry, retry bool) claimResult {
 	t.mu.Lock()
+	defer t.mu.Unlock()
 	if t.inflight[string(k)] {
-		t.mu.Unlock()
 		return claimBusy
 	}
 	if !t.order.admit(en, retry) {
-		t.mu.Unlock()
 		return claimHeld
 	}
 	t.inflight[string(k)] = true
-	t.mu.Unlock()
-	if _, err := t.e.cfg.Meta.Get(k); err != nil {
-		t.unclaim(k, en)
-		return claimBusy
-	}
 	return claimOK
+}
+
+// present returns the claimed jobs whose entries are still in the store,
+// and unclaims the others. A scan reads a snapshot, so it can still see an
+// entry that a worker has since completed (deleted, then released); the
+// check against the store after claiming keeps such an entry from being
+// sent, counted, retried or dropped a second time. The entries are read
+// in one call (meta.ViewMany): on a multi-node site one round trip to
+// etcd, where one per entry held the whole pass to a few hundred entries
+// a second.
+func (t *target) present(jobs []job) []job {
+	if len(jobs) == 0 {
+		return jobs
+	}
+	keys := make([][]byte, len(jobs))
+	for i, j := range jobs {
+		keys[i] = j.key
+	}
+	found := make([]bool, len(jobs))
+	err := meta.ViewMany(t.e.cfg.Meta, keys, func(i int, _ []byte, ok bool) error {
+		found[i] = ok
+		return nil
+	})
+	if err != nil {
+		t.e.log.Error("read claimed entries", "target", t.site.Name, "err", err)
+	}
+	kept := make([]job, 0, len(jobs))
+	for i, j := range jobs {
+		if err == nil && found[i] {
+			kept = append(kept, j)
+		} else {
+			t.unclaim(j.key, j.e)
+		}
+	}
+	return kept
 }
 
 // unclaim forgets that the entry k, holding en, is in flight. Work held
