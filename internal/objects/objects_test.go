@@ -395,3 +395,34 @@ func TestOpenRemovesOrphanBlobs(t *testing.T) {
 		t.Fatalf("referenced blob damaged: %q", got)
 	}
 }
+
+// TestLiveKeysAgreesWithHead: LiveKeys finds live exactly the keys
+// HeadObject without a version finds an object under.
+func TestLiveKeysAgreesWithHead(t *testing.T) {
+	l := newLayer(t)
+	ctx := context.Background()
+	l.CreateBucket(ctx, "live")
+	if err := l.SetVersioning(ctx, "live", VersioningEnabled); err != nil {
+		t.Fatal(err)
+	}
+	put(t, l, "live", "obj", "one")
+	put(t, l, "live", "big", strings.Repeat("x", 20))
+	put(t, l, "live", "gone", "two")
+	if _, err := l.DeleteObject(ctx, "live", "gone", ""); err != nil {
+		t.Fatal(err)
+	}
+	keys := []string{"obj", "gone", "never", "", "big", "obj"}
+	got, err := l.LiveKeys(ctx, "live", keys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, k := range keys {
+		_, herr := l.HeadObject(ctx, "live", k, "")
+		if want := herr == nil; got[i] != want {
+			t.Errorf("%q: LiveKeys %t, HeadObject %v", k, got[i], herr)
+		}
+	}
+	if got, err := l.LiveKeys(ctx, "no-such-bucket", []string{"obj"}); err != nil || got[0] {
+		t.Fatalf("missing bucket: %v %v", got, err)
+	}
+}

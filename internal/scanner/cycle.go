@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/twinlake/twinlake/internal/catalog"
@@ -494,24 +495,107 @@ func (s *Scanner) missingFiles(ctx context.Context, md []byte) []string {
 	if err != nil {
 		return []string{snap.ManifestList + " (" + err.Error() + ")"}
 	}
+	// The manifests' presence in one check, then their data and delete
+	// files' in another (on a multi-node site one etcd round trip per 128
+	// files, where each file cost three); a manifest's file list is read
+	// once (manifests are immutable), not again for every version.
+	paths := make([]string, len(manifests))
+	for i, mf := range manifests {
+		paths[i] = mf.FilePath()
+	}
+	mNames, mHere := s.live(ctx, paths)
+	files := make([][]string, len(manifests))
+	errs := make([]error, len(manifests))
+	var all []string
+	for i, mf := range manifests {
+		if mHere[i] {
+			files[i], errs[i] = s.manifestFiles(fsys, mf)
+			all = append(all, files[i]...)
+		}
+	}
+	fNames, fHere := s.live(ctx, all)
 	var missing []string
-	for _, mf := range manifests {
-		if f, ok := s.exists(ctx, mf.FilePath()); !ok {
-			missing = append(missing, f)
-			continue
-		}
-		entries, err := mf.FetchEntries(fsys, true)
-		if err != nil {
-			missing = append(missing, mf.FilePath()+" ("+err.Error()+")")
-			continue
-		}
-		for _, en := range entries {
-			if f, ok := s.exists(ctx, en.DataFile().FilePath()); !ok {
-				missing = append(missing, f)
+	n := 0
+	for i, mf := range manifests {
+		switch {
+		case !mHere[i]:
+			missing = append(missing, mNames[i])
+		case errs[i] != nil:
+			missing = append(missing, mf.FilePath()+" ("+errs[i].Error()+")")
+		default:
+			for range files[i] {
+				if !fHere[n] {
+					missing = append(missing, fNames[n])
+				}
+				n++
 			}
 		}
 	}
 	return missing
+}
+
+// live reports for each s3:// location whether it names a live object
+// here, as exists does one, with the bucket/key name it checked (the
+// location itself when it is not one); each bucket's keys are checked in
+// one call (objects.Layer.LiveKeys).
+func (s *Scanner) live(ctx context.Context, locs []string) (names []string, here []bool) {
+	names, here = make([]string, len(locs)), make([]bool, len(locs))
+	byBucket := map[string][]int{}
+	keys := make([]string, len(locs))
+	for i, loc := range locs {
+		b, k, err := splitLocation(loc)
+		if err != nil {
+			names[i] = loc
+			continue
+		}
+		names[i], keys[i] = b+"/"+k, k
+		byBucket[b] = append(byBucket[b], i)
+	}
+	for b, at := range byBucket {
+		ks := make([]string, len(at))
+		for n, i := range at {
+			ks[n] = keys[i]
+		}
+		ok, err := s.cfg.Objects.LiveKeys(ctx, b, ks)
+		if err != nil {
+			continue // none counts as here
+		}
+		for n, i := range at {
+			here[i] = ok[n]
+		}
+	}
+	return names, here
+}
+
+// manifestCacheFiles bounds the file paths the scanner keeps of the
+// manifests it read; past it the cache starts again empty.
+const manifestCacheFiles = 200_000
+
+// manifestFiles returns the data and delete files a manifest lists, read
+// once and then kept: a manifest's content never changes under its path.
+func (s *Scanner) manifestFiles(fsys catalog.ObjectIO, mf iceberg.ManifestFile) ([]string, error) {
+	s.manifestMu.Lock()
+	files, ok := s.manifests[mf.FilePath()]
+	s.manifestMu.Unlock()
+	if ok {
+		return files, nil
+	}
+	entries, err := mf.FetchEntries(fsys, true)
+	if err != nil {
+		return nil, err
+	}
+	files = make([]string, len(entries))
+	for i, en := range entries {
+		files[i] = en.DataFile().FilePath()
+	}
+	s.manifestMu.Lock()
+	if s.manifests == nil || s.manifestCount+len(files) > manifestCacheFiles {
+		s.manifests, s.manifestCount = map[string][]string{}, 0
+	}
+	s.manifests[mf.FilePath()] = files
+	s.manifestCount += len(files)
+	s.manifestMu.Unlock()
+	return files, nil
 }
 
 // readLocation reads the object a location names, for catalog.ObjectIO.
