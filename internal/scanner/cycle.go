@@ -209,14 +209,11 @@ func (s *Scanner) read(ctx context.Context, bucket, key, vid string) ([]byte, er
 	return io.ReadAll(rc)
 }
 
-// exists reports whether an s3:// location names a live object here.
+// exists reports whether an s3:// location names a live object here, and
+// the bucket/key name it checked (live for one location).
 func (s *Scanner) exists(ctx context.Context, loc string) (string, bool) {
-	b, k, err := splitLocation(loc)
-	if err != nil {
-		return loc, false
-	}
-	_, err = s.cfg.Objects.HeadObject(ctx, b, k, "")
-	return b + "/" + k, err == nil
+	names, here := s.live(ctx, []string{loc})
+	return names[0], here[0]
 }
 
 // evaluate decides one entity: which version the local catalog should
@@ -535,9 +532,9 @@ func (s *Scanner) missingFiles(ctx context.Context, md []byte) []string {
 }
 
 // live reports for each s3:// location whether it names a live object
-// here, as exists does one, with the bucket/key name it checked (the
-// location itself when it is not one); each bucket's keys are checked in
-// one call (objects.Layer.LiveKeys).
+// here (its latest version an object, as HeadObject finds it), with the
+// bucket/key name it checked (the location itself when it is not one);
+// each bucket's keys are checked in one call (objects.Layer.LiveKeys).
 func (s *Scanner) live(ctx context.Context, locs []string) (names []string, here []bool) {
 	names, here = make([]string, len(locs)), make([]bool, len(locs))
 	byBucket := map[string][]int{}

@@ -97,17 +97,17 @@ type Scanner struct {
 	needFull bool
 	ents     map[string]*entity         // entity key (warehouse/record key) -> entity
 	waitIdx  map[string]map[string]bool // bucket/file key -> entities missing it
+	timers   map[string]time.Time       // entity key -> when its retry or hold is due
+	txns     map[string]*txnHold        // txn ID -> hold
+	lastOK   time.Time
+	lastDur  time.Duration
+	cycles   int64
+	failover atomic.Bool
+	persist  persisted
 
-	manifestMu    sync.Mutex           // guards manifests and manifestCount
-	manifests     map[string][]string  // manifest path -> the files it lists (manifestFiles)
-	manifestCount int                  // file paths held in manifests
-	timers        map[string]time.Time // entity key -> when its retry or hold is due
-	txns          map[string]*txnHold  // txn ID -> hold
-	lastOK        time.Time
-	lastDur       time.Duration
-	cycles        int64
-	failover      atomic.Bool
-	persist       persisted
+	manifestMu    sync.Mutex          // guards manifests and manifestCount
+	manifests     map[string][]string // manifest path -> the files it lists (manifestFiles)
+	manifestCount int                 // file paths held in manifests
 
 	backfill *backfillRun
 }
