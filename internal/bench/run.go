@@ -30,6 +30,13 @@ type Config struct {
 	Duration time.Duration
 	// StopOnError stops every worker after the first failed operation.
 	StopOnError bool
+	// Rate, when positive, paces the run: operation seq is due Rate
+	// operations per second after the start, and a worker that claims it
+	// early waits until then. Its latency runs from when it was due, so
+	// an operation held back by earlier slow ones counts the time it
+	// waited for a worker, and the time a worker waited for the due time
+	// is not counted.
+	Rate float64
 }
 
 // Validate reports every problem with the config at once.
@@ -43,6 +50,9 @@ func (c Config) Validate() error {
 	}
 	if c.Duration < 0 {
 		errs = append(errs, fmt.Errorf("duration %s: want a positive duration", c.Duration))
+	}
+	if c.Rate < 0 {
+		errs = append(errs, fmt.Errorf("rate %g: want a positive rate, or 0 for no pacing", c.Rate))
 	}
 	switch {
 	case c.Count > 0 && c.Duration > 0:
@@ -136,7 +146,10 @@ func (p *pool) work(ctx context.Context, h *Histogram) {
 		if !ok {
 			return
 		}
-		t0 := time.Now()
+		t0, ok := p.due(ctx, seq)
+		if !ok {
+			return
+		}
 		err := p.op(ctx, seq)
 		d := time.Since(t0)
 		if err == nil {
@@ -152,5 +165,26 @@ func (p *pool) work(ctx context.Context, h *Histogram) {
 		if p.cfg.StopOnError {
 			p.stop()
 		}
+	}
+}
+
+// due waits until seq is due under Rate and returns when it was due (now,
+// without a rate), or false if ctx ended first.
+func (p *pool) due(ctx context.Context, seq int64) (time.Time, bool) {
+	if p.cfg.Rate <= 0 {
+		return time.Now(), true
+	}
+	at := p.start.Add(time.Duration(float64(seq) / p.cfg.Rate * float64(time.Second)))
+	d := time.Until(at)
+	if d <= 0 {
+		return at, true
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return at, false
+	case <-t.C:
+		return at, true
 	}
 }

@@ -85,6 +85,40 @@ func TestBenchRunDuration(t *testing.T) {
 	}
 }
 
+// A paced run starts no operation before it is due, and times each from
+// when it was due: the wait of a worker that claimed it early is not its
+// latency.
+func TestBenchRunPaced(t *testing.T) {
+	const rate, count = 10.0, 8
+	var mu sync.Mutex
+	started := map[int64]time.Time{}
+	before := time.Now()
+	res, err := Run(context.Background(), Config{Concurrency: 4, Count: count, Rate: rate}, func(_ context.Context, seq int64) error {
+		mu.Lock()
+		started[seq] = time.Now()
+		mu.Unlock()
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Ops != count {
+		t.Fatalf("ops=%d, want %d", res.Ops, count)
+	}
+	for seq, at := range started {
+		if due := before.Add(time.Duration(float64(seq) / rate * float64(time.Second))); at.Before(due) {
+			t.Errorf("seq %d started %v before it was due", seq, due.Sub(at))
+		}
+	}
+	// Unpaced, seqs 1-3 would have counted waits of 100-300ms.
+	if p := res.Latency.Percentile(50); p >= 100*time.Millisecond {
+		t.Errorf("p50 = %v: the wait for the due time was timed", p)
+	}
+	if err := (Config{Concurrency: 1, Count: 1, Rate: -1}).Validate(); err == nil {
+		t.Error("a negative rate validated")
+	}
+}
+
 func TestBenchRunErrors(t *testing.T) {
 	boom := errors.New("boom")
 	failOdd := func(_ context.Context, seq int64) error {

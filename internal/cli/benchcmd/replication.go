@@ -252,17 +252,9 @@ func runBenchReplication(cmd *cobra.Command, opts *cmdutil.Options, srcAlias, ds
 	acks := map[string]time.Time{}
 	start := time.Now()
 	fmt.Fprintf(cmd.ErrOrStderr(), "bench: PUT %s to %s for %s, following %s ...\n", bench.FormatSize(size), srcAlias, f.duration, dstAlias)
-	put, err := runPhase(ctx, cmd, "PUT", cfg, func(ctx context.Context, seq int64) error {
-		if f.rate > 0 {
-			due := start.Add(time.Duration(float64(seq) / f.rate * float64(time.Second)))
-			if d := time.Until(due); d > 0 {
-				select {
-				case <-ctx.Done():
-					return ctx.Err()
-				case <-time.After(d):
-				}
-			}
-		}
+	paced := cfg
+	paced.Rate = f.rate
+	put, err := runPhase(ctx, cmd, "PUT", paced, func(ctx context.Context, seq int64) error {
 		key := benchKey(b.prefix, seq)
 		err := putTo(ctx, sc, key)
 		if err == nil {
