@@ -2,6 +2,7 @@ package meta
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"sync"
@@ -244,5 +245,64 @@ func TestPrefixEnd(t *testing.T) {
 		if got := PrefixEnd(tc.in); !bytes.Equal(got, tc.want) {
 			t.Errorf("PrefixEnd(%q) = %q, want %q", tc.in, got, tc.want)
 		}
+	}
+}
+
+// Values of separatedValueBytes or more go to blob files, read back through
+// compactions and a reopen, and a blob file whose values are all deleted
+// goes once compactions pass over their keys.
+func TestPebbleSeparatesLargeValues(t *testing.T) {
+	dir := t.TempDir()
+	s, err := OpenPebble(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	large := func(i int) []byte { return bytes.Repeat([]byte{byte(i)}, 4096) }
+	b := s.NewBatch()
+	for i := range 200 {
+		b.Set(fmt.Appendf(nil, "large/%03d", i), large(i))
+		b.Set(fmt.Appendf(nil, "small/%03d", i), []byte("v"))
+	}
+	if err := b.Commit(true); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.db.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	m := s.db.Metrics()
+	if m.BlobFiles.LiveCount == 0 || m.BlobFiles.ValueSize < 200*4096 || m.BlobFiles.ValueSize >= 201*4096 {
+		t.Fatalf("after a flush: %d blob files holding %d bytes of values, want the 200 large values alone",
+			m.BlobFiles.LiveCount, m.BlobFiles.ValueSize)
+	}
+	compactAll := func() {
+		t.Helper()
+		if err := s.db.Compact(context.Background(), []byte("a"), []byte("z"), true); err != nil {
+			t.Fatal(err)
+		}
+	}
+	compactAll()
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if s, err = OpenPebble(dir, nil); err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	for i := range 200 {
+		if v, err := s.Get(fmt.Appendf(nil, "large/%03d", i)); err != nil || !bytes.Equal(v, large(i)) {
+			t.Fatalf("large/%03d after compaction and reopen: %d bytes, %v", i, len(v), err)
+		}
+	}
+	b = s.NewBatch()
+	b.DeleteRange([]byte("large/"), []byte("large0"))
+	if err := b.Commit(true); err != nil {
+		t.Fatal(err)
+	}
+	compactAll()
+	if n := s.db.Metrics().BlobFiles.LiveCount; n != 0 {
+		t.Fatalf("%d blob files left once every value in them was deleted", n)
+	}
+	if v, err := s.Get([]byte("small/199")); err != nil || string(v) != "v" {
+		t.Fatalf("small/199: %q %v", v, err)
 	}
 }
