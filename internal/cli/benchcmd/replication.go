@@ -46,9 +46,12 @@ With --baseline ALIAS (a site outside site replication, on comparable
 hardware), two unpaced PUT phases run first: one against the baseline site
 alone and one against SOURCE, each as fast as --concurrency allows; the
 report adds both rates and their ratio, the PUT rate SOURCE keeps with
-replication on. The objects of the SOURCE phase must reach TARGET before the
-measured (paced) phase starts; their flushes and compactions may still run
-during it, so measure the lag alone without --baseline.`,
+replication on, and each site's CPU time per PUT. The objects of the SOURCE
+phase must reach TARGET (SOURCE's backlog to it empty, and TARGET holding
+them all) before the measured (paced) phase starts; their flushes and
+compactions may still run during it, so measure the lag alone without
+--baseline. TARGET's trace is followed in the measured phase only, so its
+cost is not counted in the unpaced phases.`,
 		Example: `  twinlake bench replication primary dr
   twinlake bench replication primary dr --size 4KiB --concurrency 16 --duration 30s --rate 1000 --json
   twinlake bench replication primary dr --baseline standalone --duration 10s --rate 800 --json`,
@@ -90,8 +93,7 @@ type benchReplReport struct {
 	// Where the cost goes, with --baseline: the CPU time each site's
 	// servers (all nodes of a multi-node site) spent per PUT of the
 	// unpaced phases (the baseline site alone; the source, and the target
-	// applying the copies and streaming the trace the bench follows,
-	// replicating), from their admin info. Absent when a site cannot
+	// applying the copies, replicating), from their admin info. Absent when a site cannot
 	// tell.
 	BaselineCPUPerPut float64 `json:"baseline_cpu_us_per_put,omitempty"`
 	SourceCPUPerPut   float64 `json:"source_cpu_us_per_put,omitempty"`
@@ -193,6 +195,24 @@ func runBenchReplication(cmd *cobra.Command, opts *cmdutil.Options, srcAlias, ds
 		time.Sleep(50 * time.Millisecond)
 	}
 
+	payload := bench.Payload(size, uint64(time.Now().UnixNano()))
+	putTo := func(ctx context.Context, c *minio.Client, key string) error {
+		_, err := c.PutObject(ctx, b.bucket, key, bytes.NewReader(payload), size,
+			minio.PutObjectOptions{DisableMultipart: true, DisableContentSha256: true, ContentType: "application/octet-stream"})
+		return err
+	}
+	var extraRows []bench.Row
+	var cmp *onOff
+	if f.baseline != "" {
+		cmp, err = b.measureOnOff(cmd, opts, f, size, srcAlias, dstAlias, putTo)
+		if err != nil {
+			return err
+		}
+		extraRows = cmp.rows
+	}
+	// The trace is followed in the paced phase only: streaming an event per
+	// copy costs the target and this process CPU the unpaced phases would
+	// count as replication's.
 	arr := &arrivals{at: map[string]time.Time{}, seen: make(chan struct{}, 1)}
 	tctx, stopTrace := context.WithCancel(ctx)
 	defer stopTrace()
@@ -214,40 +234,7 @@ func runBenchReplication(cmd *cobra.Command, opts *cmdutil.Options, srcAlias, ds
 		traceDone <- stream.Err()
 	}()
 
-	payload := bench.Payload(size, uint64(time.Now().UnixNano()))
-	putTo := func(ctx context.Context, c *minio.Client, key string) error {
-		_, err := c.PutObject(ctx, b.bucket, key, bytes.NewReader(payload), size,
-			minio.PutObjectOptions{DisableMultipart: true, DisableContentSha256: true, ContentType: "application/octet-stream"})
-		return err
-	}
-	var extraRows []bench.Row
-	var cmp *onOff
-	arrivedBefore := 0
-	if f.baseline != "" {
-		cmp, err = b.measureOnOff(cmd, opts, f, size, srcAlias, dstAlias, putTo, func(want int64) error {
-			// The unpaced phase's objects reach the target before the
-			// measured phase starts, so its lag is its own.
-			deadline := time.After(f.drain)
-			for int64(arr.count()) < want {
-				select {
-				case <-ctx.Done():
-					return ctx.Err()
-				case err := <-traceDone:
-					return fmt.Errorf("trace stream of %s ended: %v", dstAlias, err)
-				case <-deadline:
-					return fmt.Errorf("%d of %d objects of the unpaced phase had not reached %s after %s", want-int64(arr.count()), want, dstAlias, f.drain)
-				case <-arr.seen:
-				case <-time.After(time.Second):
-				}
-			}
-			return nil
-		})
-		if err != nil {
-			return err
-		}
-		extraRows = cmp.rows
-		arrivedBefore = arr.count()
-	}
+	arrivedBefore := arr.count()
 	var ackMu sync.Mutex
 	acks := map[string]time.Time{}
 	start := time.Now()
@@ -354,10 +341,11 @@ type onOff struct {
 
 // measureOnOff runs the unpaced PUT phases of --baseline: against the
 // baseline site (in a bucket of the same name, created if missing and then
-// removed), then against the source, whose objects it waits for with
-// arrived (given how many objects in all must have arrived).
+// removed), then against the source, whose objects it waits to reach the
+// target (the source's backlog to it empty) before it reads the sites' CPU
+// time, and then counts at the target.
 func (b *s3Bench) measureOnOff(cmd *cobra.Command, opts *cmdutil.Options, f benchReplFlags, size int64, srcAlias, dstAlias string,
-	putTo func(ctx context.Context, c *minio.Client, key string) error, arrived func(want int64) error) (*onOff, error) {
+	putTo func(ctx context.Context, c *minio.Client, key string) error) (*onOff, error) {
 	ctx := cmd.Context()
 	base, err := opts.LookupAlias(f.baseline)
 	if err != nil {
@@ -399,11 +387,14 @@ func (b *s3Bench) measureOnOff(cmd *cobra.Command, opts *cmdutil.Options, f benc
 	if err := benchPhaseErr("PUT", size, on, err); err != nil {
 		return nil, err
 	}
-	if err := arrived(on.Ops); err != nil {
+	if err := waitDrained(ctx, opts, srcAlias, dstAlias, b.bucket, f.drain); err != nil {
 		return nil, err
 	}
 	// Read once every copy has arrived: the target's share is all of it.
 	srcCPUEnd, dstCPUEnd := cpu.read(ctx, srcAlias), cpu.read(ctx, dstAlias)
+	if err := b.countAt(ctx, opts, dstAlias, b.prefix+"unpaced/", on.Ops); err != nil {
+		return nil, err
+	}
 	cmp := &onOff{alone: alone.OpsPerSec(), replicated: on.OpsPerSec(), rows: []bench.Row{
 		bench.NewRow("PUT(alone,unpaced)", size, f.concurrency, alone),
 		bench.NewRow("PUT(replicating,unpaced)", size, f.concurrency, on),
@@ -413,4 +404,75 @@ func (b *s3Bench) measureOnOff(cmd *cobra.Command, opts *cmdutil.Options, f benc
 	cmp.cpuTarget, _ = cpuPerOp(dstCPU, dstCPUEnd, on.Ops)
 	cmp.peakAlone, cmp.peakSource, cmp.peakTarget = cpu.peakRSSMiB(f.baseline), cpu.peakRSSMiB(srcAlias), cpu.peakRSSMiB(dstAlias)
 	return cmp, nil
+}
+
+// waitDrained waits until the source holds nothing more of bucket to send
+// to the target: its journal and retry queue entries for the target site
+// all gone (each is removed once the target acknowledged the copy durable).
+func waitDrained(ctx context.Context, opts *cmdutil.Options, srcAlias, dstAlias, bucket string, timeout time.Duration) error {
+	sa, err := opts.AdminClient(srcAlias)
+	if err != nil {
+		return err
+	}
+	da, err := opts.AdminClient(dstAlias)
+	if err != nil {
+		return err
+	}
+	dst, err := da.ReplicateStatus(ctx)
+	if err != nil {
+		return fmt.Errorf("replication status of %s: %w", dstAlias, err)
+	}
+	deadline := time.Now().Add(timeout)
+	for {
+		st, err := sa.BucketReplicationStatus(ctx, bucket)
+		if err != nil {
+			return fmt.Errorf("replication status of %s at %s: %w", bucket, srcAlias, err)
+		}
+		left, found := backlogTo(st, dst.Site)
+		if !found {
+			return fmt.Errorf("%s does not replicate to %s (site %q)", srcAlias, dstAlias, dst.Site)
+		}
+		if left == 0 {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%d objects of the unpaced phase had not reached %s after %s", left, dstAlias, timeout)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+// backlogTo is how many entries of a bucket's status are still to be sent
+// to site (pending and retrying), and whether site is one of its targets.
+func backlogTo(st adminclient.BucketReplicationStatus, site string) (int64, bool) {
+	for _, t := range st.Targets {
+		if t.Name == site {
+			return t.Pending + t.Retrying, true
+		}
+	}
+	return 0, false
+}
+
+// countAt checks that the site of alias holds want objects under prefix of
+// the bench's bucket.
+func (b *s3Bench) countAt(ctx context.Context, opts *cmdutil.Options, alias, prefix string, want int64) error {
+	c, err := opts.S3Client(alias)
+	if err != nil {
+		return err
+	}
+	var n int64
+	for o := range c.ListObjects(ctx, b.bucket, minio.ListObjectsOptions{Prefix: prefix, Recursive: true}) {
+		if o.Err != nil {
+			return fmt.Errorf("list %s at %s: %w", b.bucket, alias, o.Err)
+		}
+		n++
+	}
+	if n != want {
+		return fmt.Errorf("%s holds %d of the %d objects of the unpaced phase once the source's backlog drained", alias, n, want)
+	}
+	return nil
 }
