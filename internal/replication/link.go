@@ -97,7 +97,7 @@ func (t *target) observe(ev linkEvent, cause error) {
 		}
 		t.iam.probeNow() // the peer may have been upgraded meanwhile
 		t.mu.Lock()
-		t.rewind = true
+		t.rewind, t.retryRewind = true, true
 		t.mu.Unlock()
 		t.wakeUp()
 		t.e.traceEvent("replication.Link", t.site.Name, "", "", "link up", time.Now(), nil)

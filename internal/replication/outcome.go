@@ -82,7 +82,8 @@ type sendFailure struct {
 // failed moves a journal entry to the retry queue, or reschedules a retry
 // with exponential backoff, or drops it after max_retries.
 func (t *target) failed(j job, cause error, start time.Time) {
-	now := time.Now()
+	now := t.openRetry()
+	defer t.closeRetry(now)
 	m := j.mrf
 	which, retries := 0, -1 // from the journal: never retried
 	if m == nil {

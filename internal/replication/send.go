@@ -122,7 +122,7 @@ func (t *target) iamTaken() {
 	if t.iam.reopen() {
 		t.e.log.Info("peer takes IAM records again: sending those held back", "target", t.site.Name)
 		t.mu.Lock()
-		t.rewind = true
+		t.rewind, t.retryRewind = true, true
 		t.mu.Unlock()
 		t.wakeUp()
 	}

@@ -1,6 +1,7 @@
 package replication
 
 import (
+	"bytes"
 	"context"
 	"hash/maphash"
 	"sync"
@@ -64,6 +65,19 @@ type target struct {
 	cursor   uint64
 	rewind   bool
 	lastFull time.Time
+
+	// The retry queue is read from retryFrom (nil: its first key), past
+	// the entries earlier passes took, sent and removed, whose tombstones
+	// a read from the first key would step over until a compaction drops
+	// them; retryRewind and a full re-read every fullRescanTick (from
+	// retryFull) start it at the first key again, as for the journal.
+	// retryOpen holds the times of failures whose retry queue entry is
+	// not committed yet: each entry is due no sooner than its failure, and
+	// the cursor never passes the earliest of them.
+	retryFrom   []byte
+	retryRewind bool
+	retryFull   time.Time
+	retryOpen   map[int64]int
 }
 
 func newTarget(e *Engine, s Site, p Peer, bl *backlog) *target {
@@ -249,30 +263,63 @@ func (t *target) dispatchJournal() int {
 	return len(jobs)
 }
 
-// dispatchRetries sends the retry queue entries that are due.
+// dispatchRetries sends the retry queue entries that are due, read from
+// the retry cursor: an entry skipped because it must wait (its bucket's
+// order, or a peer that takes no IAM records) holds the cursor at it; one
+// in flight does not, since it leaves its place once answered (removed,
+// or queued again at a later due time) or is released (which rewinds).
 func (t *target) dispatchRetries() int {
-	var jobs []job
-	now := time.Now()
 	every := currentRetryPolicy(t.e.cfg.Settings).maxDelay
+	t.mu.Lock()
+	// The time is read under the lock openRetry takes: a failure not
+	// registered by now has a later time, and its entry a later due.
+	now := time.Now()
+	if t.retryRewind || now.Sub(t.retryFull) > fullRescanTick {
+		t.retryFrom, t.retryRewind, t.retryFull = nil, false, now
+	}
+	from := t.retryFrom
+	bound := now.UnixNano()
+	for at := range t.retryOpen {
+		bound = min(bound, at)
+	}
+	t.mu.Unlock()
 	lo := mrfPrefix(t.site.ID)
+	if from != nil {
+		lo = from
+	}
 	hi := mrfKey(t.site.ID, now.UnixNano()+1, 0)
+	var (
+		jobs      []job
+		pin, last []byte
+		full      bool
+	)
 	err := meta.Scan(t.e.cfg.Meta, lo, hi, func(k, v []byte) (bool, error) {
 		m := &MRFEntry{}
 		if err := decode(v, m); err != nil {
 			return false, err
 		}
-		if m.Op == OpIAM && !t.iam.admit(now, every) {
-			return true, nil
+		c := claimHeld
+		if m.Op != OpIAM || t.iam.admit(now, every) {
+			c = t.claim(k, m.Entry, true)
 		}
-		if t.claim(k, m.Entry, true) != claimOK {
-			return true, nil // in flight, or held back for its bucket's order
+		switch c {
+		case claimBusy:
+		case claimHeld:
+			if pin == nil {
+				pin = bytes.Clone(k)
+			}
+		default:
+			jobs = append(jobs, job{e: m.Entry, key: bytes.Clone(k), mrf: m})
 		}
-		jobs = append(jobs, job{e: m.Entry, key: append([]byte(nil), k...), mrf: m})
-		return len(jobs) < scanBatch, nil
+		if full = len(jobs) >= scanBatch; full {
+			last = bytes.Clone(k)
+		}
+		return !full, nil
 	})
 	if err != nil {
 		t.e.log.Error("read retry queue", "target", t.site.Name, "err", err)
 	}
+	t.advanceRetries(retryCursor(from, hi, last, pin, mrfKey(t.site.ID, bound, 0), full, err != nil))
 	jobs = t.present(jobs)
 	for i, j := range jobs {
 		if !t.dispatch(j) {
@@ -281,6 +328,60 @@ func (t *target) dispatchRetries() int {
 		}
 	}
 	return len(jobs)
+}
+
+// retryCursor is where the next pass over the retry queue starts after one
+// that read from from up to hi: past the last entry it read when it
+// stopped full (else past hi), but not past the first entry it had to
+// skip (pin), nor past bound (the key of the earliest failure whose entry
+// may not be visible yet), nor back from where it started; where it
+// started after an error.
+func retryCursor(from, hi, last, pin, bound []byte, full, failed bool) []byte {
+	if failed {
+		return from
+	}
+	next := hi
+	if full {
+		next = append(last, 0) // the least key after last
+	}
+	for _, k := range [][]byte{pin, bound} {
+		if k != nil && bytes.Compare(k, next) < 0 {
+			next = k
+		}
+	}
+	if bytes.Compare(next, from) < 0 {
+		return from
+	}
+	return next
+}
+
+func (t *target) advanceRetries(cursor []byte) {
+	t.mu.Lock()
+	t.retryFrom = cursor
+	t.mu.Unlock()
+}
+
+// openRetry registers a failure about to queue (or queue again) an entry
+// for retry, and returns its time: the entry is due no sooner. closeRetry
+// ends it once the entry is committed (or was not written).
+func (t *target) openRetry() time.Time {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	now := time.Now()
+	if t.retryOpen == nil {
+		t.retryOpen = map[int64]int{}
+	}
+	t.retryOpen[now.UnixNano()]++
+	return now
+}
+
+func (t *target) closeRetry(at time.Time) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	k := at.UnixNano()
+	if t.retryOpen[k]--; t.retryOpen[k] <= 0 {
+		delete(t.retryOpen, k)
+	}
 }
 
 // inFlight reports whether journal entry k is being sent.
@@ -371,7 +472,7 @@ func (t *target) release(jobs ...job) {
 		delete(t.inflight, string(j.key))
 		t.order.finish(j.e)
 	}
-	t.rewind = true
+	t.rewind, t.retryRewind = true, true
 	t.mu.Unlock()
 }
 
