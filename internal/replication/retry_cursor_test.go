@@ -104,3 +104,61 @@ func TestRetryQueueReadFromCursor(t *testing.T) {
 		}
 	}
 }
+
+// TestOldestJournaledReadsPastSentEntries: the age of the oldest change in
+// the journal is read from where the last read found the first entry (not
+// from the journal's first key, over the tombstones of the entries sent
+// since), and still sees an entry whose batch commits after later ones.
+func TestOldestJournaledReadsPastSentEntries(t *testing.T) {
+	a, b, ab, _ := fakePair(t, randomSeed(t), map[string]string{"mismatch_interval": "1h"})
+	ctx := context.Background()
+	if err := a.objects.CreateBucket(ctx, "bk1"); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 10*time.Second, func() error { _, err := b.objects.Bucket(ctx, "bk1"); return err })
+	tg := a.engine.target("site-b")
+	put := func(key string) {
+		t.Helper()
+		if _, err := a.objects.PutObject(ctx, "bk1", key, bytes.NewReader([]byte("data")), objects.PutOptions{Size: 4}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range 30 {
+		put(fmt.Sprintf("k%02d", i))
+	}
+	waitDrained(t, a, 10*time.Second)
+	if q := tg.oldestJournaled(); q != 0 {
+		t.Fatalf("empty journal: oldest queued at %d, want 0", q)
+	}
+	tg.mu.Lock()
+	from := tg.oldestFrom
+	tg.mu.Unlock()
+	if from <= tg.seq.Load() {
+		t.Fatalf("read start %d, want past the last sequence %d", from, tg.seq.Load())
+	}
+	// With the link down, changes stay in the journal.
+	ab.set(faults{down: true})
+	eventually(t, 10*time.Second, func() error {
+		if tg.online() {
+			return fmt.Errorf("link still up")
+		}
+		return nil
+	})
+	// A change whose batch is still being written, then a later one.
+	open := a.meta.NewBatch()
+	held := &objects.Version{VersionID: "00000000000000000000000000000001", Size: 4, ModTime: time.Now().UnixNano()}
+	a.engine.Version(open, "bk1", "held", held)
+	time.Sleep(2 * time.Millisecond)
+	put("later")
+	later := tg.oldestJournaled()
+	if later == 0 {
+		t.Fatal("the later change is not seen")
+	}
+	if err := open.Commit(true); err != nil {
+		t.Fatal(err)
+	}
+	if q := tg.oldestJournaled(); q == 0 || q >= later {
+		t.Fatalf("after the open batch committed: oldest queued at %d, want before the later change's %d", q, later)
+	}
+	ab.set(faults{})
+}

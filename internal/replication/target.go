@@ -78,6 +78,10 @@ type target struct {
 	retryRewind bool
 	retryFull   time.Time
 	retryOpen   map[int64]int
+	// oldestJournaled reads from oldestFrom, and from the journal's first
+	// key once oldestFull is fullRescanTick old.
+	oldestFrom uint64
+	oldestFull time.Time
 }
 
 func newTarget(e *Engine, s Site, p Peer, bl *backlog) *target {
@@ -495,16 +499,33 @@ func (t *target) oldestPending() time.Duration {
 
 // oldestJournaled is when the oldest change still in the journal (not yet
 // sent, or sending) was queued, Unix ns; 0 when the journal is empty. It
-// reads one record.
+// reads one record, from where the last call found the first (the entries
+// sent and removed before it are tombstones a read from the journal's
+// first key would step over): entries are only added past every sequence
+// handed out, and one handed out but not committed yet is below settled,
+// which the start never passes. It starts at the first key again every
+// fullRescanTick, as the pump does.
 func (t *target) oldestJournaled() int64 {
-	oldest := int64(0)
+	now := time.Now()
+	settled := t.settled(now, gapGrace) // before the read: see dispatchJournal
+	t.mu.Lock()
+	if now.Sub(t.oldestFull) > fullRescanTick {
+		t.oldestFrom, t.oldestFull = 0, now
+	}
+	from := t.oldestFrom
+	t.mu.Unlock()
+	oldest, first := int64(0), settled
 	jp := journalPrefix(t.site.ID)
-	_ = meta.Scan(t.e.cfg.Meta, jp, meta.PrefixEnd(jp), func(k, v []byte) (bool, error) {
+	_ = meta.Scan(t.e.cfg.Meta, journalKey(t.site.ID, from), meta.PrefixEnd(jp), func(k, v []byte) (bool, error) {
+		first = min(first, seqOf(k))
 		var en Entry
 		if err := decode(v, &en); err == nil {
 			oldest = en.Queued
 		}
 		return false, nil
 	})
+	t.mu.Lock()
+	t.oldestFrom = max(t.oldestFrom, first)
+	t.mu.Unlock()
 	return oldest
 }
