@@ -37,6 +37,10 @@ type backlog struct {
 	pending   counts // journal
 	retrying  counts // retry queue
 	perBucket map[string]*[2]counts
+	// retryQueued counts the retry queue's entries by the second their
+	// change was queued (Entry.Queued), so the oldest is found without
+	// reading the queue (ordered by due time, not by age).
+	retryQueued map[int64]int64
 }
 
 // loadBacklog rebuilds a peer's tallies and sequence from its journal and
@@ -89,7 +93,7 @@ func loadBacklog(store meta.Store, siteID string, log *slog.Logger) (*backlog, e
 func seqFloor(now time.Time) uint64 { return uint64(max(now.UnixMicro(), 0)) }
 
 func newBacklog(log *slog.Logger) *backlog {
-	return &backlog{log: log, perBucket: map[string]*[2]counts{}, open: map[uint64]time.Time{}}
+	return &backlog{log: log, perBucket: map[string]*[2]counts{}, open: map[uint64]time.Time{}, retryQueued: map[int64]int64{}}
 }
 
 // nextSeq hands out the next journal sequence number for an entry written
@@ -158,6 +162,12 @@ func (b *backlog) tally(en Entry, which int, d int64) {
 	if pb[0].n == 0 && pb[1].n == 0 {
 		delete(b.perBucket, en.Bucket)
 	}
+	if which == 1 {
+		sec := en.Queued / int64(time.Second)
+		if b.retryQueued[sec] += d; b.retryQueued[sec] <= 0 {
+			delete(b.retryQueued, sec)
+		}
+	}
 	if bad && b.log != nil {
 		b.log.Error("replication backlog tally went negative: held at zero", "bucket", en.Bucket, "key", en.Key, "op", en.Op)
 	}
@@ -173,6 +183,20 @@ func add(c *counts, size, d int64) bool {
 		return true
 	}
 	return false
+}
+
+// oldestRetried is the start of the second the oldest change in the retry
+// queue was queued in, Unix ns; 0 when the queue is empty.
+func (b *backlog) oldestRetried() int64 {
+	b.cmu.Lock()
+	defer b.cmu.Unlock()
+	oldest := int64(0)
+	for sec := range b.retryQueued {
+		if oldest == 0 || sec < oldest {
+			oldest = sec
+		}
+	}
+	return oldest * int64(time.Second)
 }
 
 func (b *backlog) snapshot() (pending, retrying counts) {

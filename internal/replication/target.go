@@ -480,17 +480,14 @@ func (t *target) release(jobs ...job) {
 	t.mu.Unlock()
 }
 
-// oldestPending is the age of the oldest work waiting for this target.
+// oldestPending is the age of the oldest work waiting for this target
+// (for work in the retry queue, from the start of the second it was
+// queued in).
 func (t *target) oldestPending() time.Duration {
 	oldest := t.oldestJournaled()
-	mp := mrfPrefix(t.site.ID)
-	_ = meta.Scan(t.e.cfg.Meta, mp, meta.PrefixEnd(mp), func(k, v []byte) (bool, error) {
-		var m MRFEntry
-		if err := decode(v, &m); err == nil && (oldest == 0 || m.Queued < oldest) {
-			oldest = m.Queued
-		}
-		return true, nil
-	})
+	if r := t.oldestRetried(); r != 0 && (oldest == 0 || r < oldest) {
+		oldest = r
+	}
 	if oldest == 0 {
 		return 0
 	}
