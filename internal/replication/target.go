@@ -443,7 +443,12 @@ func (t *target) present(jobs []job) []job {
 		return nil
 	})
 	if err != nil {
+		// The claimed entries go back unsent, and the cursors already
+		// passed them: both read from the start again.
 		t.e.log.Error("read claimed entries", "target", t.site.Name, "err", err)
+		t.mu.Lock()
+		t.rewind, t.retryRewind = true, true
+		t.mu.Unlock()
 	}
 	kept := make([]job, 0, len(jobs))
 	for i, j := range jobs {
