@@ -42,20 +42,9 @@ func TestRetryCursor(t *testing.T) {
 // the queue's first key, stepping over their tombstones), and an entry
 // queued after that is still sent.
 func TestRetryQueueReadFromCursor(t *testing.T) {
-	a, b, ab, _ := fakePair(t, randomSeed(t), map[string]string{"retry_base_delay": "10ms", "retry_max_delay": "50ms",
+	a, b, ab, tg, put := writerPair(t, map[string]string{"retry_base_delay": "10ms", "retry_max_delay": "50ms",
 		"max_retries": "1000", "mismatch_interval": "1h"})
 	ctx := context.Background()
-	if err := a.objects.CreateBucket(ctx, "bk1"); err != nil {
-		t.Fatal(err)
-	}
-	eventually(t, 10*time.Second, func() error { _, err := b.objects.Bucket(ctx, "bk1"); return err })
-	tg := a.engine.target("site-b")
-	put := func(key string) {
-		t.Helper()
-		if _, err := a.objects.PutObject(ctx, "bk1", key, bytes.NewReader([]byte("data")), objects.PutOptions{Size: 4}); err != nil {
-			t.Fatal(err)
-		}
-	}
 	ab.set(faults{refuse: 1})
 	for i := range 50 {
 		put(fmt.Sprintf("k%02d", i))
@@ -110,19 +99,7 @@ func TestRetryQueueReadFromCursor(t *testing.T) {
 // from the journal's first key, over the tombstones of the entries sent
 // since), and still sees an entry whose batch commits after later ones.
 func TestOldestJournaledReadsPastSentEntries(t *testing.T) {
-	a, b, ab, _ := fakePair(t, randomSeed(t), map[string]string{"mismatch_interval": "1h"})
-	ctx := context.Background()
-	if err := a.objects.CreateBucket(ctx, "bk1"); err != nil {
-		t.Fatal(err)
-	}
-	eventually(t, 10*time.Second, func() error { _, err := b.objects.Bucket(ctx, "bk1"); return err })
-	tg := a.engine.target("site-b")
-	put := func(key string) {
-		t.Helper()
-		if _, err := a.objects.PutObject(ctx, "bk1", key, bytes.NewReader([]byte("data")), objects.PutOptions{Size: 4}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	a, _, ab, tg, put := writerPair(t, map[string]string{"mismatch_interval": "1h"})
 	for i := range 30 {
 		put(fmt.Sprintf("k%02d", i))
 	}
@@ -161,4 +138,23 @@ func TestOldestJournaledReadsPastSentEntries(t *testing.T) {
 		t.Fatalf("after the open batch committed: oldest queued at %d, want before the later change's %d", q, later)
 	}
 	ab.set(faults{})
+}
+
+// writerPair is a pair of sites replicating bucket bk1, a's target for b,
+// and put, which writes a small object under a key at a.
+func writerPair(t *testing.T, settings map[string]string) (a, b *fakeSite, ab *fakePeer, tg *target, put func(key string)) {
+	t.Helper()
+	a, b, ab, _ = fakePair(t, randomSeed(t), settings)
+	ctx := context.Background()
+	if err := a.objects.CreateBucket(ctx, "bk1"); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 10*time.Second, func() error { _, err := b.objects.Bucket(ctx, "bk1"); return err })
+	put = func(key string) {
+		t.Helper()
+		if _, err := a.objects.PutObject(ctx, "bk1", key, bytes.NewReader([]byte("data")), objects.PutOptions{Size: 4}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return a, b, ab, a.engine.target("site-b"), put
 }
