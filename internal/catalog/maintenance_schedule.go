@@ -54,7 +54,19 @@ type maintScheduler struct {
 	// times later than one new interval forward.
 	clamp        bool
 	lastInterval time.Duration
+	// dueFrom is the due time (Unix ms) the next tick reads the due range
+	// from: the first entry the last tick found, or past its end. Only
+	// the ticks write due times (this tick's now or later), so none lands
+	// below it; the tombstones a tick's rescheduling leaves at the front
+	// of the range are not read again. The range is read from its start
+	// when dueFull is dueRescan old, or the interval changed.
+	dueFrom int64
+	dueFull time.Time
 }
+
+// dueRescan is how often the due range is read from its start: the safety
+// net should the clock step back.
+const dueRescan = 10 * time.Minute
 
 func maintRevKey(wh string, id Ident) []byte { return entryKey(pfxMaintRev, wh, id) }
 
@@ -102,6 +114,9 @@ func (c *Catalog) maintenanceTick(ctx context.Context, st *maintScheduler, s Mai
 	if st.lastInterval != 0 && interval < st.lastInterval {
 		st.cursor, st.lastSweep, st.clamp = []byte(pfxTable), now, true
 	}
+	if interval != st.lastInterval || now.Sub(st.dueFull) >= dueRescan {
+		st.dueFrom, st.dueFull = 0, now
+	}
 	st.lastInterval = interval
 	if st.cursor == nil && (st.lastSweep.IsZero() || now.Sub(st.lastSweep) >= interval) {
 		st.cursor, st.lastSweep = []byte(pfxTable), now
@@ -111,10 +126,11 @@ func (c *Catalog) maintenanceTick(ctx context.Context, st *maintScheduler, s Mai
 			return err
 		}
 	}
-	due, err := c.dueTables(now)
+	due, next, err := c.dueTables(st.dueFrom, now)
 	if err != nil {
 		return err
 	}
+	st.dueFrom = next
 	settings := map[string]*MaintenanceSettings{}
 	for _, d := range due {
 		if ctx.Err() != nil {
@@ -183,9 +199,11 @@ type dueTable struct {
 	id    Ident
 }
 
-// dueTables returns up to dueBatch tables due at now, soonest first.
-func (c *Catalog) dueTables(now time.Time) ([]dueTable, error) {
-	lo := []byte(pfxMaintDue)
+// dueTables returns up to dueBatch tables due at now, soonest first,
+// reading the due range from fromMS; and where the next read can start:
+// the first table's due time, or past now when none is due.
+func (c *Catalog) dueTables(fromMS int64, now time.Time) ([]dueTable, int64, error) {
+	lo := binary.BigEndian.AppendUint64([]byte(pfxMaintDue), uint64(max(fromMS, 0)))
 	hi := binary.BigEndian.AppendUint64([]byte(pfxMaintDue), uint64(now.UnixMilli()+1))
 	var out []dueTable
 	err := meta.Scan(c.meta, lo, hi, func(k, _ []byte) (bool, error) {
@@ -203,7 +221,14 @@ func (c *Catalog) dueTables(now time.Time) ([]dueTable, error) {
 		out = append(out, dueTable{dueMS: int64(binary.BigEndian.Uint64(rest[:8])), wh: wh, id: id})
 		return true, nil
 	})
-	return out, err
+	if err != nil {
+		return nil, fromMS, err
+	}
+	next := max(fromMS, now.UnixMilli()+1)
+	if len(out) > 0 {
+		next = out[0].dueMS
+	}
+	return out, next, nil
 }
 
 // runDue maintains one due table if this site owns its warehouse and its
