@@ -253,6 +253,9 @@ func (l *Layer) runBucketLifecycle(ctx context.Context, bucket string, now int64
 	if err := l.reindexLifecycle(ctx, bucket, now, &st); err != nil {
 		return st, err
 	}
+	// Each batch reads the index on from where the last one stopped, not
+	// over the tombstones of the entries the run has removed.
+	from := duePrefix(bucket)
 	for limit <= 0 || st.Keys < limit {
 		if err := ctx.Err(); err != nil {
 			return st, err
@@ -261,7 +264,7 @@ func (l *Layer) runBucketLifecycle(ctx context.Context, bucket string, now int64
 		if limit > 0 {
 			n = min(n, limit-st.Keys)
 		}
-		entries, keys, err := l.dueEntries(bucket, now, n)
+		entries, keys, next, err := l.dueEntries(bucket, from, now, n)
 		if err != nil || len(keys) == 0 {
 			return st, err
 		}
@@ -275,22 +278,29 @@ func (l *Layer) runBucketLifecycle(ctx context.Context, bucket string, now int64
 		if err := l.commitPlain(batch, false); err != nil {
 			return st, err
 		}
+		if next == nil {
+			return st, nil
+		}
+		from = next
 	}
 	return st, nil
 }
 
-// dueEntries returns up to n distinct keys whose index entries are due at
-// now, and those entries.
-func (l *Layer) dueEntries(bucket string, now int64, n int) (entries [][]byte, keys []string, err error) {
+// dueEntries returns up to n distinct keys whose index entries from from on
+// are due at now, those entries, and the entry the next batch starts at
+// (nil when none is left). An entry that acting on these keys indexes
+// below it (due again at once) waits for the next run.
+func (l *Layer) dueEntries(bucket string, from []byte, now int64, n int) (entries [][]byte, keys []string, next []byte, err error) {
 	seen := map[string]bool{}
 	end := dueKey(bucket, now+1, "")
-	err = meta.Scan(l.meta, duePrefix(bucket), end, func(k, _ []byte) (bool, error) {
+	err = meta.Scan(l.meta, from, end, func(k, _ []byte) (bool, error) {
 		_, key, ok := splitDueKey(bucket, k)
 		if !ok {
 			return true, nil
 		}
 		if !seen[key] {
 			if len(keys) == n {
+				next = bytes.Clone(k)
 				return false, nil
 			}
 			seen[key] = true
@@ -299,7 +309,7 @@ func (l *Layer) dueEntries(bucket string, now int64, n int) (entries [][]byte, k
 		entries = append(entries, bytes.Clone(k))
 		return true, nil
 	})
-	return entries, keys, err
+	return entries, keys, next, err
 }
 
 // reindexLifecycle rebuilds a bucket's due index after its rules changed:

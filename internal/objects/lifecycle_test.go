@@ -495,3 +495,38 @@ func TestRemovedExpiredMarkerIsTakenAgainOnceItHides(t *testing.T) {
 		t.Fatalf("c holds %d versions, want the marker over the version as a does", len(got))
 	}
 }
+
+// TestLifecycleRunOfManyBatches: a run with more keys due than one batch
+// takes reads each batch on from where the last stopped, and expires every
+// due object exactly once, evaluating each key once.
+func TestLifecycleRunOfManyBatches(t *testing.T) {
+	ctx := context.Background()
+	l := newLayer(t)
+	if err := l.CreateBucket(ctx, "bkt"); err != nil {
+		t.Fatal(err)
+	}
+	const n = 2*lifecycleBatch + 500
+	for i := range n {
+		put(t, l, "bkt", fmt.Sprintf("k%05d", i), "x")
+	}
+	setRules(t, l, "bkt", `<LifecycleConfiguration><Rule><ID>all</ID><Filter><Prefix></Prefix></Filter><Status>Enabled</Status><Expiration><Days>1</Days></Expiration></Rule></LifecycleConfiguration>`)
+	now := time.Now().UnixNano()
+	if st := runLC(t, l, now); st.Indexed != n || st.Expired != 0 {
+		t.Fatalf("rebuild: %+v", st)
+	}
+	st := runLC(t, l, now+3*dayNS)
+	if st.Keys != n || st.Expired != n {
+		t.Fatalf("run: %+v, want %d keys evaluated and expired", st, n)
+	}
+	if got := keysOf(t, l, "bkt"); len(got) != 0 {
+		t.Fatalf("%d keys left, first %s", len(got), got[0])
+	}
+	p := duePrefix("bkt")
+	left := 0
+	if err := meta.Scan(l.meta, p, meta.PrefixEnd(p), func(_, _ []byte) (bool, error) { left++; return true, nil }); err != nil {
+		t.Fatal(err)
+	}
+	if left != 0 {
+		t.Fatalf("%d index entries left", left)
+	}
+}
