@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -205,6 +206,7 @@ type snapshot struct {
 	records  map[string]*Record // by storage key, tombstones included
 	policies map[string]*policy.Policy
 	creds    map[string]*Identity
+	memberOf map[string][]string // user -> the live groups naming it, sorted
 }
 
 func (s *Store) load() *snapshot { return s.snap.Load() }
@@ -235,7 +237,7 @@ func (s *Store) reload() error {
 
 // build derives the policy and credential tables from the records.
 func (s *Store) build(recs map[string]*Record, svc Credential) *snapshot {
-	sn := &snapshot{records: recs, policies: map[string]*policy.Policy{}, creds: map[string]*Identity{}}
+	sn := &snapshot{records: recs, policies: map[string]*policy.Policy{}, creds: map[string]*Identity{}, memberOf: memberships(recs)}
 	for n, p := range policy.Builtin {
 		sn.policies[n] = p
 	}
@@ -346,18 +348,25 @@ func (sn *snapshot) mapping(kind, name string) []string {
 	return nil
 }
 
-// groupsOf returns the names of the groups user is a member of.
-func (sn *snapshot) groupsOf(user string) []string {
-	var out []string
-	for _, r := range sn.records {
-		if r.Kind == KindGroup && !r.Deleted {
-			for _, m := range r.Group.Members {
-				if m == user {
-					out = append(out, r.Name)
-					break
-				}
-			}
+// groupsOf returns the names of the groups user is a member of, sorted.
+// The slice is the snapshot's: callers must not change it.
+func (sn *snapshot) groupsOf(user string) []string { return sn.memberOf[user] }
+
+// memberships maps each user named by a live group to those groups,
+// sorted: read once per snapshot, where looking through every record for
+// each user made a rebuild cost users times records.
+func memberships(recs map[string]*Record) map[string][]string {
+	out := map[string][]string{}
+	for _, r := range recs {
+		if r.Kind != KindGroup || r.Deleted {
+			continue
 		}
+		for _, m := range slices.Compact(slices.Sorted(slices.Values(r.Group.Members))) {
+			out[m] = append(out[m], r.Name)
+		}
+	}
+	for _, gs := range out {
+		slices.Sort(gs)
 	}
 	return out
 }

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"maps"
+	"slices"
 	"testing"
 	"time"
 
@@ -278,5 +280,32 @@ func TestRecordsReplicable(t *testing.T) {
 	a, b := Record{Updated: 5, Site: "a"}, Record{Updated: 5, Site: "b"}
 	if !b.Newer(&a) || a.Newer(&b) {
 		t.Fatal("tie not broken by site")
+	}
+}
+
+// TestMemberships: each user maps to the live groups naming it, sorted and
+// once each, whatever the records' order; a deleted group names no one.
+func TestMemberships(t *testing.T) {
+	group := func(name string, deleted bool, members ...string) *Record {
+		r := &Record{Kind: KindGroup, Name: name, Deleted: deleted}
+		if !deleted {
+			r.Group = &GroupRecord{Members: members}
+		}
+		return r
+	}
+	recs := map[string]*Record{}
+	for _, r := range []*Record{
+		group("ops", false, "bob", "alice", "alice"),
+		group("dev", false, "alice"),
+		group("gone", true),
+		group("empty", false),
+		{Kind: KindUser, Name: "carol", User: &UserRecord{}},
+	} {
+		recs[recordKey(r.Kind, r.Name)] = r
+	}
+	got := memberships(recs)
+	want := map[string][]string{"alice": {"dev", "ops"}, "bob": {"ops"}}
+	if !maps.EqualFunc(got, want, slices.Equal) {
+		t.Fatalf("memberships %v, want %v", got, want)
 	}
 }

@@ -96,8 +96,7 @@ func (s *Store) User(name string) (UserInfo, error) {
 	if r == nil {
 		return UserInfo{}, fmt.Errorf("%w: %q", ErrNoSuchUser, name)
 	}
-	groups := sn.groupsOf(name)
-	sort.Strings(groups)
+	groups := slices.Clone(sn.groupsOf(name))
 	return UserInfo{Name: name, Enabled: !r.User.Disabled, Policies: sn.mapping(KindUserMap, name),
 		Groups: groups, Created: r.User.Created}, nil
 }
