@@ -1,6 +1,7 @@
 package objects
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -457,7 +458,16 @@ func (l *Layer) ListMultipartUploads(ctx context.Context, bucket string, opts Up
 	p := &pager{opts: ListOptions{Prefix: opts.Prefix, Delimiter: opts.Delimiter, MaxKeys: opts.MaxUploads}}
 	base := uploadPrefix(bucket)
 	lower := escapeKey(append([]byte(nil), base...), opts.Prefix)
-	err := meta.Scan(l.meta, lower, meta.PrefixEnd(lower), func(k, raw []byte) (bool, error) {
+	upper := meta.PrefixEnd(lower)
+	// A later page starts at its marker's key (escaping keeps keys'
+	// order), not at the first upload under the prefix.
+	if m := escapeKey(append([]byte(nil), base...), opts.KeyMarker); bytes.Compare(m, lower) > 0 {
+		lower = m
+	}
+	if bytes.Compare(lower, upper) >= 0 {
+		return res, nil // the marker is past every key under the prefix
+	}
+	err := meta.Scan(l.meta, lower, upper, func(k, raw []byte) (bool, error) {
 		key, id, ok := splitEscaped(k[len(base):])
 		if !ok || !strings.HasPrefix(key, opts.Prefix) {
 			return true, nil
