@@ -95,6 +95,7 @@ const (
 	ScannerTablesBehind         = "twinlake_tables_scanner_tables_behind"                  // gauge: tables/views whose verified version trails the latest seen
 	ScannerMissingFiles         = "twinlake_tables_scanner_missing_files"                  // gauge
 	ScannerRetryRequestsTotal   = "twinlake_tables_scanner_retry_requests_total"           // counter: files asked again from the primary
+	ScannerRecordReadsTotal     = "twinlake_tables_scanner_record_reads_total"             // counter: identity record versions read
 	ScannerHeldTransactions     = "twinlake_tables_scanner_held_tables"                    // gauge: tables held for a multi-table transaction
 	ScannerState                = "twinlake_tables_scanner_state"                          // gauge {state}: 1 for the current state
 	ScannerLastSuccessTimestamp = "twinlake_tables_scanner_last_success_timestamp_seconds" // gauge

@@ -169,27 +169,61 @@ type recordVersion struct {
 // recordVersions reads every live version of an identity record, newest
 // first, skipping delete markers and versions a rebuild discarded.
 func (s *Scanner) recordVersions(ctx context.Context, wh, key string) ([]recordVersion, error) {
-	vs, err := s.cfg.Objects.KeyVersions(ctx, wh, key)
+	rd, err := s.recordReader(ctx, wh, key)
 	if err != nil {
 		return nil, err
 	}
 	var out []recordVersion
-	for _, v := range vs {
-		if v.DeleteMarker || s.discarded(wh, v.VersionID) {
+	for {
+		rv, ok, err := rd.next(ctx)
+		if err != nil || !ok {
+			return out, err
+		}
+		out = append(out, rv)
+	}
+}
+
+// recordReader reads the live versions of an identity record newest first,
+// one at a time: an evaluation needs the newest down to the first complete
+// one, and a table gets a version per commit, so reading them all made
+// each evaluation cost the table's whole history.
+type recordReader struct {
+	s       *Scanner
+	wh, key string
+	vs      []*objects.Version // every version, newest first
+}
+
+func (s *Scanner) recordReader(ctx context.Context, wh, key string) (*recordReader, error) {
+	vs, err := s.cfg.Objects.KeyVersions(ctx, wh, key)
+	if err != nil {
+		return nil, err
+	}
+	return &recordReader{s: s, wh: wh, key: key, vs: vs}, nil
+}
+
+// next returns the next live version, skipping delete markers, versions a
+// rebuild discarded and records that do not parse; ok is false past the
+// oldest.
+func (r *recordReader) next(ctx context.Context) (rv recordVersion, ok bool, err error) {
+	for len(r.vs) > 0 {
+		v := r.vs[0]
+		r.vs = r.vs[1:]
+		if v.DeleteMarker || r.s.discarded(r.wh, v.VersionID) {
 			continue
 		}
-		data, err := s.read(ctx, wh, key, v.VersionID)
+		data, err := r.s.read(ctx, r.wh, r.key, v.VersionID)
 		if err != nil {
-			return nil, err
+			return recordVersion{}, false, err
 		}
+		r.s.m.recordReads.Inc()
 		rec, err := catalog.ParseRecord(data)
 		if err != nil {
-			s.log.Warn("scanner: bad identity record", "warehouse", wh, "key", key, "version", v.VersionID, "err", err)
+			r.s.log.Warn("scanner: bad identity record", "warehouse", r.wh, "key", r.key, "version", v.VersionID, "err", err)
 			continue
 		}
-		out = append(out, recordVersion{vid: v.VersionID, origin: v.Origin, rec: rec})
+		return recordVersion{vid: v.VersionID, origin: v.Origin, rec: rec}, true, nil
 	}
-	return out, nil
+	return recordVersion{}, false, nil
 }
 
 // read returns an object's bytes (a version, or the latest when vid is "").
@@ -227,15 +261,19 @@ func (s *Scanner) evaluate(ctx context.Context, ek string) ([]string, error) {
 	if err != nil {
 		return nil, nil // not an identity record
 	}
-	recs, err := s.recordVersions(ctx, wh, key)
+	rd, err := s.recordReader(ctx, wh, key)
+	if err != nil {
+		return nil, err
+	}
+	newest, ok, err := rd.next(ctx)
 	if err != nil {
 		return nil, err
 	}
 	e := s.entity(ek, wh, key, kind, ns, name)
-	if len(recs) == 0 {
+	if !ok {
 		return nil, nil
 	}
-	ob, metas, err := s.observe(ctx, e, recs)
+	ob, metas, err := s.observe(ctx, e, newest, rd)
 	if err != nil {
 		return nil, err
 	}
@@ -277,14 +315,14 @@ func (e *entity) path() string {
 // observe gathers what decide needs: the record versions, the settings and
 // the time, and for a live table or view the local catalog entry and the
 // completeness of its newest incarnation's versions, newest first up to the
-// first complete one. It returns the metadata bytes it read, by version.
-func (s *Scanner) observe(ctx context.Context, e *entity, recs []recordVersion) (observation, map[string][]byte, error) {
-	ob := observation{key: e.key, wh: e.wh, kind: e.kind, mode: s.consistency(), versions: make([]versionObs, len(recs)),
+// first complete one. Those are the versions it reads (newest, then the
+// rest from rd as the walk needs them; decide looks no further: see
+// pickVersion). It returns the metadata bytes it read, by version.
+func (s *Scanner) observe(ctx context.Context, e *entity, newest recordVersion, rd *recordReader) (observation, map[string][]byte, error) {
+	ob := observation{key: e.key, wh: e.wh, kind: e.kind, mode: s.consistency(),
+		versions:      []versionObs{{vid: newest.vid, rec: newest.rec}},
 		retryInterval: s.cfg.Settings.Duration(config.SubsysTables, config.TablesReplicaCatalogRetryInterval),
 		staleTimeout:  s.cfg.Settings.Duration(config.SubsysTables, config.TablesReplicaCatalogTxnStaleTimeout)}
-	for i, rv := range recs {
-		ob.versions[i] = versionObs{vid: rv.vid, rec: rv.rec}
-	}
 	if e.kind == catalog.KindNamespace {
 		ob.now = s.cfg.Now()
 		return ob, nil, nil
@@ -295,10 +333,19 @@ func (s *Scanner) observe(ctx context.Context, e *entity, recs []recordVersion) 
 	}
 	ob.local = localEntry{present: have, uuid: local.UUID, version: local.Version}
 	var metas map[string][]byte
-	newest := recs[0].rec
-	for i := 0; i < len(ob.versions) && !newest.Deleted; i++ {
+	for i := 0; !newest.rec.Deleted; i++ {
+		if i == len(ob.versions) {
+			rv, ok, err := rd.next(ctx)
+			if err != nil {
+				return ob, nil, err
+			}
+			if !ok {
+				break
+			}
+			ob.versions = append(ob.versions, versionObs{vid: rv.vid, rec: rv.rec})
+		}
 		v := &ob.versions[i]
-		if !sameIncarnation(newest, v.rec) {
+		if !sameIncarnation(newest.rec, v.rec) {
 			break
 		}
 		if md := s.check(ctx, e, v, ob.mode); md != nil {

@@ -1074,3 +1074,41 @@ func TestBackfillResumesFromItsCursor(t *testing.T) {
 		}
 	}
 }
+
+// TestEvaluationReadsNewestVersions: a table gets an identity record
+// version per commit, and the replica's evaluation of a new commit reads
+// the newest versions down to the first complete one, not the table's
+// whole history.
+func TestEvaluationReadsNewestVersions(t *testing.T) {
+	p := newDRPair(t, tablesSettings)
+	id := table.Identifier{"hist", "t"}
+	tbl := newTable(t, p.catalog(p.primary), id, nil)
+	for i := range int64(20) {
+		tbl = bigAppend(t, tbl, i*4, 4)
+	}
+	waitVerified(t, p.replica, "hist", "t", metadataVersion(tbl), 60*time.Second)
+	reads := func() float64 {
+		t.Helper()
+		body, err := testsite.Scrape(p.replica.Site, "", "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, line := range strings.Split(body, "\n") {
+			if v, ok := strings.CutPrefix(line, "twinlake_tables_scanner_record_reads_total "); ok {
+				var n float64
+				fmt.Sscan(v, &n)
+				return n
+			}
+		}
+		t.Fatal("no twinlake_tables_scanner_record_reads_total")
+		return 0
+	}
+	before := reads()
+	tbl = bigAppend(t, tbl, 1000, 4)
+	waitVerified(t, p.replica, "hist", "t", metadataVersion(tbl), 60*time.Second)
+	n := reads() - before
+	t.Logf("one commit of a table with %d versions: %v record versions read", metadataVersion(tbl)+1, n)
+	if n < 1 || n > 8 {
+		t.Fatalf("evaluating one commit of a table with %d versions read %v record versions", metadataVersion(tbl)+1, n)
+	}
+}

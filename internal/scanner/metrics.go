@@ -8,8 +8,8 @@ import (
 )
 
 type scanMetrics struct {
-	cycles, retryRequests prometheus.Counter
-	cycleSeconds          prometheus.Histogram
+	cycles, retryRequests, recordReads prometheus.Counter
+	cycleSeconds                       prometheus.Histogram
 }
 
 // scanCollector reports the scanner gauges when scraped.
@@ -55,6 +55,8 @@ func newScanMetrics(s *Scanner, reg prometheus.Registerer) (*scanMetrics, error)
 	m := &scanMetrics{
 		cycles:        prometheus.NewCounter(prometheus.CounterOpts{Name: metrics.ScannerCyclesTotal, Help: "Replica catalog scanner cycles completed."}),
 		retryRequests: prometheus.NewCounter(prometheus.CounterOpts{Name: metrics.ScannerRetryRequestsTotal, Help: "Missing files the scanner asked the primary to re-send."}),
+		recordReads: prometheus.NewCounter(prometheus.CounterOpts{Name: metrics.ScannerRecordReadsTotal,
+			Help: "Identity record versions the scanner read: an evaluation reads a table's newest versions down to the first complete one."}),
 		cycleSeconds: prometheus.NewHistogram(prometheus.HistogramOpts{Name: metrics.ScannerCycleSeconds, Help: "Duration of a scanner cycle.",
 			Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30}}),
 	}
@@ -71,7 +73,7 @@ func newScanMetrics(s *Scanner, reg prometheus.Registerer) (*scanMetrics, error)
 			"Tables and views on the replica per status: ok (verified at the latest version), behind (a newer version is not complete yet), missing (behind, with files missing), held (a transaction member waiting for the others), deleted.",
 			[]string{"status"}, nil),
 	}
-	for _, col := range []prometheus.Collector{m.cycles, m.retryRequests, m.cycleSeconds, c} {
+	for _, col := range []prometheus.Collector{m.cycles, m.retryRequests, m.recordReads, m.cycleSeconds, c} {
 		if err := reg.Register(col); err != nil {
 			return nil, err
 		}
