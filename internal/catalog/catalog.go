@@ -120,6 +120,9 @@ type Catalog struct {
 	// idemSweep is where the next sweep of expired idempotency answers
 	// starts (idempotency.go).
 	idemSweep sweepCursor
+	// expiry is when each warehouse's next soft-deleted entry expires
+	// (table_undrop.go).
+	expiry expiryMemo
 
 	// beforeExpiryCommit, set by tests only, runs between an expiry's plan
 	// and its commit (maintenance.go).

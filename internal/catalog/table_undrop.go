@@ -6,7 +6,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"sort"
+	"sync"
 	"time"
 
 	"github.com/twinlake/twinlake/internal/meta"
@@ -59,7 +61,8 @@ type DeletedEntry struct {
 }
 
 // softDropBatch adds to b the move of a live entry to the deleted keys.
-func softDropBatch(b meta.Batch, k entryKind, wh string, id Ident, d deletedEntry) error {
+func (c *Catalog) softDropBatch(b meta.Batch, k entryKind, wh string, id Ident, d deletedEntry) error {
+	c.expiry.note(wh, d.ExpiresMS)
 	data, err := json.Marshal(d)
 	if err != nil {
 		return err
@@ -81,7 +84,7 @@ func (c *Catalog) softDrop(ctx context.Context, k entryKind, wh string, id Ident
 		return err
 	}
 	b := c.meta.NewBatch()
-	if err := softDropBatch(b, k, wh, id, deletedEntry{entry: e, DroppedMS: now, ExpiresMS: rec.ExpiresMS}); err != nil {
+	if err := c.softDropBatch(b, k, wh, id, deletedEntry{entry: e, DroppedMS: now, ExpiresMS: rec.ExpiresMS}); err != nil {
 		return err
 	}
 	if err := c.markApplied(ctx, b, wh, "", ""); err != nil {
@@ -261,10 +264,17 @@ func (c *Catalog) ExpireDeleted(ctx context.Context, wh string) (int, error) {
 	}
 	var dues []due
 	now := c.nowMS()
+	gen, scan := c.expiry.begin(wh, now)
+	if !scan {
+		return 0, nil
+	}
+	next := int64(math.MaxInt64)
 	for _, k := range []entryKind{tableKind, viewKind} {
 		err := c.scanDeleted(k, warehouseScanPrefix(k.deletedPfx(), wh), func(id Ident, d deletedEntry) error {
 			if d.ExpiresMS <= now {
 				dues = append(dues, due{k, id, d})
+			} else {
+				next = min(next, d.ExpiresMS)
 			}
 			return nil
 		})
@@ -272,14 +282,66 @@ func (c *Catalog) ExpireDeleted(ctx context.Context, wh string) (int, error) {
 			return 0, err
 		}
 	}
-	n := 0
-	for _, x := range dues {
+	for i, x := range dues {
 		if err := c.expireOne(ctx, x.k, wh, x.id, x.d); err != nil {
-			return n, err
+			return i, err
 		}
-		n++
 	}
-	return n, nil
+	c.expiry.scanned(wh, gen, now, next)
+	return len(dues), nil
+}
+
+// expiryMemo keeps, per warehouse, the earliest retention end among its
+// soft-deleted entries not yet expired, as the last full read found it and
+// lowered by every soft delete since: RunExpiry's ticks (every 2 s) read a
+// warehouse's soft-deleted entries only once one is due, or after
+// expiryRescan, where each tick read and decoded every one.
+type expiryMemo struct {
+	mu   sync.Mutex
+	next map[string]int64 // warehouse -> earliest expiry, Unix ms
+	read map[string]int64 // warehouse -> when it was last read in full, Unix ms
+	gen  map[string]uint64
+}
+
+// expiryRescan is how often the soft-deleted entries are read in full
+// whatever the memo says: a safety net for entries written some other way.
+const expiryRescan = 10 * time.Minute
+
+// begin reports whether a warehouse's soft-deleted entries must be read at
+// now, and the memo's generation for scanned.
+func (m *expiryMemo) begin(wh string, now int64) (uint64, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.next == nil {
+		m.next, m.read, m.gen = map[string]int64{}, map[string]int64{}, map[string]uint64{}
+	}
+	next, known := m.next[wh]
+	return m.gen[wh], !known || next <= now || now-m.read[wh] >= expiryRescan.Milliseconds()
+}
+
+// scanned records a full read that began at generation gen and found next
+// as the earliest expiry still ahead; a soft delete noted meanwhile keeps
+// its lower value.
+func (m *expiryMemo) scanned(wh string, gen uint64, now, next int64) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.gen[wh] != gen {
+		next = min(next, m.next[wh])
+	}
+	m.next[wh], m.read[wh] = next, now
+}
+
+// note lowers a warehouse's earliest expiry to a new soft delete's.
+func (m *expiryMemo) note(wh string, expires int64) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.next == nil {
+		m.next, m.read, m.gen = map[string]int64{}, map[string]int64{}, map[string]uint64{}
+	}
+	m.gen[wh]++
+	if next, known := m.next[wh]; known {
+		m.next[wh] = min(next, expires)
+	}
 }
 
 func (c *Catalog) expireOne(ctx context.Context, k entryKind, wh string, id Ident, d deletedEntry) error {
@@ -376,7 +438,7 @@ func (c *Catalog) ApplyTombstone(ctx context.Context, wh string, r Record) error
 		b.Set(metadataKey(e.ID), metadata)
 	}
 	e.UpdatedMS = r.UpdatedMS
-	if err := softDropBatch(b, k, wh, id, deletedEntry{entry: e, DroppedMS: r.UpdatedMS, ExpiresMS: r.ExpiresMS}); err != nil {
+	if err := c.softDropBatch(b, k, wh, id, deletedEntry{entry: e, DroppedMS: r.UpdatedMS, ExpiresMS: r.ExpiresMS}); err != nil {
 		return err
 	}
 	if err := b.Commit(true); err != nil {

@@ -1,6 +1,7 @@
 package catalog
 
 import (
+	"encoding/json"
 	"errors"
 	"testing"
 	"time"
@@ -176,4 +177,70 @@ func testViewRequest(id Ident) CreateViewRequest {
 		panic(err)
 	}
 	return CreateViewRequest{Ident: id, Schema: unitSchema, ViewVersion: v}
+}
+
+// TestExpiryReadsOnlyWhenDue: once a warehouse's soft-deleted entries have
+// been read, the next reads wait for the earliest to expire (or a soft
+// delete with an earlier end, noted as it is made), so the frequent expiry
+// ticks do not read every entry each time; an entry written without the
+// note waits for the periodic full read.
+func TestExpiryReadsOnlyWhenDue(t *testing.T) {
+	c, _ := newTestCatalog(t)
+	ctx := t.Context()
+	now := time.Unix(1_700_000_000, 0)
+	c.cfg.Now = func() time.Time { return now }
+	create := func(name string) Ident {
+		t.Helper()
+		id := Ident{Namespace: []string{"ns"}, Name: name}
+		if _, err := c.CreateTable(ctx, "lake", CreateTableRequest{Ident: id, Schema: unitSchema}); err != nil {
+			t.Fatal(err)
+		}
+		return id
+	}
+	retain := func(r string) {
+		t.Helper()
+		if _, err := c.SetWarehouseSettings(ctx, "lake", map[string]string{SettingSoftDelete: r}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	expire := func(want int) {
+		t.Helper()
+		if n, err := c.ExpireDeleted(ctx, "lake"); err != nil || n != want {
+			t.Fatalf("at %s: expired %d (%v), want %d", now.Format(time.TimeOnly), n, err, want)
+		}
+	}
+	retain("2h")
+	long := create("long")
+	if err := c.DropTable(ctx, "lake", long, false); err != nil {
+		t.Fatal(err)
+	}
+	expire(0) // read in full: the earliest end is in 2 h
+	// A drop with a shorter retention is noted: it expires on time.
+	retain("30m")
+	short := create("short")
+	if err := c.DropTable(ctx, "lake", short, false); err != nil {
+		t.Fatal(err)
+	}
+	now = now.Add(31 * time.Minute)
+	expire(1)
+	// An entry that reached the store without the note (as a restore
+	// might write one) is not read until the full read after 10 minutes.
+	hidden := create("hidden")
+	e, err := c.getEntry(tableKind, "lake", hidden)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := c.meta.NewBatch()
+	data, _ := json.Marshal(deletedEntry{entry: e, DroppedMS: now.UnixMilli(), ExpiresMS: now.UnixMilli()})
+	b.Delete(entryKey(tableKind.pfx, "lake", hidden))
+	b.Set(deletedKey(tableKind, "lake", hidden, e.UUID), data)
+	if err := b.Commit(true); err != nil {
+		t.Fatal(err)
+	}
+	now = now.Add(time.Minute)
+	expire(0)
+	now = now.Add(10 * time.Minute)
+	expire(1)
+	now = now.Add(2 * time.Hour)
+	expire(1) // long
 }
