@@ -1112,3 +1112,43 @@ func TestEvaluationReadsNewestVersions(t *testing.T) {
 		t.Fatalf("evaluating one commit of a table with %d versions read %v record versions", metadataVersion(tbl)+1, n)
 	}
 }
+
+// TestStatusOrderAndPages: the replica status lists tables by warehouse,
+// namespace and name, and pages through them.
+func TestStatusOrderAndPages(t *testing.T) {
+	p := newDRPair(t, tablesSettings)
+	ctx := context.Background()
+	cat := p.catalog(p.primary)
+	for _, ns := range []table.Identifier{{"b"}, {"a"}, {"a", "x"}} {
+		if err := cat.CreateNamespace(ctx, ns, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, id := range []table.Identifier{{"b", "t1"}, {"a", "x", "t0"}, {"a", "t2"}, {"a", "t1"}} {
+		tbl, err := cat.CreateTable(ctx, id, icetest.Schema)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ns := strings.Join(id[:len(id)-1], ".")
+		waitVerified(t, p.replica, ns, id[len(id)-1], metadataVersion(tbl), 30*time.Second)
+	}
+	want := []string{"a.t1", "a.t2", "a.x.t0", "b.t1"}
+	names := func(es []scanner.EntryStatus) []string {
+		var out []string
+		for _, e := range es {
+			out = append(out, strings.Join(e.Namespace, ".")+"."+e.Name)
+		}
+		return out
+	}
+	sc := p.replica.Server().Scanner()
+	if got := names(sc.Status(0, 0).Entries); !slices.Equal(got, want) {
+		t.Fatalf("entries %v, want %v", got, want)
+	}
+	page := sc.Status(1, 2)
+	if got := names(page.Entries); page.Total != 4 || page.Offset != 1 || !slices.Equal(got, want[1:3]) {
+		t.Fatalf("page from 1 of 2: %v (total %d, offset %d), want %v", got, page.Total, page.Offset, want[1:3])
+	}
+	if page := sc.Status(9, 2); len(page.Entries) != 0 || page.Total != 4 {
+		t.Fatalf("page past the end: %+v", page.Entries)
+	}
+}

@@ -1,7 +1,7 @@
 package scanner
 
 import (
-	"sort"
+	"slices"
 	"strings"
 	"time"
 
@@ -56,7 +56,11 @@ func (s *Scanner) Status(offset, limit int) Status {
 	out := Status{State: reportedState(s.state, role, p.Window), Consistency: s.consistency(), Leader: true, Promoting: s.failover.Load(),
 		Cycles: s.cycles, LastCycle: s.lastOK, CycleTime: s.lastDur, Window: p.Window, Rebuild: p.Rebuild,
 		Entries: []EntryStatus{}, Events: s.recent.newestFirst()}
-	all := make([]EntryStatus, 0, len(s.ents))
+	type keyed struct {
+		order string // warehouse, namespace, name and kind, each ended by a byte below any in them
+		es    EntryStatus
+	}
+	all := make([]keyed, 0, len(s.ents))
 	for _, e := range s.ents {
 		if e.kind == catalog.KindNamespace || e.status == "" {
 			continue
@@ -66,29 +70,22 @@ func (s *Scanner) Status(offset, limit int) Status {
 		if !e.deleted && !e.held && e.latest > e.verified {
 			es.Behind = e.latest - max(e.verified, 0)
 		}
-		all = append(all, es)
+		all = append(all, keyed{order: e.wh + "\x00" + strings.Join(e.ns, "\x1f") + "\x00" + e.name + "\x00" + e.kind, es: es})
 	}
 	s.mu.Unlock()
-	sort.Slice(all, func(i, j int) bool {
-		a, b := all[i], all[j]
-		if a.Warehouse != b.Warehouse {
-			return a.Warehouse < b.Warehouse
-		}
-		if an, bn := strings.Join(a.Namespace, "\x1f"), strings.Join(b.Namespace, "\x1f"); an != bn {
-			return an < bn
-		}
-		if a.Name != b.Name {
-			return a.Name < b.Name
-		}
-		return a.Kind < b.Kind
-	})
+	// One key per entry, built once, where the comparison joined both
+	// namespaces at every step.
+	slices.SortFunc(all, func(a, b keyed) int { return strings.Compare(a.order, b.order) })
 	out.Total, out.Offset = len(all), offset
 	if offset < len(all) {
 		all = all[max(offset, 0):]
 		if limit > 0 && limit < len(all) {
 			all = all[:limit]
 		}
-		out.Entries = all
+		out.Entries = make([]EntryStatus, len(all))
+		for i, k := range all {
+			out.Entries[i] = k.es
+		}
 	}
 	return out
 }
