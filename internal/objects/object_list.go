@@ -195,23 +195,48 @@ func (l *Layer) ListObjectVersions(ctx context.Context, bucket string, opts Vers
 		group = group[:0]
 		return more
 	}
-	err := meta.Scan(l.meta, lower, upper, func(k, raw []byte) (bool, error) {
-		key, _, ok := splitVersionKey(bucket, k)
-		if !ok || !strings.HasPrefix(key, opts.Prefix) {
-			return true, nil
+	it, err := l.meta.Iter(lower, upper)
+	if err != nil {
+		return VersionListResult{}, err
+	}
+	closed := false
+	defer func() {
+		if !closed {
+			it.Close()
 		}
-		if key != groupKey && !flush() {
-			return false, nil
+	}()
+	for ok := it.First(); ok; {
+		key, _, valid := splitVersionKey(bucket, it.Key())
+		if !valid || !strings.HasPrefix(key, opts.Prefix) {
+			ok = it.Next()
+			continue
 		}
-		groupKey = key
+		if key != groupKey {
+			if !flush() {
+				break
+			}
+			groupKey = key
+			// A key under a common prefix stands for the whole prefix:
+			// it is listed (or skipped) once, and the listing goes on
+			// past every version of every key under it, unread.
+			if cp := p.commonPrefix(key); cp != "" {
+				if !l.emitVersions(&res, p, opts, key, nil) {
+					break
+				}
+				groupKey = ""
+				ok = it.SeekGE(meta.PrefixEnd(escapeKey(append([]byte(nil), vb...), cp)))
+				continue
+			}
+		}
 		v := &Version{}
-		if err := decode(raw, v); err != nil {
-			return false, err
+		if err := decode(it.Value(), v); err != nil {
+			return VersionListResult{}, err
 		}
 		group = append(group, v)
-		return true, nil
-	})
-	if err != nil {
+		ok = it.Next()
+	}
+	closed = true
+	if err := it.Close(); err != nil {
 		return VersionListResult{}, err
 	}
 	flush()
