@@ -123,6 +123,9 @@ type Catalog struct {
 	// expiry is when each warehouse's next soft-deleted entry expires
 	// (table_undrop.go).
 	expiry expiryMemo
+	// named holds the directories each table's metadata names
+	// (table_purge.go).
+	named namedDirs
 
 	// beforeExpiryCommit, set by tests only, runs between an expiry's plan
 	// and its commit (maintenance.go).

@@ -8,7 +8,10 @@ import (
 	"io/fs"
 	"net/url"
 	"path"
+	"slices"
+	"strconv"
 	"strings"
+	"sync"
 
 	iceio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
@@ -219,8 +222,11 @@ func (c *Catalog) tablesHolding(wh string, files []string) (map[string]Ident, er
 }
 
 // tablesNaming returns the live tables of the warehouse whose current
-// metadata JSON holds one of needles. It reads each table's metadata from
-// the local catalog, not the object store, and does not parse it.
+// metadata JSON holds one of needles, each "//<warehouse>/<dir>/". It
+// checks each table against the directories its metadata names
+// (dirsNamed), kept per metadata version, so a call reads the table keys
+// and only the metadata it has not seen: every maintenance run that deletes
+// files calls it, and it read and searched every table's metadata.
 func (c *Catalog) tablesNaming(wh string, needles [][]byte) ([]Ident, error) {
 	var out []Ident
 	prefix := warehouseScanPrefix(pfxTable, wh)
@@ -233,19 +239,86 @@ func (c *Catalog) tablesNaming(wh string, needles [][]byte) ([]Ident, error) {
 		if err != nil {
 			return false, err
 		}
-		data, err := c.entryMetadata(e)
+		dirs, err := c.dirsNamed(wh, e)
 		if err != nil {
 			return false, err
 		}
-		for _, n := range needles {
-			if bytes.Contains(data, n) {
-				out = append(out, id)
-				break
-			}
+		if namesAny(dirs, needles) {
+			out = append(out, id)
 		}
 		return true, nil
 	})
 	return out, err
+}
+
+// namedDirs keeps, per table metadata (warehouse, entry ID and version:
+// an entry's metadata changes only with its version), the directories it
+// names in the warehouse.
+type namedDirs struct {
+	mu sync.Mutex
+	m  map[string][]string
+}
+
+// namedDirsMax bounds namedDirs: past it, it starts again.
+const namedDirsMax = 100_000
+
+// dirsNamed returns the directories entry e's metadata JSON names in
+// warehouse wh (dirsIn).
+func (c *Catalog) dirsNamed(wh string, e entry) ([]string, error) {
+	k := wh + "\x00" + e.ID + "\x00" + strconv.FormatInt(e.Version, 10)
+	c.named.mu.Lock()
+	dirs, ok := c.named.m[k]
+	c.named.mu.Unlock()
+	if ok {
+		return dirs, nil
+	}
+	data, err := c.entryMetadata(e)
+	if err != nil {
+		return nil, err
+	}
+	dirs = dirsIn(data, "//"+wh+"/")
+	c.named.mu.Lock()
+	if c.named.m == nil || len(c.named.m) >= namedDirsMax {
+		c.named.m = map[string][]string{}
+	}
+	c.named.m[k] = dirs
+	c.named.mu.Unlock()
+	return dirs, nil
+}
+
+// dirsIn returns, for each place mark occurs in data, the text from there
+// to the last '/' before the next '"' (the directory of the location that
+// starts there), sorted, each once. A needle that starts with mark, ends
+// with '/' and holds no '"' occurs in data exactly when one of them starts
+// with it (namesAny).
+func dirsIn(data []byte, mark string) []string {
+	var out []string
+	for at := 0; ; {
+		i := bytes.Index(data[at:], []byte(mark))
+		if i < 0 {
+			break
+		}
+		s := data[at+i:]
+		if j := bytes.IndexByte(s, '"'); j >= 0 {
+			s = s[:j]
+		}
+		out = append(out, string(s[:bytes.LastIndexByte(s, '/')+1]))
+		at += i + 1
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// namesAny reports whether one of dirs (sorted) starts with one of needles:
+// the first dir not below a needle does if any does.
+func namesAny(dirs []string, needles [][]byte) bool {
+	for _, n := range needles {
+		i, _ := slices.BinarySearch(dirs, string(n))
+		if i < len(dirs) && strings.HasPrefix(dirs[i], string(n)) {
+			return true
+		}
+	}
+	return false
 }
 
 // metadataDirs returns "//<warehouse>/<dir>/" for each directory of the
