@@ -125,7 +125,7 @@ type Catalog struct {
 	expiry expiryMemo
 	// named holds the directories each table's metadata names
 	// (table_purge.go).
-	named namedDirs
+	named metadataCache
 
 	// beforeExpiryCommit, set by tests only, runs between an expiry's plan
 	// and its commit (maintenance.go).
@@ -142,7 +142,8 @@ func New(m meta.Store, obj Objects, cfg Config) (*Catalog, error) {
 		return nil, errors.New("catalog: a meta store and an object layer are required")
 	}
 	c := &Catalog{meta: m, obj: obj, cfg: cfg, log: cfg.Logger.With("component", "catalog"),
-		seed: maphash.MakeSeed(), cache: newMetadataCache(4096)}
+		seed: maphash.MakeSeed(), cache: newMetadataCache(4096),
+		named: newMetadataCache(namedDirsMax)}
 	if err := c.rebuildLocations(); err != nil {
 		return nil, fmt.Errorf("catalog: rebuild the location index: %w", err)
 	}

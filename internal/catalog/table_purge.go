@@ -9,9 +9,7 @@ import (
 	"net/url"
 	"path"
 	"slices"
-	"strconv"
 	"strings"
-	"sync"
 
 	iceio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
@@ -251,38 +249,22 @@ func (c *Catalog) tablesNaming(wh string, needles [][]byte) ([]Ident, error) {
 	return out, err
 }
 
-// namedDirs keeps, per table metadata (warehouse, entry ID and version:
-// an entry's metadata changes only with its version), the directories it
-// names in the warehouse.
-type namedDirs struct {
-	mu sync.Mutex
-	m  map[string][]string
-}
-
-// namedDirsMax bounds namedDirs: past it, it starts again.
+// namedDirsMax bounds the directories kept per table (Catalog.named).
 const namedDirsMax = 100_000
 
 // dirsNamed returns the directories entry e's metadata JSON names in
-// warehouse wh (dirsIn).
+// warehouse wh (dirsIn), kept per entry and version in c.named, as parsed
+// metadata is in c.cache: an entry's metadata changes only with its version.
 func (c *Catalog) dirsNamed(wh string, e entry) ([]string, error) {
-	k := wh + "\x00" + e.ID + "\x00" + strconv.FormatInt(e.Version, 10)
-	c.named.mu.Lock()
-	dirs, ok := c.named.m[k]
-	c.named.mu.Unlock()
-	if ok {
-		return dirs, nil
+	if dirs, ok := c.named.get(e.ID, e.Version); ok {
+		return dirs.([]string), nil
 	}
 	data, err := c.entryMetadata(e)
 	if err != nil {
 		return nil, err
 	}
-	dirs = dirsIn(data, "//"+wh+"/")
-	c.named.mu.Lock()
-	if c.named.m == nil || len(c.named.m) >= namedDirsMax {
-		c.named.m = map[string][]string{}
-	}
-	c.named.m[k] = dirs
-	c.named.mu.Unlock()
+	dirs := dirsIn(data, "//"+wh+"/")
+	c.named.put(e.ID, e.Version, dirs)
 	return dirs, nil
 }
 
