@@ -297,26 +297,41 @@ func (c *Catalog) ExpireDeleted(ctx context.Context, wh string) (int, error) {
 // warehouse's soft-deleted entries only once one is due, or after
 // expiryRescan, where each tick read and decoded every one.
 type expiryMemo struct {
-	mu   sync.Mutex
-	next map[string]int64 // warehouse -> earliest expiry, Unix ms
-	read map[string]int64 // warehouse -> when it was last read in full, Unix ms
-	gen  map[string]uint64
+	mu sync.Mutex
+	wh map[string]*whExpiry
+}
+
+// whExpiry is one warehouse's memo. Until its first full read (read 0) it
+// knows nothing; gen counts the soft deletes noted.
+type whExpiry struct {
+	next, read int64 // earliest expiry still ahead, last full read: Unix ms
+	gen        uint64
 }
 
 // expiryRescan is how often the soft-deleted entries are read in full
 // whatever the memo says: a safety net for entries written some other way.
 const expiryRescan = 10 * time.Minute
 
+// of returns a warehouse's memo (the caller holds mu).
+func (m *expiryMemo) of(wh string) *whExpiry {
+	if m.wh == nil {
+		m.wh = map[string]*whExpiry{}
+	}
+	w := m.wh[wh]
+	if w == nil {
+		w = &whExpiry{}
+		m.wh[wh] = w
+	}
+	return w
+}
+
 // begin reports whether a warehouse's soft-deleted entries must be read at
 // now, and the memo's generation for scanned.
 func (m *expiryMemo) begin(wh string, now int64) (uint64, bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.next == nil {
-		m.next, m.read, m.gen = map[string]int64{}, map[string]int64{}, map[string]uint64{}
-	}
-	next, known := m.next[wh]
-	return m.gen[wh], !known || next <= now || now-m.read[wh] >= expiryRescan.Milliseconds()
+	w := m.of(wh)
+	return w.gen, w.read == 0 || w.next <= now || now-w.read >= expiryRescan.Milliseconds()
 }
 
 // scanned records a full read that began at generation gen and found next
@@ -325,22 +340,21 @@ func (m *expiryMemo) begin(wh string, now int64) (uint64, bool) {
 func (m *expiryMemo) scanned(wh string, gen uint64, now, next int64) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.gen[wh] != gen {
-		next = min(next, m.next[wh])
+	w := m.of(wh)
+	if w.gen != gen {
+		next = min(next, w.next)
 	}
-	m.next[wh], m.read[wh] = next, now
+	w.next, w.read = next, now
 }
 
 // note lowers a warehouse's earliest expiry to a new soft delete's.
 func (m *expiryMemo) note(wh string, expires int64) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.next == nil {
-		m.next, m.read, m.gen = map[string]int64{}, map[string]int64{}, map[string]uint64{}
-	}
-	m.gen[wh]++
-	if next, known := m.next[wh]; known {
-		m.next[wh] = min(next, expires)
+	w := m.of(wh)
+	w.gen++
+	if w.read != 0 {
+		w.next = min(w.next, expires)
 	}
 }
 
