@@ -96,9 +96,7 @@ func (t *target) observe(ev linkEvent, cause error) {
 			t.cameBack.Store(true) // back after work for it was dropped
 		}
 		t.iam.probeNow() // the peer may have been upgraded meanwhile
-		t.mu.Lock()
-		t.rewind, t.retryRewind = true, true
-		t.mu.Unlock()
+		t.rewindCursors()
 		t.wakeUp()
 		t.e.traceEvent("replication.Link", t.site.Name, "", "", "link up", time.Now(), nil)
 	case linkWentDown:

@@ -121,9 +121,7 @@ func (t *target) iamRefused(err error) {
 func (t *target) iamTaken() {
 	if t.iam.reopen() {
 		t.e.log.Info("peer takes IAM records again: sending those held back", "target", t.site.Name)
-		t.mu.Lock()
-		t.rewind, t.retryRewind = true, true
-		t.mu.Unlock()
+		t.rewindCursors()
 		t.wakeUp()
 	}
 }

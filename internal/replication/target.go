@@ -446,9 +446,7 @@ func (t *target) present(jobs []job) []job {
 		// The claimed entries go back unsent, and the cursors already
 		// passed them: both read from the start again.
 		t.e.log.Error("read claimed entries", "target", t.site.Name, "err", err)
-		t.mu.Lock()
-		t.rewind, t.retryRewind = true, true
-		t.mu.Unlock()
+		t.rewindCursors()
 	}
 	kept := make([]job, 0, len(jobs))
 	for i, j := range jobs {
@@ -473,6 +471,17 @@ func (t *target) unclaim(k []byte, en Entry) {
 	}
 }
 
+// rewindCursors makes the next pass read the journal and the retry queue
+// from their first keys.
+func (t *target) rewindCursors() {
+	t.mu.Lock()
+	t.rewindLocked()
+	t.mu.Unlock()
+}
+
+// rewindLocked is rewindCursors for a caller holding t.mu.
+func (t *target) rewindLocked() { t.rewind, t.retryRewind = true, true }
+
 // release forgets that jobs are in flight, leaving them where they are to
 // be read again.
 func (t *target) release(jobs ...job) {
@@ -481,7 +490,7 @@ func (t *target) release(jobs ...job) {
 		delete(t.inflight, string(j.key))
 		t.order.finish(j.e)
 	}
-	t.rewind, t.retryRewind = true, true
+	t.rewindLocked()
 	t.mu.Unlock()
 }
 
