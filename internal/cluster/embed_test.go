@@ -130,7 +130,7 @@ func TestEmbeddedTakeLead(t *testing.T) {
 
 // TestLocalKV: the in-process key-value API works with etcd's
 // authentication off, then on (a token), and gets a new token when the
-// member refuses the one it holds.
+// member refuses the one it holds, for single calls and streamed ranges.
 func TestLocalKV(t *testing.T) {
 	m := startMembers(t, 1)[0]
 	const password = "local-kv-password"
@@ -166,6 +166,22 @@ func TestLocalKV(t *testing.T) {
 	}
 	if resp, err := root.Get(ctx, "/", clientv3.WithPrefix(), clientv3.WithCountOnly()); err != nil || resp.Count != 3 {
 		t.Fatalf("the client port sees %v keys, %v; want 3", resp, err)
+	}
+	// A streamed range, with a token the member no longer knows.
+	l.mu.Lock()
+	l.token = "expired.token"
+	l.mu.Unlock()
+	stream, err := fresh.GetStream(ctx, "/", clientv3.WithPrefix())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp, err := clientv3.GetStreamToGetResponse(stream); err != nil || len(resp.Kvs) != 3 || string(resp.Kvs[2].Key) != "/c" {
+		t.Fatalf("a streamed range read %v, %v; want /a /b /c", resp, err)
+	}
+	if stream, err := m.LocalKV(RootUser, "wrong").GetStream(ctx, "/", clientv3.WithPrefix()); err != nil {
+		t.Fatal(err)
+	} else if _, err := clientv3.GetStreamToGetResponse(stream); err == nil {
+		t.Fatal("a wrong password streamed a range")
 	}
 	if _, err := m.LocalKV(RootUser, "wrong").Get(ctx, "/a"); err == nil {
 		t.Fatal("a wrong password read")

