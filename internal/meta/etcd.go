@@ -428,6 +428,7 @@ type etcdIter struct {
 
 	stream clientv3.GetStreamChan // open while streaming
 	cancel context.CancelFunc     // ends the stream
+	resume string                 // the etcd key the stream goes on from
 }
 
 func (i *etcdIter) First() bool { return i.seek(i.lower, true) }
@@ -448,21 +449,15 @@ func (i *etcdIter) seek(k []byte, inclusive bool) bool {
 		from += "\x00"
 	}
 	if !i.s.paged.Load() {
-		ctx, cancel := context.WithCancel(context.Background())
-		stream, err := i.s.c.GetStream(ctx, from, clientv3.WithRange(i.s.end(i.upper)), clientv3.WithRev(i.rev))
+		err := i.openStream(from)
 		if err == nil {
-			i.stream, i.cancel = stream, cancel
-			ok, err := i.nextChunk(k)
-			if !unstreamed(err) {
+			var ok bool
+			if ok, err = i.nextChunk(k); !unstreamed(err) {
 				return ok
 			}
-			i.endStream()
-		} else {
-			cancel()
-			if !unstreamed(err) {
-				i.fail(err)
-				return false
-			}
+		} else if !unstreamed(err) {
+			i.fail(err)
+			return false
 		}
 		i.s.paged.Store(true)
 		i.err = nil
@@ -470,16 +465,54 @@ func (i *etcdIter) seek(k []byte, inclusive bool) bool {
 	return i.readPage(k, from)
 }
 
+// openStream streams the range from etcd key from at the iterator's
+// revision.
+func (i *etcdIter) openStream(from string) error {
+	i.endStream()
+	ctx, cancel := context.WithCancel(context.Background())
+	stream, err := i.s.c.GetStream(ctx, from, clientv3.WithRange(i.s.end(i.upper)), clientv3.WithRev(i.rev))
+	if err != nil {
+		cancel()
+		return err
+	}
+	i.stream, i.cancel, i.resume = stream, cancel, from
+	return nil
+}
+
 // unstreamed reports whether err is an etcd refusing RangeStream.
 func unstreamed(err error) bool { return status.Code(err) == codes.Unimplemented }
 
 // nextChunk takes the stream's next chunk holding keys (k is where it
 // reads from, for the trace); false at its end or on an error (which it
-// returns and keeps for Close).
+// returns and keeps for Close). A stream that fails part way (etcd cut it:
+// its authentication data changed while it ran, a connection was lost) is
+// opened again once from where it stopped: at the same revision it reads
+// what the rest would have held.
 func (i *etcdIter) nextChunk(k []byte) (bool, error) {
-	var kvs []*mvccpb.KeyValue
-	var end bool
-	err := i.s.traced("Range", k, false, func() (int, int64, error) {
+	kvs, end, err := i.receive(k)
+	if err != nil && !unstreamed(err) {
+		if err = i.openStream(i.resume); err == nil {
+			kvs, end, err = i.receive(k)
+		}
+	}
+	if err != nil {
+		i.fail(err)
+		return false, err
+	}
+	if end {
+		i.endStream()
+		i.page = nil
+		return false, nil
+	}
+	i.fill(kvs)
+	i.more = false
+	i.resume = string(kvs[len(kvs)-1].Key) + "\x00"
+	return true, nil
+}
+
+// receive waits for the stream's next chunk holding keys; end at its end.
+func (i *etcdIter) receive(k []byte) (kvs []*mvccpb.KeyValue, end bool, err error) {
+	err = i.s.traced("Range", k, false, func() (int, int64, error) {
 		timer := time.NewTimer(i.s.timeout)
 		defer timer.Stop()
 		for {
@@ -506,18 +539,7 @@ func (i *etcdIter) nextChunk(k []byte) (bool, error) {
 			}
 		}
 	})
-	if err != nil {
-		i.fail(err)
-		return false, err
-	}
-	if end {
-		i.endStream()
-		i.page = nil
-		return false, nil
-	}
-	i.fill(kvs)
-	i.more = false
-	return true, nil
+	return kvs, end, err
 }
 
 // readPage reads the page from etcd key from (k without the prefix).

@@ -142,3 +142,63 @@ func TestEtcdStoreWithoutStreams(t *testing.T) {
 		t.Fatal("the store did not fall back to pages")
 	}
 }
+
+// cuttingKV cuts its first stream after one chunk, as etcd does when its
+// authentication data changes under a stream.
+type cuttingKV struct {
+	etcdserverpb.KVClient
+	cut atomic.Bool
+}
+
+func (c *cuttingKV) RangeStream(ctx context.Context, in *etcdserverpb.RangeRequest, opts ...grpc.CallOption) (etcdserverpb.KV_RangeStreamClient, error) {
+	st, err := c.KVClient.RangeStream(ctx, in, opts...)
+	if err != nil || !c.cut.CompareAndSwap(false, true) {
+		return st, err
+	}
+	return &cutStream{KV_RangeStreamClient: st}, nil
+}
+
+type cutStream struct {
+	etcdserverpb.KV_RangeStreamClient
+	n int
+}
+
+func (c *cutStream) Recv() (*etcdserverpb.RangeStreamResponse, error) {
+	if c.n++; c.n > 1 {
+		return nil, status.Error(codes.Unavailable, "etcdserver: revision of auth store is old")
+	}
+	return c.KV_RangeStreamClient.Recv()
+}
+
+// TestEtcdIterResumesCutStream: a stream cut part way is read on from
+// where it stopped, at the iterator's revision: every key once, in order,
+// none written after the iterator was made.
+func TestEtcdIterResumesCutStream(t *testing.T) {
+	c := startEtcd(t)
+	ckv := &cuttingKV{KVClient: etcdserverpb.NewKVClient(c.ActiveConnection())}
+	s, _ := NewEtcd(clientv3.NewKVFromKVClient(ckv, nil), EtcdOptions{Prefix: "/cut/"})
+	const n = 3000
+	fill(t, s, n)
+	it, err := s.Iter(nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	later := s.NewBatch()
+	later.Set([]byte("k000500x"), []byte("after the iterator"))
+	if err := later.Commit(true); err != nil {
+		t.Fatal(err)
+	}
+	got := 0
+	for ok := it.First(); ok; ok = it.Next() {
+		if want := fmt.Sprintf("k%06d", got); string(it.Key()) != want {
+			t.Fatalf("key %q, want %s", it.Key(), want)
+		}
+		got++
+	}
+	if err := it.Close(); err != nil || got != n {
+		t.Fatalf("read %d keys of %d: %v", got, n, err)
+	}
+	if !ckv.cut.Load() {
+		t.Fatal("no stream was cut")
+	}
+}
