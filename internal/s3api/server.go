@@ -12,9 +12,11 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/url"
 	"strings"
+	"syscall"
 	"time"
 	"unicode/utf8"
 
@@ -253,7 +255,13 @@ func (s *Server) observe(req *request, start time.Time, err error) {
 
 func (s *Server) writeError(req *request, err error) {
 	ae := toAPIError(err)
-	if ae == errInternal {
+	switch {
+	case ae != errInternal:
+	case req.w.Status != 0 && clientGone(req.r, err):
+		// The client hung up during the body: nothing failed here.
+		s.log.Debug("client went away during the answer", "api", req.api, "bucket", req.bucket, "key", req.key,
+			"sent", req.w.Bytes, "err", err)
+	default:
 		s.log.Error("internal error", "api", req.api, "bucket", req.bucket, "key", req.key, "err", err)
 	}
 	if req.w.Status != 0 {
@@ -277,6 +285,14 @@ func (s *Server) writeError(req *request, err error) {
 		return
 	}
 	writeXML(req.w, ae.Status, body)
+}
+
+// clientGone reports whether err is the client's connection ending (it
+// closed or reset it, or the server saw it go and ended the request), not
+// a failure on this side.
+func clientGone(r *http.Request, err error) bool {
+	return errors.Is(err, syscall.EPIPE) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, net.ErrClosed) ||
+		r.Context().Err() != nil
 }
 
 // objectBodyHeaders describe an object's body; an error answer drops
