@@ -517,15 +517,21 @@ func TestBenchS3(t *testing.T) {
 	want := []struct {
 		op   string
 		size int64
-	}{{"PUT", 1024}, {"GET", 1024}, {"PUT", 3072}, {"GET", 3072}}
+		ops  int64
+	}{{"PUT", 1024, 20}, {"GET", 1024, 20}, {"LIST", 1024, 1}, {"PUT", 3072, 20}, {"GET", 3072, 20}, {"LIST", 3072, 1}}
 	if len(rep.Results) != len(want) {
 		t.Fatalf("results = %+v", rep.Results)
 	}
 	for i, w := range want {
 		r := rep.Results[i]
-		if r.Op != w.op || r.Size != w.size || r.Ops != 20 || r.Errors != 0 || r.Concurrency != 4 ||
-			r.OpsPerSec <= 0 || r.MBPerSec <= 0 || r.P50Ms <= 0 || r.P50Ms > r.P90Ms || r.P90Ms > r.P99Ms || r.P99Ms > r.MaxMs {
+		if r.Op != w.op || r.Size != w.size || r.Ops != w.ops || r.Errors != 0 || r.Concurrency != 4 ||
+			r.OpsPerSec <= 0 || r.P50Ms <= 0 || r.P50Ms > r.P90Ms || r.P90Ms > r.P99Ms || r.P99Ms > r.MaxMs {
 			t.Errorf("result %d = %+v", i, r)
+		}
+		// A listing moves no object data: it counts keys (one page of
+		// the 20 written, under --count).
+		if list := r.Op == "LIST"; list != (r.MBPerSec == 0) || list != (r.KeysPerSec > 0) {
+			t.Errorf("result %d: %v MB/s, %v keys/s", i, r.MBPerSec, r.KeysPerSec)
 		}
 		// The site's server shares the test's process: only that its CPU
 		// time was read is checked.
@@ -547,7 +553,8 @@ func TestBenchS3(t *testing.T) {
 	// An existing bucket is used and kept; with --keep so are the objects.
 	e.must("mb", "s1/perf")
 	out = e.must("bench", "s3", "s1", "--bucket", "perf", "--size", "100B", "--concurrency", "2", "--count", "5", "--keep")
-	if !strings.Contains(out, "OPS/S") || !strings.Contains(out, "PUT") || !strings.Contains(out, "GET") {
+	if !strings.Contains(out, "OPS/S") || !strings.Contains(out, "PUT") || !strings.Contains(out, "GET") ||
+		!strings.Contains(out, "LIST") || !strings.Contains(out, "keys listed per second") {
 		t.Errorf("bench table:\n%s", out)
 	}
 	if keys := e.keys(t, "perf", "twinlake-bench/"); len(keys) != 5 {

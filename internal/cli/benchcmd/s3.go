@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/minio/minio-go/v7"
@@ -39,9 +40,12 @@ func newBenchS3Cmd(opts *cmdutil.Options) *cobra.Command {
 	var f benchS3Flags
 	cmd := &cobra.Command{
 		Use:   "s3 ALIAS",
-		Short: "Measure S3 PUT and GET throughput and latency",
-		Long: `For each object size: a PUT phase writes new objects, then a GET phase reads
-them back, each at the given concurrency for --duration or --count operations.
+		Short: "Measure S3 PUT, GET and LIST throughput and latency",
+		Long: `For each object size: a PUT phase writes new objects, a GET phase reads them
+back, and a LIST phase lists them in pages of 1,000 keys (ListObjectsV2 from
+places spread over what was written), each at the given concurrency for
+--duration or --count operations (a LIST phase under --count lists what was
+written once).
 Objects are written with single PUT requests from one payload generated up front,
 over shared keep-alive connections, so the client is not the bottleneck.
 
@@ -151,6 +155,9 @@ func runBenchS3(cmd *cobra.Command, opts *cmdutil.Options, aliasName string, f b
 		return err
 	}
 	for _, r := range rep.Results {
+		if r.KeysPerSec > 0 {
+			fmt.Fprintf(w, "keys listed per second (%s objects): %.0f\n", bench.FormatSize(r.Size), r.KeysPerSec)
+		}
 		if r.ServerCPUPerOp > 0 {
 			fmt.Fprintf(w, "server CPU per %s %s: %.0fµs%s\n", r.Op, bench.FormatSize(r.Size), r.ServerCPUPerOp, byNode(r.NodeCPUPerOp))
 		}
@@ -235,7 +242,7 @@ func (b *s3Bench) ensureBucket(ctx context.Context) (bool, error) {
 	return true, nil
 }
 
-// runSize runs the PUT then the GET phase for one size and removes the
+// runSize runs the PUT, GET and LIST phases for one size and removes the
 // objects it wrote unless keep.
 func (b *s3Bench) runSize(ctx context.Context, cmd *cobra.Command, size int64, keep bool) ([]bench.Row, error) {
 	dir := b.prefix + bench.FormatSize(size) + "/"
@@ -266,7 +273,56 @@ func (b *s3Bench) runSize(ctx context.Context, cmd *cobra.Command, size int64, k
 		})
 	})
 	rows = append(rows, getRow)
-	return rows, benchPhaseErr("GET", size, get, err)
+	if err := benchPhaseErr("GET", size, get, err); err != nil {
+		return rows, err
+	}
+	fmt.Fprintf(cmd.ErrOrStderr(), "bench: LIST %s ...\n", bench.FormatSize(size))
+	cfg := b.cfg
+	if cfg.Count > 0 {
+		cfg.Count = max(1, (written+listPage-1)/listPage) // one pass over what was written
+	}
+	core := minio.Core{Client: b.c}
+	var keys atomic.Int64
+	listRow, list, err := b.measure(ctx, func(r bench.Result) bench.Row {
+		row := bench.NewRow("LIST", size, cfg.Concurrency, r)
+		row.MBPerSec = 0 // no object data moves
+		if r.Elapsed > 0 {
+			row.KeysPerSec = float64(keys.Load()) / r.Elapsed.Seconds()
+		}
+		return row
+	}, func() (bench.Result, error) {
+		return runPhase(ctx, cmd, "LIST", cfg, func(ctx context.Context, seq int64) error {
+			n, err := b.listOne(core, dir, seq, written)
+			keys.Add(n)
+			return err
+		})
+	})
+	rows = append(rows, listRow)
+	return rows, benchPhaseErr("LIST", size, list, err)
+}
+
+// listPage is how many keys one LIST operation asks for: S3's most.
+const listPage = 1000
+
+// listOne lists the page of the keys written that starts at the seq-th
+// page (round the objects written), checks it holds the keys expected
+// and returns how many it listed.
+func (b *s3Bench) listOne(core minio.Core, dir string, seq, written int64) (int64, error) {
+	pages := (written + listPage - 1) / listPage
+	first := seq % pages * listPage
+	after := ""
+	if first > 0 {
+		after = benchKey(dir, first-1)
+	}
+	res, err := core.ListObjectsV2(b.bucket, dir, after, "", "", listPage)
+	if err != nil {
+		return 0, err
+	}
+	want := min(listPage, written-first)
+	if int64(len(res.Contents)) != want || res.Contents[0].Key != benchKey(dir, first) {
+		return 0, fmt.Errorf("LIST after %q: %d keys, want %d from %s", after, len(res.Contents), want, benchKey(dir, first))
+	}
+	return want, nil
 }
 
 func benchKey(dir string, seq int64) string { return fmt.Sprintf("%s%09d", dir, seq) }
