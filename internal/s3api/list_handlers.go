@@ -103,7 +103,7 @@ func (s *Server) listObjects(req *request) error {
 	out := listObjectsV1Result{
 		NS: s3NS, Name: req.bucket, Prefix: enc.enc(opts.Prefix), Marker: enc.enc(opts.After),
 		Delimiter: enc.enc(opts.Delimiter), MaxKeys: max, EncodingType: enc.typeName(), IsTruncated: res.IsTruncated,
-		Contents: objectEntries(res.Objects, enc, true), CommonPrefixes: prefixEntries(res.CommonPrefixes, enc),
+		Entries: listEntries(objectEntries(res.Objects, enc, true), prefixEntries(res.CommonPrefixes, enc)),
 	}
 	if res.IsTruncated {
 		out.NextMarker = enc.enc(res.NextAfter)
@@ -132,14 +132,14 @@ func (s *Server) listObjectsV2(req *request, opts objects.ListOptions, enc encod
 	out := listObjectsV2Result{
 		NS: s3NS, Name: req.bucket, Prefix: enc.enc(opts.Prefix), Delimiter: enc.enc(opts.Delimiter),
 		MaxKeys: opts.MaxKeys, EncodingType: enc.typeName(), IsTruncated: res.IsTruncated,
-		StartAfter:     enc.enc(q.Get("start-after")),
-		Contents:       objectEntries(res.Objects, enc, q.Get("fetch-owner") == "true"),
-		CommonPrefixes: prefixEntries(res.CommonPrefixes, enc),
+		StartAfter: enc.enc(q.Get("start-after")),
+		KeyCount:   len(res.Objects) + len(res.CommonPrefixes),
+		Entries: listEntries(objectEntries(res.Objects, enc, q.Get("fetch-owner") == "true"),
+			prefixEntries(res.CommonPrefixes, enc)),
 	}
 	if q.Has("continuation-token") {
 		out.ContinuationToken = &token
 	}
-	out.KeyCount = len(out.Contents) + len(out.CommonPrefixes)
 	if res.IsTruncated {
 		out.NextContinuationToken = encodeToken(res.NextAfter)
 	}

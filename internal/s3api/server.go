@@ -16,6 +16,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 	"unicode/utf8"
@@ -302,9 +303,15 @@ var objectBodyHeaders = []string{"Content-Length", "Content-Range", "Content-Enc
 
 // writeXML writes v as an XML document with status.
 func writeXML(w http.ResponseWriter, status int, v any) {
-	var buf bytes.Buffer
+	buf := xmlBuffers.Get().(*bytes.Buffer)
+	defer func() {
+		if buf.Cap() <= maxPooledXML {
+			buf.Reset()
+			xmlBuffers.Put(buf)
+		}
+	}()
 	buf.WriteString(xml.Header)
-	if err := xml.NewEncoder(&buf).Encode(v); err != nil {
+	if err := xml.NewEncoder(buf).Encode(v); err != nil {
 		http.Error(w, "xml encoding failed", http.StatusInternalServerError)
 		return
 	}
@@ -312,6 +319,13 @@ func writeXML(w http.ResponseWriter, status int, v any) {
 	w.WriteHeader(status)
 	w.Write(buf.Bytes())
 }
+
+// xmlBuffers hold the buffers XML answers are written into, so that a
+// listing's page (about 400 KB for 1,000 keys) does not grow a new one
+// from nothing each time; one grown past maxPooledXML is left to the GC.
+var xmlBuffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+const maxPooledXML = 4 << 20
 
 // writeStoredXML answers 200 with doc, an XML document kept encoded (a
 // bucket's CORS or lifecycle configuration), behind the XML declaration.

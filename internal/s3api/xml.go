@@ -97,35 +97,35 @@ type sseConfiguration struct {
 }
 
 type listObjectsV2Result struct {
-	XMLName               xml.Name       `xml:"ListBucketResult"`
-	NS                    string         `xml:"xmlns,attr"`
-	Name                  string         `xml:"Name"`
-	Prefix                string         `xml:"Prefix"`
-	Delimiter             string         `xml:"Delimiter,omitempty"`
-	MaxKeys               int            `xml:"MaxKeys"`
-	EncodingType          string         `xml:"EncodingType,omitempty"`
-	KeyCount              int            `xml:"KeyCount"`
-	IsTruncated           bool           `xml:"IsTruncated"`
-	ContinuationToken     *string        `xml:"ContinuationToken"` // echoed when sent, even empty
-	NextContinuationToken string         `xml:"NextContinuationToken,omitempty"`
-	StartAfter            string         `xml:"StartAfter,omitempty"`
-	Contents              []objectEntry  `xml:"Contents"`
-	CommonPrefixes        []commonPrefix `xml:"CommonPrefixes"`
+	XMLName               xml.Name `xml:"ListBucketResult"`
+	NS                    string   `xml:"xmlns,attr"`
+	Name                  string   `xml:"Name"`
+	Prefix                string   `xml:"Prefix"`
+	Delimiter             string   `xml:"Delimiter,omitempty"`
+	MaxKeys               int      `xml:"MaxKeys"`
+	EncodingType          string   `xml:"EncodingType,omitempty"`
+	KeyCount              int      `xml:"KeyCount"`
+	IsTruncated           bool     `xml:"IsTruncated"`
+	ContinuationToken     *string  `xml:"ContinuationToken"` // echoed when sent, even empty
+	NextContinuationToken string   `xml:"NextContinuationToken,omitempty"`
+	StartAfter            string   `xml:"StartAfter,omitempty"`
+	// Entries are the Contents and CommonPrefixes (listEntries).
+	Entries []byte `xml:",innerxml"`
 }
 
 type listObjectsV1Result struct {
-	XMLName        xml.Name       `xml:"ListBucketResult"`
-	NS             string         `xml:"xmlns,attr"`
-	Name           string         `xml:"Name"`
-	Prefix         string         `xml:"Prefix"`
-	Marker         string         `xml:"Marker"`
-	NextMarker     string         `xml:"NextMarker,omitempty"`
-	Delimiter      string         `xml:"Delimiter,omitempty"`
-	MaxKeys        int            `xml:"MaxKeys"`
-	EncodingType   string         `xml:"EncodingType,omitempty"`
-	IsTruncated    bool           `xml:"IsTruncated"`
-	Contents       []objectEntry  `xml:"Contents"`
-	CommonPrefixes []commonPrefix `xml:"CommonPrefixes"`
+	XMLName      xml.Name `xml:"ListBucketResult"`
+	NS           string   `xml:"xmlns,attr"`
+	Name         string   `xml:"Name"`
+	Prefix       string   `xml:"Prefix"`
+	Marker       string   `xml:"Marker"`
+	NextMarker   string   `xml:"NextMarker,omitempty"`
+	Delimiter    string   `xml:"Delimiter,omitempty"`
+	MaxKeys      int      `xml:"MaxKeys"`
+	EncodingType string   `xml:"EncodingType,omitempty"`
+	IsTruncated  bool     `xml:"IsTruncated"`
+	// Entries are the Contents and CommonPrefixes (listEntries).
+	Entries []byte `xml:",innerxml"`
 }
 
 type objectEntry struct {
