@@ -205,22 +205,24 @@ func (s *Server) listObjectVersions(req *request) error {
 	out := listVersionsResult{
 		NS: s3NS, Name: req.bucket, Prefix: enc.enc(opts.Prefix), KeyMarker: enc.enc(opts.KeyMarker),
 		VersionIDMarker: opts.VersionIDMarker, Delimiter: enc.enc(opts.Delimiter), MaxKeys: max,
-		EncodingType: enc.typeName(), IsTruncated: res.IsTruncated, CommonPrefixes: prefixEntries(res.CommonPrefixes, enc),
+		EncodingType: enc.typeName(), IsTruncated: res.IsTruncated,
 	}
 	if res.IsTruncated {
 		out.NextKeyMarker, out.NextVersionIDMarker = enc.enc(res.NextKeyMarker), res.NextVersionIDMarker
 	}
+	entries := make([]any, 0, len(res.Versions))
 	for _, v := range res.Versions {
 		if v.DeleteMarker {
-			out.Entries = append(out.Entries, deleteMarkerEntry{Key: enc.enc(v.Key), VersionID: v.VersionID, IsLatest: v.IsLatest, LastModified: isoTime(v.ModTime), Owner: siteOwner})
+			entries = append(entries, deleteMarkerEntry{Key: enc.enc(v.Key), VersionID: v.VersionID, IsLatest: v.IsLatest, LastModified: isoTime(v.ModTime), Owner: siteOwner})
 			continue
 		}
-		out.Entries = append(out.Entries, versionEntry{
+		entries = append(entries, versionEntry{
 			Key: enc.enc(v.Key), VersionID: v.VersionID, IsLatest: v.IsLatest, LastModified: isoTime(v.ModTime),
 			ETag: `"` + v.ETag + `"`, Size: v.Size, Owner: siteOwner,
 			listedChecksum: listedChecksumOf(v.Listed), StorageClass: storageClass(v.Listed),
 		})
 	}
+	out.Entries = versionEntries(entries, prefixEntries(res.CommonPrefixes, enc))
 	writeXML(req.w, http.StatusOK, out)
 	return nil
 }

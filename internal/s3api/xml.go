@@ -149,20 +149,21 @@ type commonPrefix struct {
 }
 
 type listVersionsResult struct {
-	XMLName             xml.Name       `xml:"ListVersionsResult"`
-	NS                  string         `xml:"xmlns,attr"`
-	Name                string         `xml:"Name"`
-	Prefix              string         `xml:"Prefix"`
-	KeyMarker           string         `xml:"KeyMarker"`
-	VersionIDMarker     string         `xml:"VersionIdMarker"`
-	NextKeyMarker       string         `xml:"NextKeyMarker,omitempty"`
-	NextVersionIDMarker string         `xml:"NextVersionIdMarker,omitempty"`
-	Delimiter           string         `xml:"Delimiter,omitempty"`
-	MaxKeys             int            `xml:"MaxKeys"`
-	EncodingType        string         `xml:"EncodingType,omitempty"`
-	IsTruncated         bool           `xml:"IsTruncated"`
-	Entries             []any          // versionEntry and deleteMarkerEntry, in order
-	CommonPrefixes      []commonPrefix `xml:"CommonPrefixes"`
+	XMLName             xml.Name `xml:"ListVersionsResult"`
+	NS                  string   `xml:"xmlns,attr"`
+	Name                string   `xml:"Name"`
+	Prefix              string   `xml:"Prefix"`
+	KeyMarker           string   `xml:"KeyMarker"`
+	VersionIDMarker     string   `xml:"VersionIdMarker"`
+	NextKeyMarker       string   `xml:"NextKeyMarker,omitempty"`
+	NextVersionIDMarker string   `xml:"NextVersionIdMarker,omitempty"`
+	Delimiter           string   `xml:"Delimiter,omitempty"`
+	MaxKeys             int      `xml:"MaxKeys"`
+	EncodingType        string   `xml:"EncodingType,omitempty"`
+	IsTruncated         bool     `xml:"IsTruncated"`
+	// Entries are the versions, delete markers and CommonPrefixes
+	// (versionEntries).
+	Entries []byte `xml:",innerxml"`
 }
 
 type versionEntry struct {
