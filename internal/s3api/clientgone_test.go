@@ -9,7 +9,6 @@ import (
 	"net"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -20,28 +19,11 @@ import (
 	"github.com/twinlake/twinlake/internal/testsite"
 )
 
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // TestClientGoneIsNoInternalError: a client that hangs up in the middle of
 // a GET's body is logged at debug level as gone, not as an internal error
 // (an operator's alert), for a reset and for a plain close.
 func TestClientGoneIsNoInternalError(t *testing.T) {
-	var logs syncBuffer
+	var logs testsite.LockedBuffer
 	site := testsite.Start(t, testsite.WithApp(func(c *app.Config) {
 		c.Logger = slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}))

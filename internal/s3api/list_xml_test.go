@@ -10,15 +10,36 @@ import (
 // marshalEntries is what encoding/xml writes for a listing's entries.
 func marshalEntries(t testing.TB, entries []objectEntry, prefixes []commonPrefix) []byte {
 	t.Helper()
-	out, err := xml.Marshal(struct {
+	return marshalInner(t, struct {
 		XMLName        xml.Name       `xml:"W"`
 		Contents       []objectEntry  `xml:"Contents"`
 		CommonPrefixes []commonPrefix `xml:"CommonPrefixes"`
 	}{Contents: entries, CommonPrefixes: prefixes})
+}
+
+// marshalInner is what encoding/xml writes inside v's element <W>.
+func marshalInner(t testing.TB, v any) []byte {
+	t.Helper()
+	out, err := xml.Marshal(v)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return bytes.TrimSuffix(bytes.TrimPrefix(out, []byte("<W>")), []byte("</W>"))
+}
+
+// seeded returns a random source whose seed the test logs, to replay it.
+func seeded(t *testing.T) *rand.Rand {
+	seed := rand.Uint64()
+	t.Logf("seed %d", seed)
+	return rand.New(rand.NewPCG(seed, 1))
+}
+
+func randomPrefixes(r *rand.Rand) []commonPrefix {
+	var prefixes []commonPrefix
+	for range r.IntN(3) {
+		prefixes = append(prefixes, commonPrefix{Prefix: randomText(r)})
+	}
+	return prefixes
 }
 
 // randomText mixes what needs no escaping with what does: XML's special
@@ -36,9 +57,7 @@ func randomText(r *rand.Rand) string {
 // TestListEntriesXML: the hand-written entries of a listing are byte for
 // byte encoding/xml's, on random keys, ETags, checksums and owners.
 func TestListEntriesXML(t *testing.T) {
-	seed := rand.Uint64()
-	t.Logf("seed %d", seed)
-	r := rand.New(rand.NewPCG(seed, 1))
+	r := seeded(t)
 	for round := range 2000 {
 		var entries []objectEntry
 		for range r.IntN(5) {
@@ -52,10 +71,7 @@ func TestListEntriesXML(t *testing.T) {
 			}
 			entries = append(entries, e)
 		}
-		var prefixes []commonPrefix
-		for range r.IntN(3) {
-			prefixes = append(prefixes, commonPrefix{Prefix: randomText(r)})
-		}
+		prefixes := randomPrefixes(r)
 		if got, want := listEntries(entries, prefixes), marshalEntries(t, entries, prefixes); !bytes.Equal(got, want) {
 			t.Fatalf("round %d:\n got %q\nwant %q", round, got, want)
 		}
@@ -97,9 +113,7 @@ func BenchmarkListEntries(b *testing.B) {
 // TestVersionEntriesXML: the hand-written versions and delete markers of a
 // version listing are byte for byte encoding/xml's.
 func TestVersionEntriesXML(t *testing.T) {
-	seed := rand.Uint64()
-	t.Logf("seed %d", seed)
-	r := rand.New(rand.NewPCG(seed, 2))
+	r := seeded(t)
 	for round := range 2000 {
 		var entries []any
 		for range r.IntN(6) {
@@ -116,19 +130,12 @@ func TestVersionEntriesXML(t *testing.T) {
 			}
 			entries = append(entries, v)
 		}
-		var prefixes []commonPrefix
-		for range r.IntN(3) {
-			prefixes = append(prefixes, commonPrefix{Prefix: randomText(r)})
-		}
-		want, err := xml.Marshal(struct {
+		prefixes := randomPrefixes(r)
+		want := marshalInner(t, struct {
 			XMLName        xml.Name `xml:"W"`
 			Entries        []any
 			CommonPrefixes []commonPrefix `xml:"CommonPrefixes"`
 		}{Entries: entries, CommonPrefixes: prefixes})
-		if err != nil {
-			t.Fatal(err)
-		}
-		want = bytes.TrimSuffix(bytes.TrimPrefix(want, []byte("<W>")), []byte("</W>"))
 		if got := versionEntries(entries, prefixes); !bytes.Equal(got, want) {
 			t.Fatalf("round %d:\n got %q\nwant %q", round, got, want)
 		}

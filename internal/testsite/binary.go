@@ -71,7 +71,7 @@ func FreeAddr(t testing.TB) string {
 // Process is a twinlake server process started from the built binary.
 type Process struct {
 	cmd  *exec.Cmd
-	log  *lockedBuffer
+	log  *LockedBuffer
 	done chan struct{}
 }
 
@@ -126,7 +126,7 @@ func spawn(t testing.TB, bin, dir, addr string, args, env []string) *Process {
 	t.Helper()
 	cmd := exec.Command(bin, append([]string{"server", "--address", addr, "--dir", dir, "--log-level", "warn"}, args...)...)
 	cmd.Env = append(os.Environ(), env...)
-	p := &Process{cmd: cmd, log: &lockedBuffer{}, done: make(chan struct{})}
+	p := &Process{cmd: cmd, log: &LockedBuffer{}, done: make(chan struct{})}
 	cmd.Stdout, cmd.Stderr = p.log, p.log
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("start %s: %v", bin, err)
@@ -199,19 +199,20 @@ func (p *Process) Exited() bool {
 // Log returns what the process printed so far.
 func (p *Process) Log() string { return p.log.String() }
 
-// lockedBuffer collects a process's output from both of its streams.
-type lockedBuffer struct {
+// LockedBuffer is a buffer several goroutines may write at once: a
+// process's two output streams, or a site's log.
+type LockedBuffer struct {
 	mu  sync.Mutex
 	buf bytes.Buffer
 }
 
-func (l *lockedBuffer) Write(p []byte) (int, error) {
+func (l *LockedBuffer) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.buf.Write(p)
 }
 
-func (l *lockedBuffer) String() string {
+func (l *LockedBuffer) String() string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.buf.String()
