@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -53,5 +54,44 @@ func TestListSummarizeAndIncomplete(t *testing.T) {
 	}
 	if _, err := e.run("ls", "--incomplete", "--versions", "s1/bkt"); err == nil {
 		t.Fatal("ls --incomplete --versions was accepted")
+	}
+}
+
+// writeCounter counts the writes made to it.
+type writeCounter struct {
+	strings.Builder
+	writes int
+}
+
+func (w *writeCounter) Write(p []byte) (int, error) {
+	w.writes++
+	return w.Builder.Write(p)
+}
+
+// TestLsWritesInBlocks: ls writes its lines in blocks, not one write per
+// key, and every line arrives; the same root runs it twice.
+func TestLsWritesInBlocks(t *testing.T) {
+	e := newSiteEnv(t)
+	e.must("mb", "s1/many")
+	const n = 300
+	for i := range n {
+		if _, err := e.c.PutObject(t.Context(), "many", fmt.Sprintf("k%03d", i), strings.NewReader("x"), 1, minio.PutObjectOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	root := NewRoot()
+	for round := range 2 {
+		var out writeCounter
+		root.SetArgs([]string{"--config-dir", e.dir, "ls", "-r", "s1/many"})
+		root.SetOut(&out)
+		if err := Execute(t.Context(), root); err != nil {
+			t.Fatal(err)
+		}
+		if lines := strings.Count(out.String(), "\n"); lines != n || !strings.Contains(out.String(), "k299") {
+			t.Fatalf("round %d: %d lines, want %d:\n%s", round, lines, n, out.String())
+		}
+		if out.writes > 10 {
+			t.Errorf("round %d: %d lines took %d writes", round, n, out.writes)
+		}
 	}
 }

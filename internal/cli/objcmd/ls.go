@@ -1,6 +1,7 @@
 package objcmd
 
 import (
+	"bufio"
 	"cmp"
 	"context"
 	"errors"
@@ -29,6 +30,15 @@ func newLSCmd(opts *cmdutil.Options) *cobra.Command {
   twinlake ls --json site1/photos`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			// A line per key: written in blocks, not a write each, and
+			// all of it before an error is reported; then the command
+			// writes where its parent does again.
+			out := bufio.NewWriter(cmd.OutOrStdout())
+			cmd.SetOut(out)
+			defer func() {
+				out.Flush()
+				cmd.SetOut(nil)
+			}()
 			t := cmdutil.ParseTarget(args[0])
 			c, err := opts.S3Client(t.Alias)
 			if err != nil {
