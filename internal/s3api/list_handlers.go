@@ -100,10 +100,13 @@ func (s *Server) listObjects(req *request) error {
 	if err != nil {
 		return err
 	}
+	entries := xmlBuffer()
+	defer releaseXML(entries)
+	listEntries(entries, objectEntries(res.Objects, enc, true), prefixEntries(res.CommonPrefixes, enc))
 	out := listObjectsV1Result{
 		NS: s3NS, Name: req.bucket, Prefix: enc.enc(opts.Prefix), Marker: enc.enc(opts.After),
 		Delimiter: enc.enc(opts.Delimiter), MaxKeys: max, EncodingType: enc.typeName(), IsTruncated: res.IsTruncated,
-		Entries: listEntries(objectEntries(res.Objects, enc, true), prefixEntries(res.CommonPrefixes, enc)),
+		Entries: entries.Bytes(),
 	}
 	if res.IsTruncated {
 		out.NextMarker = enc.enc(res.NextAfter)
@@ -129,13 +132,15 @@ func (s *Server) listObjectsV2(req *request, opts objects.ListOptions, enc encod
 	if err != nil {
 		return err
 	}
+	entries := xmlBuffer()
+	defer releaseXML(entries)
+	listEntries(entries, objectEntries(res.Objects, enc, q.Get("fetch-owner") == "true"), prefixEntries(res.CommonPrefixes, enc))
 	out := listObjectsV2Result{
 		NS: s3NS, Name: req.bucket, Prefix: enc.enc(opts.Prefix), Delimiter: enc.enc(opts.Delimiter),
 		MaxKeys: opts.MaxKeys, EncodingType: enc.typeName(), IsTruncated: res.IsTruncated,
 		StartAfter: enc.enc(q.Get("start-after")),
 		KeyCount:   len(res.Objects) + len(res.CommonPrefixes),
-		Entries: listEntries(objectEntries(res.Objects, enc, q.Get("fetch-owner") == "true"),
-			prefixEntries(res.CommonPrefixes, enc)),
+		Entries:    entries.Bytes(),
 	}
 	if q.Has("continuation-token") {
 		out.ContinuationToken = &token
@@ -210,19 +215,22 @@ func (s *Server) listObjectVersions(req *request) error {
 	if res.IsTruncated {
 		out.NextKeyMarker, out.NextVersionIDMarker = enc.enc(res.NextKeyMarker), res.NextVersionIDMarker
 	}
-	entries := make([]any, 0, len(res.Versions))
+	versions := make([]any, 0, len(res.Versions))
 	for _, v := range res.Versions {
 		if v.DeleteMarker {
-			entries = append(entries, deleteMarkerEntry{Key: enc.enc(v.Key), VersionID: v.VersionID, IsLatest: v.IsLatest, LastModified: isoTime(v.ModTime), Owner: siteOwner})
+			versions = append(versions, deleteMarkerEntry{Key: enc.enc(v.Key), VersionID: v.VersionID, IsLatest: v.IsLatest, LastModified: isoTime(v.ModTime), Owner: siteOwner})
 			continue
 		}
-		entries = append(entries, versionEntry{
+		versions = append(versions, versionEntry{
 			Key: enc.enc(v.Key), VersionID: v.VersionID, IsLatest: v.IsLatest, LastModified: isoTime(v.ModTime),
 			ETag: `"` + v.ETag + `"`, Size: v.Size, Owner: siteOwner,
 			listedChecksum: listedChecksumOf(v.Listed), StorageClass: storageClass(v.Listed),
 		})
 	}
-	out.Entries = versionEntries(entries, prefixEntries(res.CommonPrefixes, enc))
+	entries := xmlBuffer()
+	defer releaseXML(entries)
+	versionEntries(entries, versions, prefixEntries(res.CommonPrefixes, enc))
+	out.Entries = entries.Bytes()
 	writeXML(req.w, http.StatusOK, out)
 	return nil
 }

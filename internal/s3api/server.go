@@ -303,13 +303,8 @@ var objectBodyHeaders = []string{"Content-Length", "Content-Range", "Content-Enc
 
 // writeXML writes v as an XML document with status.
 func writeXML(w http.ResponseWriter, status int, v any) {
-	buf := xmlBuffers.Get().(*bytes.Buffer)
-	defer func() {
-		if buf.Cap() <= maxPooledXML {
-			buf.Reset()
-			xmlBuffers.Put(buf)
-		}
-	}()
+	buf := xmlBuffer()
+	defer releaseXML(buf)
 	buf.WriteString(xml.Header)
 	if err := xml.NewEncoder(buf).Encode(v); err != nil {
 		http.Error(w, "xml encoding failed", http.StatusInternalServerError)
@@ -320,12 +315,24 @@ func writeXML(w http.ResponseWriter, status int, v any) {
 	w.Write(buf.Bytes())
 }
 
-// xmlBuffers hold the buffers XML answers are written into, so that a
-// listing's page (about 400 KB for 1,000 keys) does not grow a new one
-// from nothing each time; one grown past maxPooledXML is left to the GC.
+// xmlBuffers hold the buffers XML answers (and a listing's entries) are
+// written into, so that a listing's page (about 400 KB for 1,000 keys)
+// does not grow a new one from nothing each time; one grown past
+// maxPooledXML is left to the GC.
 var xmlBuffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 
 const maxPooledXML = 4 << 20
+
+// xmlBuffer takes an empty buffer from xmlBuffers; releaseXML gives it
+// back once nothing refers to its bytes.
+func xmlBuffer() *bytes.Buffer { return xmlBuffers.Get().(*bytes.Buffer) }
+
+func releaseXML(buf *bytes.Buffer) {
+	if buf.Cap() <= maxPooledXML {
+		buf.Reset()
+		xmlBuffers.Put(buf)
+	}
+}
 
 // writeStoredXML answers 200 with doc, an XML document kept encoded (a
 // bucket's CORS or lifecycle configuration), behind the XML declaration.
