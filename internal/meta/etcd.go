@@ -505,7 +505,6 @@ func (i *etcdIter) nextChunk(k []byte) (bool, error) {
 		return false, nil
 	}
 	i.fill(kvs)
-	i.more = false
 	i.resume = string(kvs[len(kvs)-1].Key) + "\x00"
 	return true, nil
 }
