@@ -100,6 +100,11 @@ one) the site refuses to start and changes nothing.`,
 					return fmt.Errorf("--etcd-quota: %w", err)
 				}
 			}
+			stopTuning, err := tuneGC(log)
+			if err != nil {
+				return err
+			}
+			defer stopTuning()
 			if len(nodes) > 0 {
 				secret := []byte(os.Getenv("TWINLAKE_NODE_SECRET"))
 				if len(secret) == 0 {
