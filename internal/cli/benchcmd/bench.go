@@ -2,6 +2,7 @@ package benchcmd
 
 import (
 	"os"
+	"sync"
 
 	"github.com/spf13/cobra"
 	"github.com/twinlake/twinlake/internal/cli/cmdutil"
@@ -21,12 +22,33 @@ as a table, or with --json as one machine-readable object.`,
 		// A load generator's heap is small and churns fast, as a server's
 		// is: the same collector tuning keeps its CPU for the load (unless
 		// GOGC is set).
-		PersistentPreRun: func(*cobra.Command, []string) {
-			if os.Getenv("GOGC") == "" {
-				gctune.Start(gctune.DefaultHeadroom)
-			}
-		},
+		PersistentPreRun:  func(*cobra.Command, []string) { tuneGC() },
+		PersistentPostRun: func(*cobra.Command, []string) { untuneGC() },
 	}
 	bench.AddCommand(newBenchS3Cmd(opts), newBenchCatalogCmd(opts), newBenchReplicationCmd(opts), newBenchScannerCmd(opts), newBenchStartupCmd(opts), newBenchConsoleCmd(opts), newBenchILMCmd(opts), newBenchErasureCmd(opts))
 	root.AddCommand(bench)
+}
+
+// The collector's tuner of a bench run: one at a time, however many bench
+// commands a process runs (tests run them in process).
+var (
+	tunerMu sync.Mutex
+	tuner   *gctune.Tuner
+)
+
+func tuneGC() {
+	tunerMu.Lock()
+	defer tunerMu.Unlock()
+	if tuner == nil && os.Getenv("GOGC") == "" {
+		tuner = gctune.Start(gctune.DefaultHeadroom)
+	}
+}
+
+func untuneGC() {
+	tunerMu.Lock()
+	defer tunerMu.Unlock()
+	if tuner != nil {
+		tuner.Stop()
+		tuner = nil
+	}
 }
