@@ -12,6 +12,7 @@
 package gctune
 
 import (
+	"os"
 	"runtime"
 	"runtime/debug"
 	"runtime/metrics"
@@ -55,13 +56,23 @@ type Tuner struct {
 	tuned    atomic.Int64 // collections seen, for tests
 }
 
-// Start tunes the collector for headroom (see Percent) until Stop.
+// Start tunes the collector for headroom (see Percent) until Stop. With
+// GOGC set in the environment it leaves the operator's percent alone: the
+// tuner it returns is inactive, its Stop does nothing.
 func Start(headroom uint64) *Tuner {
 	t := &Tuner{headroom: headroom, sample: []metrics.Sample{{Name: "/gc/heap/live:bytes"}}}
+	if os.Getenv("GOGC") != "" {
+		t.stopped.Store(true)
+		return t
+	}
 	t.before = debug.SetGCPercent(Percent(t.live(), headroom))
 	t.arm()
 	return t
 }
+
+// Active reports whether the tuner is tuning: started without GOGC set,
+// not yet stopped.
+func (t *Tuner) Active() bool { return !t.stopped.Load() }
 
 // Stop ends the tuning: the percent goes back to what it was before Start.
 func (t *Tuner) Stop() {

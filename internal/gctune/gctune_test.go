@@ -58,3 +58,18 @@ func TestTunerFollowsCollections(t *testing.T) {
 		t.Errorf("tuned %d times after Stop", got-n)
 	}
 }
+
+// With GOGC set the operator's percent stands: Start changes nothing.
+func TestStartLeavesGOGCAlone(t *testing.T) {
+	t.Setenv("GOGC", "150")
+	before := debug.SetGCPercent(150)
+	defer debug.SetGCPercent(before)
+	tu := Start(256 << 20)
+	if tu.Active() {
+		t.Error("a tuner is active with GOGC set")
+	}
+	tu.Stop()
+	if got := debug.SetGCPercent(150); got != 150 {
+		t.Errorf("percent = %d, want GOGC's 150", got)
+	}
+}

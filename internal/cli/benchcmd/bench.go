@@ -1,7 +1,6 @@
 package benchcmd
 
 import (
-	"os"
 	"sync"
 
 	"github.com/spf13/cobra"
@@ -39,8 +38,8 @@ var (
 func tuneGC() {
 	tunerMu.Lock()
 	defer tunerMu.Unlock()
-	if tuner == nil && os.Getenv("GOGC") == "" {
-		tuner = gctune.Start(gctune.DefaultHeadroom)
+	if tuner == nil {
+		tuner = gctune.Start(gctune.DefaultHeadroom) // inactive with GOGC set
 	}
 }
 

@@ -28,7 +28,11 @@ func TestBenchTunesGCOnce(t *testing.T) {
 
 	t.Setenv("GOGC", "150")
 	tuneGC()
-	if tuner != nil {
+	defer untuneGC()
+	if tuner.Active() {
 		t.Error("tuned with GOGC set")
+	}
+	if got := debug.SetGCPercent(100); got != 100 {
+		t.Errorf("percent with GOGC set = %d, want the 100 it had", got)
 	}
 }

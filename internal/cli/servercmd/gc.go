@@ -10,8 +10,8 @@ import (
 )
 
 // tuneGC starts the garbage collector's tuning (package gctune) with the
-// headroom TWINLAKE_GC_HEADROOM gives (0 turns it off), unless GOGC is set:
-// then the operator's percent stands. The returned stop is never nil.
+// headroom TWINLAKE_GC_HEADROOM gives (0 turns it off; with GOGC set the
+// tuner leaves the operator's percent alone). The returned stop is never nil.
 func tuneGC(log *slog.Logger) (stop func(), err error) {
 	headroom := uint64(gctune.DefaultHeadroom)
 	if v := os.Getenv("TWINLAKE_GC_HEADROOM"); v == "0" {
@@ -23,9 +23,12 @@ func tuneGC(log *slog.Logger) (stop func(), err error) {
 		}
 		headroom = uint64(n)
 	}
-	if os.Getenv("GOGC") != "" || headroom == 0 {
-		log.Debug("garbage collector left as the runtime sets it", "GOGC", os.Getenv("GOGC"), "headroom", headroom)
+	if headroom == 0 {
 		return func() {}, nil
 	}
-	return gctune.Start(headroom).Stop, nil
+	t := gctune.Start(headroom)
+	if !t.Active() {
+		log.Debug("garbage collector left as GOGC sets it", "GOGC", os.Getenv("GOGC"))
+	}
+	return t.Stop, nil
 }
