@@ -43,7 +43,7 @@ func versionEntries(b *bytes.Buffer, entries []any, prefixes []commonPrefix) {
 			b.WriteString("<Version>")
 			element(b, "Key", e.Key)
 			element(b, "VersionId", e.VersionID)
-			writeBool(b, "IsLatest", e.IsLatest)
+			element(b, "IsLatest", strconv.FormatBool(e.IsLatest))
 			element(b, "LastModified", e.LastModified)
 			element(b, "ETag", e.ETag)
 			writeChecksum(b, e.listedChecksum)
@@ -55,7 +55,7 @@ func versionEntries(b *bytes.Buffer, entries []any, prefixes []commonPrefix) {
 			b.WriteString("<DeleteMarker>")
 			element(b, "Key", e.Key)
 			element(b, "VersionId", e.VersionID)
-			writeBool(b, "IsLatest", e.IsLatest)
+			element(b, "IsLatest", strconv.FormatBool(e.IsLatest))
 			element(b, "LastModified", e.LastModified)
 			writeOwner(b, e.Owner)
 			b.WriteString("</DeleteMarker>")
@@ -86,16 +86,6 @@ func writeSize(b *bytes.Buffer, n int64) {
 	b.WriteString("<Size>")
 	b.Write(strconv.AppendInt(b.AvailableBuffer(), n, 10))
 	b.WriteString("</Size>")
-}
-
-func writeBool(b *bytes.Buffer, name string, v bool) {
-	b.WriteByte('<')
-	b.WriteString(name)
-	b.WriteByte('>')
-	b.WriteString(strconv.FormatBool(v))
-	b.WriteString("</")
-	b.WriteString(name)
-	b.WriteByte('>')
 }
 
 func writePrefixes(b *bytes.Buffer, prefixes []commonPrefix) {
