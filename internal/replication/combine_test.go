@@ -64,27 +64,18 @@ func TestCombinerGroupsWaitingBatches(t *testing.T) {
 			answers <- answer{name, res, err}
 		}()
 	}
-	waitFor := func(cond func() bool) {
-		deadline := time.Now().Add(10 * time.Second)
-		for !cond() {
-			if time.Now().After(deadline) {
-				t.Fatal("condition not reached")
-			}
-			time.Sleep(time.Millisecond)
-		}
-	}
 	// Two requests go out at once and block: the second once the first
 	// has been out secondAfter.
 	call("fail", 1)
-	waitFor(func() bool { mu.Lock(); defer mu.Unlock(); return len(requests) == 1 })
+	waitFor(t, func() bool { mu.Lock(); defer mu.Unlock(); return len(requests) == 1 })
 	clock.advance(secondAfter)
 	call("first", 2)
-	waitFor(func() bool { mu.Lock(); defer mu.Unlock(); return len(requests) == 2 })
+	waitFor(t, func() bool { mu.Lock(); defer mu.Unlock(); return len(requests) == 2 })
 	// Three more batches wait behind them.
 	for i, n := range []int{3, 1, 2} {
 		call(fmt.Sprintf("w%d", i), n)
 	}
-	waitFor(func() bool { c.mu.Lock(); defer c.mu.Unlock(); return len(c.waiting) == 3 })
+	waitFor(t, func() bool { c.mu.Lock(); defer c.mu.Unlock(); return len(c.waiting) == 3 })
 	close(release)
 	got := map[string]answer{}
 	for range 5 {
@@ -192,21 +183,12 @@ func TestCombinerOneRequestOnAShortLink(t *testing.T) {
 			}
 		})
 	}
-	waitFor := func(cond func() bool) {
-		deadline := time.Now().Add(10 * time.Second)
-		for !cond() {
-			if time.Now().After(deadline) {
-				t.Fatal("condition not reached")
-			}
-			time.Sleep(time.Millisecond)
-		}
-	}
 	call(1)
-	waitFor(func() bool { mu.Lock(); defer mu.Unlock(); return len(sizes) == 1 })
+	waitFor(t, func() bool { mu.Lock(); defer mu.Unlock(); return len(sizes) == 1 })
 	clock.advance(secondAfter - time.Millisecond)
 	call(2)
 	call(3)
-	waitFor(func() bool { c.mu.Lock(); defer c.mu.Unlock(); return len(c.waiting) == 2 })
+	waitFor(t, func() bool { c.mu.Lock(); defer c.mu.Unlock(); return len(c.waiting) == 2 })
 	close(release)
 	wg.Wait()
 	mu.Lock()
@@ -247,19 +229,10 @@ func TestCombinerLeaderLeavesWithItsAnswer(t *testing.T) {
 		}()
 		return done
 	}
-	waitFor := func(cond func() bool) {
-		deadline := time.Now().Add(10 * time.Second)
-		for !cond() {
-			if time.Now().After(deadline) {
-				t.Fatal("condition not reached")
-			}
-			time.Sleep(time.Millisecond)
-		}
-	}
 	first := call(1)
-	waitFor(func() bool { return requests() == 1 })
+	waitFor(t, func() bool { return requests() == 1 })
 	second, third := call(2), call(3)
-	waitFor(func() bool { c.mu.Lock(); defer c.mu.Unlock(); return len(c.waiting) == 2 })
+	waitFor(t, func() bool { c.mu.Lock(); defer c.mu.Unlock(); return len(c.waiting) == 2 })
 	open(0)
 	select {
 	case err := <-first:
@@ -269,7 +242,7 @@ func TestCombinerLeaderLeavesWithItsAnswer(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("the first caller is still held after its request was answered")
 	}
-	waitFor(func() bool { return requests() == 2 })
+	waitFor(t, func() bool { return requests() == 2 })
 	open(1)
 	for _, ch := range []chan error{second, third} {
 		if err := <-ch; err != nil {
@@ -284,4 +257,15 @@ func TestCombinerLeaderLeavesWithItsAnswer(t *testing.T) {
 	if n, _ := c.inFlightLocked(clock.now()); n != 0 || len(c.waiting) != 0 {
 		t.Errorf("%d slots busy, %d batches waiting after every answer", n, len(c.waiting))
 	}
+}
+
+// waitFor waits until cond holds, failing t after 10 s.
+func waitFor(t *testing.T, cond func() bool) {
+	t.Helper()
+	eventually(t, 10*time.Second, func() error {
+		if !cond() {
+			return errors.New("condition not reached")
+		}
+		return nil
+	})
 }
