@@ -21,6 +21,7 @@ var allNames = []string{
 	ReplicationSentBytesTotal, ReplicationSentObjectsTotal, ReplicationFailedObjectsTotal,
 	ReplicationDroppedObjectsTotal, ReplicationReceivedObjectsTotal, ReplicationReceivedBytesTotal,
 	ReplicationLinkLatencySeconds, ReplicationLinkUp, ReplicationMismatchesTotal,
+	ReplicationBatchRequestsTotal, ReplicationBatchVersionsTotal,
 	TraceDroppedEventsTotal,
 	ClusterNodeUp, ClusterNodeCPU, ClusterNodeLeader, ClusterNodeHeld, ClusterNodeDeposed, DriveUp, HealProgressPercent, HealDegradedBlobs, HealShardsRebuilt,
 	EtcdDBBytes, EtcdDBInUseBytes, EtcdQuotaBytes, EtcdNoSpace,

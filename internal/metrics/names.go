@@ -40,6 +40,8 @@ const (
 	ReplicationMismatchesTotal         = "twinlake_replication_mismatches_total"           // counter {target}
 	ReplicationBacklogBytes            = "twinlake_replication_backlog_bytes"              // gauge {target}
 	ReplicationRejectedTotal           = "twinlake_replication_rejected_total"             // counter: stale copies refused
+	ReplicationBatchRequestsTotal      = "twinlake_replication_batch_requests_total"       // counter {target}: combined requests of small versions
+	ReplicationBatchVersionsTotal      = "twinlake_replication_batch_versions_total"       // counter {target}: versions those requests carried
 
 	// Trace bus (internal/trace, registered by internal/app).
 	TraceDroppedEventsTotal = "twinlake_trace_dropped_events_total" // counter

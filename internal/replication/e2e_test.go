@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/url"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -516,6 +517,13 @@ func TestReplicationMetrics(t *testing.T) {
 				return fmt.Errorf("metrics lack %s", name)
 			}
 		}
+		// The object went in a combined request: one at least, carrying
+		// at least as many versions as there were requests.
+		reqs := sampleValue(body, `twinlake_replication_batch_requests_total{target="site2"}`)
+		vers := sampleValue(body, `twinlake_replication_batch_versions_total{target="site2"}`)
+		if reqs < 1 || vers < reqs {
+			return fmt.Errorf("combined requests %v carrying %v versions", reqs, vers)
+		}
 		return nil
 	})
 	body, err := scrape(m.Sites[1].Site)
@@ -634,4 +642,17 @@ func TestDroppedPurgeDoesNotResurrect(t *testing.T) {
 		}
 		return converged(ctx, cs, "purge")
 	})
+}
+
+// sampleValue is the value of the sample named series in a text
+// exposition, or -1 if there is none.
+func sampleValue(body, series string) float64 {
+	for _, line := range strings.Split(body, "\n") {
+		if v, ok := strings.CutPrefix(line, series+" "); ok {
+			if f, err := strconv.ParseFloat(strings.TrimSpace(v), 64); err == nil {
+				return f
+			}
+		}
+	}
+	return -1
 }

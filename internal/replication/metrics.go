@@ -8,6 +8,7 @@ import (
 
 type engineMetrics struct {
 	sentObjects, sentBytes, failedObjects, dropped, mismatches *prometheus.CounterVec
+	batchRequests, batchVersions                               *prometheus.CounterVec
 	receivedObjects, receivedBytes, rejected                   prometheus.Counter
 	linkLatency                                                *prometheus.HistogramVec
 }
@@ -48,6 +49,8 @@ func newEngineMetrics(e *Engine, reg prometheus.Registerer) (*engineMetrics, err
 		failedObjects:   prometheus.NewCounterVec(prometheus.CounterOpts{Name: metrics.ReplicationFailedObjectsTotal, Help: "Sends that failed and went to the retry queue."}, lbl),
 		dropped:         prometheus.NewCounterVec(prometheus.CounterOpts{Name: metrics.ReplicationDroppedObjectsTotal, Help: "Retry queue entries dropped after max_retries."}, lbl),
 		mismatches:      prometheus.NewCounterVec(prometheus.CounterOpts{Name: metrics.ReplicationMismatchesTotal, Help: "Versions found missing or stale on a peer by mismatch detection."}, lbl),
+		batchRequests:   prometheus.NewCounterVec(prometheus.CounterOpts{Name: metrics.ReplicationBatchRequestsTotal, Help: "Requests sent to a peer carrying small versions combined (answered or not)."}, lbl),
+		batchVersions:   prometheus.NewCounterVec(prometheus.CounterOpts{Name: metrics.ReplicationBatchVersionsTotal, Help: "Versions carried by those requests: over the requests, the versions a peer syncs at once."}, lbl),
 		receivedObjects: prometheus.NewCounter(prometheus.CounterOpts{Name: metrics.ReplicationReceivedObjectsTotal, Help: "Changes received from peers and applied."}),
 		receivedBytes:   prometheus.NewCounter(prometheus.CounterOpts{Name: metrics.ReplicationReceivedBytesTotal, Help: "Object data bytes received from peers."}),
 		rejected:        prometheus.NewCounter(prometheus.CounterOpts{Name: metrics.ReplicationRejectedTotal, Help: "Received changes rejected as stale."}),
@@ -65,6 +68,7 @@ func newEngineMetrics(e *Engine, reg prometheus.Registerer) (*engineMetrics, err
 		up:           prometheus.NewDesc(metrics.ReplicationLinkUp, "1 while the link to a peer answers its health probe, else 0.", lbl, nil),
 	}
 	for _, col := range []prometheus.Collector{m.sentObjects, m.sentBytes, m.failedObjects, m.dropped, m.mismatches,
+		m.batchRequests, m.batchVersions,
 		m.receivedObjects, m.receivedBytes, m.rejected, m.linkLatency, c} {
 		if err := reg.Register(col); err != nil {
 			return nil, err

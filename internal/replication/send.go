@@ -51,7 +51,7 @@ func (t *target) runBatch(jobs []job) {
 	if len(items) == 0 {
 		return
 	}
-	results, err := t.comb.send(ctx, items, t.peer.SendVersions)
+	results, err := t.comb.send(ctx, items, t.sendVersions)
 	switch {
 	case err == nil:
 	case errors.Is(err, ErrLinkDown) || errors.Is(err, ErrIncompatible) || t.ctx.Err() != nil:
@@ -84,6 +84,13 @@ func (t *target) runBatch(jobs []job) {
 	if len(ok) > 0 {
 		t.succeededAll(ok, start)
 	}
+}
+
+// sendVersions sends one combined request, counted.
+func (t *target) sendVersions(ctx context.Context, items []VersionItem) ([]ItemResult, error) {
+	t.e.m.batchRequests.WithLabelValues(t.site.Name).Inc()
+	t.e.m.batchVersions.WithLabelValues(t.site.Name).Add(float64(len(items)))
+	return t.peer.SendVersions(ctx, items)
 }
 
 func (t *target) run(j job) {

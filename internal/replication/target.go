@@ -90,7 +90,7 @@ func newTarget(e *Engine, s Site, p Peer, bl *backlog) *target {
 	for _, c := range []interface {
 		WithLabelValues(...string) prometheus.Counter
 	}{
-		e.m.sentObjects, e.m.sentBytes, e.m.failedObjects, e.m.dropped, e.m.mismatches} {
+		e.m.sentObjects, e.m.sentBytes, e.m.failedObjects, e.m.dropped, e.m.mismatches, e.m.batchRequests, e.m.batchVersions} {
 		c.WithLabelValues(s.Name)
 	}
 	return &target{e: e, site: s, peer: p, backlog: bl, wake: make(chan struct{}, 1), inflight: map[string]bool{},
