@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"net/url"
 	"sort"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -519,8 +518,14 @@ func TestReplicationMetrics(t *testing.T) {
 		}
 		// The object went in a combined request: one at least, carrying
 		// at least as many versions as there were requests.
-		reqs := sampleValue(body, `twinlake_replication_batch_requests_total{target="site2"}`)
-		vers := sampleValue(body, `twinlake_replication_batch_versions_total{target="site2"}`)
+		reqs, err := metricValue(body, `twinlake_replication_batch_requests_total{target="site2"}`)
+		if err != nil {
+			return err
+		}
+		vers, err := metricValue(body, `twinlake_replication_batch_versions_total{target="site2"}`)
+		if err != nil {
+			return err
+		}
 		if reqs < 1 || vers < reqs {
 			return fmt.Errorf("combined requests %v carrying %v versions", reqs, vers)
 		}
@@ -642,17 +647,4 @@ func TestDroppedPurgeDoesNotResurrect(t *testing.T) {
 		}
 		return converged(ctx, cs, "purge")
 	})
-}
-
-// sampleValue is the value of the sample named series in a text
-// exposition, or -1 if there is none.
-func sampleValue(body, series string) float64 {
-	for _, line := range strings.Split(body, "\n") {
-		if v, ok := strings.CutPrefix(line, series+" "); ok {
-			if f, err := strconv.ParseFloat(strings.TrimSpace(v), 64); err == nil {
-				return f
-			}
-		}
-	}
-	return -1
 }
