@@ -280,6 +280,17 @@ func encodedHint(v any) int {
 }
 
 func encodeTo(buf *bytes.Buffer, v any) {
+	switch r := v.(type) {
+	case *Version:
+		buf.Write(appendVersion(buf.AvailableBuffer(), r))
+		return
+	case *latest:
+		buf.Write(appendLatest(buf.AvailableBuffer(), r))
+		return
+	case latest:
+		buf.Write(appendLatest(buf.AvailableBuffer(), &r))
+		return
+	}
 	enc := msgpack.GetEncoder()
 	enc.Reset(buf)
 	err := enc.Encode(v)
@@ -310,7 +321,15 @@ var recordBufs = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 // a version with much inline data is left to the collector.
 const maxPooledRecord = 256 << 10
 
-func decode(b []byte, v any) error { return msgpack.Unmarshal(b, v) }
+func decode(b []byte, v any) error {
+	switch r := v.(type) {
+	case *Version:
+		return decodeVersion(b, r)
+	case *latest:
+		return decodeLatest(b, r)
+	}
+	return msgpack.Unmarshal(b, v)
+}
 
 // newVersionID returns a random version ID in UUID form.
 func newVersionID() string {

@@ -126,6 +126,9 @@ type ResyncJob struct {
 }
 
 func encode(v any) []byte {
+	if en, ok := v.(Entry); ok {
+		return appendEntry(make([]byte, 0, 64+len(en.Bucket)+len(en.Key)+len(en.VersionID)), &en)
+	}
 	b, err := msgpack.Marshal(v)
 	if err != nil {
 		panic(err) // only our own record types are encoded; they always marshal
@@ -133,4 +136,9 @@ func encode(v any) []byte {
 	return b
 }
 
-func decode(b []byte, v any) error { return msgpack.Unmarshal(b, v) }
+func decode(b []byte, v any) error {
+	if en, ok := v.(*Entry); ok {
+		return decodeEntry(b, en)
+	}
+	return msgpack.Unmarshal(b, v)
+}
