@@ -42,15 +42,15 @@ func (s *fencedStore) NewBatch() meta.Batch { return &fencedBatch{Batch: s.Store
 type fencedBatch struct {
 	meta.Batch
 	s     *fencedStore
-	after []func()
+	after []func(error)
 }
 
-func (b *fencedBatch) AfterCommit(fn func()) { b.after = append(b.after, fn) }
+func (b *fencedBatch) AfterCommit(fn func(error)) { b.after = append(b.after, fn) }
 
-func (b *fencedBatch) Commit(sync bool) error {
+func (b *fencedBatch) Commit(sync bool) (err error) {
 	defer func() {
 		for _, fn := range b.after {
-			fn()
+			fn(err)
 		}
 	}()
 	if b.s.fenced.Load() {

@@ -26,7 +26,10 @@ func testStore(t *testing.T, open func(t *testing.T) Store) {
 		b.Set([]byte("k"), []byte("value"))
 		var visible []bool
 		for range 2 {
-			b.AfterCommit(func() { _, err := s.Get([]byte("k")); visible = append(visible, err == nil) })
+			b.AfterCommit(func(commitErr error) {
+				_, err := s.Get([]byte("k"))
+				visible = append(visible, err == nil && commitErr == nil)
+			})
 		}
 		if len(visible) != 0 {
 			t.Fatal("AfterCommit ran before Commit")

@@ -156,7 +156,7 @@ func (s *EtcdStore) Close() error { return nil }
 type etcdBatch struct {
 	s     *EtcdStore
 	ops   []batchOp
-	after []func()
+	after []func(error)
 }
 
 func (b *etcdBatch) Set(key, value []byte) {
@@ -171,8 +171,8 @@ func (b *etcdBatch) DeleteRange(lower, upper []byte) {
 	b.ops = append(b.ops, batchOp{kind: opDeleteRange, key: clone(lower), end: clone(upper)})
 }
 
-func (b *etcdBatch) Len() int              { return len(b.ops) }
-func (b *etcdBatch) AfterCommit(fn func()) { b.after = append(b.after, fn) }
+func (b *etcdBatch) Len() int                   { return len(b.ops) }
+func (b *etcdBatch) AfterCommit(fn func(error)) { b.after = append(b.after, fn) }
 
 func clone(b []byte) []byte {
 	if b == nil {
@@ -184,10 +184,10 @@ func clone(b []byte) []byte {
 // Commit implements Batch: durable when it returns, in one etcd
 // transaction, which may carry other batches committed at the same time
 // (see groupCommit).
-func (b *etcdBatch) Commit(bool) error {
+func (b *etcdBatch) Commit(bool) (err error) {
 	defer func() {
 		for _, fn := range b.after {
-			fn()
+			fn(err)
 		}
 	}()
 	s := b.s

@@ -194,7 +194,11 @@ func TestEtcdStore(t *testing.T) {
 					b.Set([]byte(fmt.Sprintf("w%02d/b", w)), []byte(fmt.Sprint(r)))
 					b.Set([]byte(fmt.Sprintf("shared%d", w%8)), []byte(fmt.Sprint(w)))
 					b.Delete([]byte(fmt.Sprintf("w%02d/gone", w)))
-					b.AfterCommit(func() { afters.Add(1) })
+					b.AfterCommit(func(err error) {
+						if err == nil {
+							afters.Add(1)
+						}
+					})
 					errs <- b.Commit(true)
 				}
 			})

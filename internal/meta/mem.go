@@ -100,7 +100,7 @@ type memOp struct {
 type memBatch struct {
 	m     *MemStore
 	ops   []memOp
-	after []func()
+	after []func(error)
 }
 
 func (b *memBatch) Set(k, v []byte) {
@@ -112,12 +112,12 @@ func (b *memBatch) DeleteRange(lo, hi []byte) {
 }
 func (b *memBatch) Len() int { return len(b.ops) }
 
-func (b *memBatch) AfterCommit(fn func()) { b.after = append(b.after, fn) }
+func (b *memBatch) AfterCommit(fn func(error)) { b.after = append(b.after, fn) }
 
-func (b *memBatch) Commit(bool) error {
+func (b *memBatch) Commit(bool) (err error) {
 	defer func() {
 		for _, fn := range b.after {
-			fn()
+			fn(err)
 		}
 	}()
 	m := b.m

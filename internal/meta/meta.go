@@ -45,9 +45,11 @@ type Batch interface {
 	Commit(sync bool) error
 	// AfterCommit registers fn to run when Commit returns, whether the
 	// commit succeeded or not (the batch's writes are then visible to
-	// every read started after, or never will be). A batch never committed
-	// never runs fn.
-	AfterCommit(fn func())
+	// every read started after, or never will be), with Commit's error: a
+	// batch whose commit failed may still have been applied (an etcd
+	// transaction whose answer was lost). A batch never committed never
+	// runs fn.
+	AfterCommit(fn func(err error))
 }
 
 // Iterator walks keys in order. Key and Value are valid until the next call

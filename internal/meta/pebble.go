@@ -135,7 +135,7 @@ func (s *PebbleStore) Close() error {
 
 type pebbleBatch struct {
 	b     *pebble.Batch
-	after []func()
+	after []func(error)
 }
 
 func (b *pebbleBatch) Set(key, value []byte) { _ = b.b.Set(key, value, nil) }
@@ -145,7 +145,7 @@ func (b *pebbleBatch) DeleteRange(lower, upper []byte) {
 }
 func (b *pebbleBatch) Len() int { return int(b.b.Count()) }
 
-func (b *pebbleBatch) AfterCommit(fn func()) { b.after = append(b.after, fn) }
+func (b *pebbleBatch) AfterCommit(fn func(error)) { b.after = append(b.after, fn) }
 
 func (b *pebbleBatch) Commit(sync bool) error {
 	opt := pebble.NoSync
@@ -155,7 +155,7 @@ func (b *pebbleBatch) Commit(sync bool) error {
 	err := b.b.Commit(opt)
 	_ = b.b.Close()
 	for _, fn := range b.after {
-		fn()
+		fn(err)
 	}
 	return err
 }

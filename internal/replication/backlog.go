@@ -97,16 +97,22 @@ func newBacklog(log *slog.Logger) *backlog {
 }
 
 // nextSeq hands out the next journal sequence number for an entry written
-// in batch; it is open until the batch's commit returns.
-func (b *backlog) nextSeq(batch meta.Batch) uint64 {
+// in batch; it is open until the batch's commit returns. committed, if not
+// nil, is called with the number and the commit's error when it returns,
+// after the number left the open set (so a reader that finds it still
+// open knows committed has yet to run).
+func (b *backlog) nextSeq(batch meta.Batch, committed func(seq uint64, err error)) uint64 {
 	b.omu.Lock()
 	s := b.seq.Add(1)
 	b.open[s] = time.Now()
 	b.omu.Unlock()
-	batch.AfterCommit(func() {
+	batch.AfterCommit(func(err error) {
 		b.omu.Lock()
 		delete(b.open, s)
 		b.omu.Unlock()
+		if committed != nil {
+			committed(s, err)
+		}
 	})
 	return s
 }

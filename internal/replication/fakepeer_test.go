@@ -235,6 +235,19 @@ func peerCount(s *fakeSite, c *prometheus.CounterVec) float64 {
 
 // waitDrained waits until s has nothing pending or to retry for its one
 // peer.
+// cutLink makes p unreachable and waits until tg, the target sending
+// through it, sees the link down.
+func cutLink(t *testing.T, p *fakePeer, tg *target) {
+	t.Helper()
+	p.set(faults{down: true})
+	eventually(t, 10*time.Second, func() error {
+		if tg.online() {
+			return errors.New("link still up")
+		}
+		return nil
+	})
+}
+
 func waitDrained(t *testing.T, s *fakeSite, timeout time.Duration) {
 	t.Helper()
 	tg := (*s.engine.targets.Load())[0]
@@ -770,26 +783,7 @@ func TestBucketEmptiedAndDeletedDropsNothing(t *testing.T) {
 	ab.set(faults{delay: 30 * time.Millisecond}) // calls overtake each other
 	ctx := context.Background()
 	for round := range 5 {
-		bucket := fmt.Sprintf("scratch%d", round)
-		if err := a.objects.CreateBucket(ctx, bucket); err != nil {
-			t.Fatal(err)
-		}
-		var vs []*objects.Version
-		for i := range 20 {
-			v, err := a.objects.PutObject(ctx, bucket, fmt.Sprintf("k%d", i), strings.NewReader("x"), objects.PutOptions{Size: 1})
-			if err != nil {
-				t.Fatal(err)
-			}
-			vs = append(vs, v)
-		}
-		for i, v := range vs {
-			if _, err := a.objects.DeleteObject(ctx, bucket, fmt.Sprintf("k%d", i), v.VersionID); err != nil {
-				t.Fatal(err)
-			}
-		}
-		if err := a.objects.DeleteBucket(ctx, bucket); err != nil {
-			t.Fatal(err)
-		}
+		putAndDelete(t, a, fmt.Sprintf("scratch%d", round), 20)
 	}
 	waitDrained(t, a, 20*time.Second)
 	if d := droppedCount(a); d != 0 {

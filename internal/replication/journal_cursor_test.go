@@ -23,7 +23,7 @@ func TestBacklogSettled(t *testing.T) {
 		t.Fatalf("empty: settled %d, want 1", got)
 	}
 	b1, b2, b3 := store.NewBatch(), store.NewBatch(), store.NewBatch()
-	s1, s2, s3 := bl.nextSeq(b1), bl.nextSeq(b2), bl.nextSeq(b3)
+	s1, s2, s3 := bl.nextSeq(b1, nil), bl.nextSeq(b2, nil), bl.nextSeq(b3, nil)
 	if s1 != 1 || s2 != 2 || s3 != 3 {
 		t.Fatalf("sequences %d %d %d, want 1 2 3", s1, s2, s3)
 	}
@@ -50,7 +50,7 @@ func TestBacklogSettled(t *testing.T) {
 	// A failed commit settles its sequence too.
 	store.Close()
 	b4 := store.NewBatch()
-	s4 := bl.nextSeq(b4)
+	s4 := bl.nextSeq(b4, nil)
 	b4.Set([]byte("k"), []byte("v"))
 	if err := b4.Commit(true); err == nil {
 		t.Fatal("commit on a closed store succeeded")
@@ -203,7 +203,7 @@ func TestBacklogSequenceNeverRestartsBelowItsLastRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := bl.nextSeq(store.NewBatch()); got <= before {
+	if got := bl.nextSeq(store.NewBatch(), nil); got <= before {
 		t.Fatalf("first sequence after a start %d, want past the clock's %d", got, before)
 	}
 	ahead := seqFloor(time.Now()) + 1e12
@@ -211,7 +211,7 @@ func TestBacklogSequenceNeverRestartsBelowItsLastRun(t *testing.T) {
 	if bl, err = loadBacklog(store, "p", nil); err != nil {
 		t.Fatal(err)
 	}
-	if got := bl.nextSeq(store.NewBatch()); got != ahead+1 {
+	if got := bl.nextSeq(store.NewBatch(), nil); got != ahead+1 {
 		t.Fatalf("after a live entry numbered %d: next %d, want %d", ahead, got, ahead+1)
 	}
 }

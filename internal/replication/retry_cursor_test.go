@@ -114,13 +114,7 @@ func TestOldestJournaledReadsPastSentEntries(t *testing.T) {
 		t.Fatalf("read start %d, want past the last sequence %d", from, tg.seq.Load())
 	}
 	// With the link down, changes stay in the journal.
-	ab.set(faults{down: true})
-	eventually(t, 10*time.Second, func() error {
-		if tg.online() {
-			return fmt.Errorf("link still up")
-		}
-		return nil
-	})
+	cutLink(t, ab, tg)
 	// A change whose batch is still being written, then a later one.
 	open := a.meta.NewBatch()
 	held := &objects.Version{VersionID: "00000000000000000000000000000001", Size: 4, ModTime: time.Now().UnixNano()}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"hash/maphash"
+	"math"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -65,6 +66,14 @@ type target struct {
 	cursor   uint64
 	rewind   bool
 	lastFull time.Time
+	// fresh holds the journal entries committed since the journal was
+	// last read, while freshOK; lowDropped is the first entry it dropped
+	// since (fresh.go). journalScans counts the reads of the journal.
+	fresh        []freshEntry
+	freshOK      bool
+	reading      bool // a read of the journal runs
+	lowDropped   uint64
+	journalScans atomic.Int64
 
 	// The retry queue is read from retryFrom (nil: its first key), past
 	// the entries earlier passes took, sent and removed, whose tombstones
@@ -94,13 +103,7 @@ func newTarget(e *Engine, s Site, p Peer, bl *backlog) *target {
 		c.WithLabelValues(s.Name)
 	}
 	return &target{e: e, site: s, peer: p, backlog: bl, wake: make(chan struct{}, 1), inflight: map[string]bool{},
-		order: newBucketOrder(), seed: maphash.MakeSeed()}
-}
-
-// journal adds en to b for this target.
-func (t *target) journal(b meta.Batch, en Entry) {
-	b.Set(journalKey(t.site.ID, t.nextSeq(b)), encode(en))
-	t.tally(en, 0, 1)
+		order: newBucketOrder(), seed: maphash.MakeSeed(), lowDropped: math.MaxUint64}
 }
 
 func (t *target) wakeUp() {
@@ -185,26 +188,108 @@ func (t *target) dispatch(j job) bool {
 // past every entry already read, so a pass reads only what is new, not the
 // entries sent (and deleted) since. A full re-read every so often is the
 // safety net.
+//
+// Most passes read nothing from the store: the entries committed since the
+// last read are taken from memory (fresh.go), and the journal is read only
+// when that record is not whole (at the start, after a failed commit or a
+// send given back, once it overflowed) and at the full re-reads.
 func (t *target) dispatchJournal() int {
 	now := time.Now()
 	every := currentRetryPolicy(t.e.cfg.Settings).maxDelay
+	// Read before the journal or the fresh entries are: every entry below
+	// settled that will ever exist is visible to a read started after it,
+	// and in the fresh entries taken after it (fresh.go).
+	settled := t.settled(now, gapGrace)
 	t.mu.Lock()
+	scan := !t.freshOK
 	if t.rewind || now.Sub(t.lastFull) > fullRescanTick || t.iam.probeDue(now, every) {
 		t.cursor, t.rewind, t.lastFull = 0, false, now
+		scan = true
+	}
+	var taken []freshEntry
+	if scan {
+		t.startFreshLocked()
+	} else {
+		taken, t.fresh = t.fresh, nil
 	}
 	from := t.cursor
 	t.mu.Unlock()
-	// Read before the scan starts: every entry below settled that will
-	// ever exist is visible to it.
-	settled := t.settled(now, gapGrace)
 
-	var jobs []job
-	next, full := from, false
+	p := journalPass{t: t, now: now, every: every, stalled: map[string]bool{}}
+	if scan {
+		t.journalScans.Add(1)
+		p.scan(from, settled)
+	} else {
+		p.fresh(taken, from, settled)
+	}
+	jobs := append(t.present(p.jobs), p.unseen...)
+	for i, j := range jobs {
+		if !t.dispatch(j) {
+			t.release(jobs[i:]...)
+			return i
+		}
+	}
+	return len(jobs)
+}
+
+// journalPass gathers one pass's jobs from journal entries in sequence
+// order.
+type journalPass struct {
+	t     *target
+	now   time.Time
+	every time.Duration
+	// jobs are checked against the store before they go (present); the
+	// fresh entries no read of the journal can have seen go unchecked,
+	// after them (their keys' earlier entries, if any, are among jobs).
+	jobs, unseen []job
 	// Entries held back for their bucket's order (bucketOrder) are read
 	// again from the first of them; once one of a bucket's is held, so is
 	// the rest of that bucket's in this pass, keeping their order.
-	held, firstHeld := 0, uint64(0)
-	stalled := map[string]bool{}
+	held      int
+	firstHeld uint64
+	stalled   map[string]bool
+}
+
+// full reports whether the pass has all it takes.
+func (p *journalPass) full() bool { return len(p.jobs)+len(p.unseen)+p.held >= scanBatch }
+
+// add claims the committed journal entry en under k for a job, unless it
+// is in flight already or held back; it reports whether en was held back
+// (to be read again). An IAM record for a peer that takes none is left
+// where it is, for the gate's probe to read again.
+func (p *journalPass) add(k []byte, en Entry, check bool) (held bool) {
+	t := p.t
+	if en.Op == OpIAM && !t.iam.admit(p.now, p.every) {
+		return false
+	}
+	c := claimHeld
+	if !p.stalled[en.Bucket] {
+		c = t.claim(k, en, false)
+	}
+	switch c {
+	case claimBusy:
+		return false
+	case claimHeld:
+		p.stalled[en.Bucket] = true
+		if p.held == 0 {
+			p.firstHeld = seqOf(k)
+		}
+		p.held++
+		return true
+	}
+	j := job{e: en, key: append([]byte(nil), k...)}
+	if check {
+		p.jobs = append(p.jobs, j)
+	} else {
+		p.unseen = append(p.unseen, j)
+	}
+	return false
+}
+
+// scan reads the journal from the cursor from, and moves the cursor.
+func (p *journalPass) scan(from, settled uint64) {
+	t := p.t
+	next, full := from, false
 	hi := meta.PrefixEnd(journalPrefix(t.site.ID))
 	err := meta.Scan(t.e.cfg.Meta, journalKey(t.site.ID, from), hi, func(k, v []byte) (bool, error) {
 		next = seqOf(k) + 1
@@ -212,34 +297,17 @@ func (t *target) dispatchJournal() int {
 			return true, nil // sent already and not yet answered: nothing to decode
 		}
 		if t.isOpen(seqOf(k)) {
-			// Visible but not yet durable: its commit's return wakes
-			// the next pass, which the cursor (settled) lets see it.
+			// Visible but not yet durable: its commit's return puts it
+			// in the fresh entries (or keeps the cursor below it) and
+			// wakes the next pass.
 			return true, nil
 		}
 		var en Entry
 		if err := decode(v, &en); err != nil {
 			return false, err
 		}
-		if en.Op == OpIAM && !t.iam.admit(now, every) {
-			return true, nil // held back from a peer that takes no IAM records
-		}
-		c := claimHeld
-		if !stalled[en.Bucket] {
-			c = t.claim(k, en, false)
-		}
-		switch c {
-		case claimBusy:
-			return true, nil
-		case claimHeld:
-			stalled[en.Bucket] = true
-			if held == 0 {
-				firstHeld = seqOf(k)
-			}
-			held++
-		default:
-			jobs = append(jobs, job{e: en, key: append([]byte(nil), k...)})
-		}
-		full = len(jobs)+held >= scanBatch
+		p.add(k, en, true)
+		full = p.full()
 		return !full, nil
 	})
 	if err != nil {
@@ -251,20 +319,19 @@ func (t *target) dispatchJournal() int {
 	if full || err != nil {
 		cursor = min(next, settled)
 	}
-	if held > 0 {
-		cursor = min(cursor, firstHeld)
+	if p.held > 0 {
+		cursor = min(cursor, p.firstHeld)
 	}
 	t.mu.Lock()
-	t.cursor = max(from, cursor)
-	t.mu.Unlock()
-	jobs = t.present(jobs)
-	for i, j := range jobs {
-		if !t.dispatch(j) {
-			t.release(jobs[i:]...)
-			return i
-		}
+	t.reading = false
+	t.setCursorLocked(max(from, cursor))
+	if full || err != nil || p.held > 0 {
+		// What this read left behind (entries past where it stopped,
+		// entries held back) is in the journal only: the next pass
+		// reads it again.
+		t.dropFreshLocked()
 	}
-	return len(jobs)
+	t.mu.Unlock()
 }
 
 // dispatchRetries sends the retry queue entries that are due, read from
@@ -274,12 +341,19 @@ func (t *target) dispatchJournal() int {
 // or queued again at a later due time) or is released (which rewinds).
 func (t *target) dispatchRetries() int {
 	every := currentRetryPolicy(t.e.cfg.Settings).maxDelay
+	_, queued := t.snapshot()
 	t.mu.Lock()
 	// The time is read under the lock openRetry takes: a failure not
 	// registered by now has a later time, and its entry a later due.
 	now := time.Now()
 	if t.retryRewind || now.Sub(t.retryFull) > fullRescanTick {
 		t.retryFrom, t.retryRewind, t.retryFull = nil, false, now
+	} else if queued.n == 0 && len(t.retryOpen) == 0 {
+		// Nothing queued nor being queued: no read, which would cost an
+		// iterator at every pass. A tally wrong by a bug delays a retry
+		// until the full re-read at most.
+		t.mu.Unlock()
+		return 0
 	}
 	from := t.retryFrom
 	bound := now.UnixNano()

@@ -1,0 +1,145 @@
+package replication
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/twinlake/twinlake/internal/objects"
+)
+
+// putAndDelete writes n objects to a new bucket, removes them all and the
+// bucket: a bucket record, n versions, n purges and the bucket's deletion,
+// which waits for the purges before it (bucketOrder).
+func putAndDelete(t *testing.T, s *fakeSite, bucket string, n int) {
+	t.Helper()
+	ctx := context.Background()
+	if err := s.objects.CreateBucket(ctx, bucket); err != nil {
+		t.Fatal(err)
+	}
+	var vs []*objects.Version
+	for i := range n {
+		v, err := s.objects.PutObject(ctx, bucket, fmt.Sprintf("k%d", i), strings.NewReader("x"), objects.PutOptions{Size: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		vs = append(vs, v)
+	}
+	for i, v := range vs {
+		if _, err := s.objects.DeleteObject(ctx, bucket, fmt.Sprintf("k%d", i), v.VersionID); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.objects.DeleteBucket(ctx, bucket); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestFreshEntriesSpareJournalReads: while every entry committed since the
+// last read of the journal is in memory, the pump takes them from there:
+// a few hundred writes sent one after another cost a few reads of the
+// journal, not one per pass, and all of them arrive.
+func TestFreshEntriesSpareJournalReads(t *testing.T) {
+	a, b, _, _ := fakePair(t, randomSeed(t), map[string]string{"mismatch_interval": "1h"})
+	ctx := context.Background()
+	if err := a.objects.CreateBucket(ctx, "bkt"); err != nil {
+		t.Fatal(err)
+	}
+	waitDrained(t, a, 10*time.Second)
+	tg := a.engine.target("site-b")
+	before := tg.journalScans.Load()
+	const n = 300
+	for i := range n {
+		if _, err := a.objects.PutObject(ctx, "bkt", fmt.Sprintf("k%03d", i), strings.NewReader("x"), objects.PutOptions{Size: 1}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitDrained(t, a, 20*time.Second)
+	if got := len(siteVersions(t, b, "bkt")); got != n {
+		t.Fatalf("%d versions on the peer, want %d", got, n)
+	}
+	// Reads come from the full re-read (every 30 s) and any rewind; one
+	// per pass would be hundreds.
+	if scans := tg.journalScans.Load() - before; scans > n/10 {
+		t.Fatalf("the journal was read %d times for %d writes", scans, n)
+	}
+	if err := checkTallies(a); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestHeldEntriesOfAJournalReadGoNext: a read of the journal that holds an
+// entry back (a bucket's deletion behind the purges it claimed in the same
+// read) is followed by another read, not by passes over the fresh entries
+// only, which never held it: the deletion waited for the full re-read, 30
+// s later, and a chaos run that kept claiming the purges at each re-read
+// never converged.
+func TestHeldEntriesOfAJournalReadGoNext(t *testing.T) {
+	a, b, ab, _ := fakePair(t, randomSeed(t), map[string]string{"mismatch_interval": "1h"})
+	tg := a.engine.target("site-b")
+	cutLink(t, ab, tg)
+	putAndDelete(t, a, "gone", 20)
+	tg.rewindCursors() // the next pass reads the journal, all of it at once
+	ab.set(faults{})
+	waitDrained(t, a, 15*time.Second)
+	if _, err := b.objects.Bucket(context.Background(), "gone"); !errors.Is(err, objects.ErrBucketNotFound) {
+		t.Fatalf("the bucket on the peer: %v", err)
+	}
+	if err := checkTallies(a); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestFreshRecordOverflowReadsTheJournal: past maxFresh entries the
+// record is dropped and the journal read instead, from below every entry
+// not yet taken: nothing is left behind.
+func TestFreshRecordOverflowReadsTheJournal(t *testing.T) {
+	old := maxFresh
+	maxFresh = 16
+	t.Cleanup(func() { maxFresh = old })
+	a, b, ab, _ := fakePair(t, randomSeed(t), map[string]string{"mismatch_interval": "1h"})
+	tg := a.engine.target("site-b")
+	ctx := context.Background()
+	if err := a.objects.CreateBucket(ctx, "bkt"); err != nil {
+		t.Fatal(err)
+	}
+	waitDrained(t, a, 10*time.Second)
+	cutLink(t, ab, tg)
+	before := tg.journalScans.Load()
+	for i := range 100 {
+		if _, err := a.objects.PutObject(ctx, "bkt", fmt.Sprintf("k%03d", i), strings.NewReader("x"), objects.PutOptions{Size: 1}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ab.set(faults{})
+	waitDrained(t, a, 15*time.Second)
+	if got := len(siteVersions(t, b, "bkt")); got != 100 {
+		t.Fatalf("%d versions on the peer, want 100", got)
+	}
+	if tg.journalScans.Load() == before {
+		t.Fatal("the record overflowed, yet the journal was never read")
+	}
+}
+
+// TestFailedCommitReadsTheJournalFromItsStart: an entry whose batch's
+// commit failed may be in the journal anyway (an etcd transaction whose
+// answer was lost): the record is dropped and the next pass reads the
+// journal from its first key.
+func TestFailedCommitReadsTheJournalFromItsStart(t *testing.T) {
+	a, _, _, _ := fakePair(t, randomSeed(t), map[string]string{"mismatch_interval": "1h"})
+	tg := a.engine.target("site-b")
+	tg.mu.Lock()
+	tg.freshOK = true
+	tg.mu.Unlock()
+	tg.committedEntry(1, Entry{Op: OpVersion, Bucket: "b", Key: "k"}, nil)
+	tg.committedEntry(2, Entry{Op: OpVersion, Bucket: "b", Key: "k"}, errors.New("answer lost"))
+	tg.committedEntry(3, Entry{Op: OpVersion, Bucket: "b", Key: "k"}, nil)
+	tg.mu.Lock()
+	defer tg.mu.Unlock()
+	if tg.freshOK || len(tg.fresh) != 0 || !tg.rewind {
+		t.Fatalf("after a failed commit: record kept %v (%d entries), rewind %v", tg.freshOK, len(tg.fresh), tg.rewind)
+	}
+}
