@@ -445,21 +445,13 @@ func (c *Client) CatalogExport(ctx context.Context) ([]byte, error) {
 // SendVersions implements replication.Peer. The batch travels as one
 // signed MessagePack body.
 func (c *Client) SendVersions(ctx context.Context, items []replication.VersionItem) ([]replication.ItemResult, error) {
-	// Marshalled into a buffer sized up front: the items' data would
+	// Encoded into a buffer sized up front: the items' data would
 	// otherwise be copied at every doubling.
 	hint := 256
 	for _, it := range items {
 		hint += len(it.Data) + 1024
 	}
-	buf := bytes.NewBuffer(make([]byte, 0, hint))
-	enc := msgpack.GetEncoder()
-	enc.Reset(buf)
-	err := enc.Encode(peerwire.FromItems(items))
-	msgpack.PutEncoder(enc)
-	if err != nil {
-		return nil, err
-	}
-	raw := buf.Bytes()
+	raw := peerwire.AppendItems(make([]byte, 0, hint), peerwire.FromItems(items))
 	resp, err := c.do(ctx, http.MethodPost, pathBatch, nil, http.Header{"Content-Type": {"application/msgpack"}}, raw, 0)
 	if err != nil {
 		return nil, err

@@ -455,8 +455,8 @@ func readBounded(body io.Reader, limit, size int64) ([]byte, error) {
 
 // decodeBatch decodes a batch of versions after checking its bounds.
 func decodeBatch(raw []byte) ([]replication.VersionItem, error) {
-	var wire []peerwire.VersionItem
-	if err := decodeMsgpack(raw, &wire); err != nil {
+	wire, err := peerwire.DecodeItems(raw)
+	if err != nil {
 		return nil, fmt.Errorf("%w: %w", errBadRequest, err)
 	}
 	items, err := peerwire.ToItems(wire)
