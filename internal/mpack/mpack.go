@@ -289,11 +289,20 @@ func ReadStringMap(b []byte) (map[string]string, []byte, error) {
 	return ReadStringMapOf(b, ReadString)
 }
 
+// ReadNil reports whether b starts with a nil, and returns b past it if
+// so (for a value whose nil reads as something other than an empty one).
+func ReadNil(b []byte) (bool, []byte) {
+	if len(b) > 0 && b[0] == 0xc0 {
+		return true, b[1:]
+	}
+	return false, b
+}
+
 // ReadStringMapOf reads a map of strings to strings, its values read by
 // val; nil for a nil.
 func ReadStringMapOf(b []byte, val func([]byte) (string, []byte, error)) (map[string]string, []byte, error) {
-	if len(b) > 0 && b[0] == 0xc0 {
-		return nil, b[1:], nil
+	if isNil, rest := ReadNil(b); isNil {
+		return nil, rest, nil
 	}
 	n, rest, err := ReadMapHeader(b)
 	if err != nil {

@@ -130,8 +130,8 @@ func decodeVersion(b []byte, v *Version) error {
 }
 
 func readSegments(b []byte) ([]Segment, []byte, error) {
-	if len(b) > 0 && b[0] == 0xc0 { // nil
-		return nil, b[1:], nil
+	if isNil, rest := mpack.ReadNil(b); isNil {
+		return nil, rest, nil
 	}
 	n, b, err := mpack.ReadArrayHeader(b)
 	if err != nil {

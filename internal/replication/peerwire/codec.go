@@ -107,8 +107,8 @@ func decodeItem(b []byte, it *VersionItem) ([]byte, error) {
 		case "k":
 			it.Key, b, err = mpack.ReadString(b)
 		case "v":
-			if len(b) > 0 && b[0] == 0xc0 {
-				return b[1:], nil // nil: ToItems refuses the item
+			if isNil, rest := mpack.ReadNil(b); isNil {
+				return rest, nil // ToItems refuses the item
 			}
 			it.Version = &ObjectVersion{}
 			b, err = decodeObjectVersion(b, it.Version)
@@ -173,8 +173,8 @@ func decodeObjectVersion(b []byte, v *ObjectVersion) ([]byte, error) {
 }
 
 func decodeSegments(b []byte) ([]Segment, []byte, error) {
-	if len(b) > 0 && b[0] == 0xc0 {
-		return nil, b[1:], nil
+	if isNil, rest := mpack.ReadNil(b); isNil {
+		return nil, rest, nil
 	}
 	n, b, err := mpack.ReadArrayHeader(b)
 	if err != nil {
