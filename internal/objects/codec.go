@@ -129,6 +129,24 @@ func decodeVersion(b []byte, v *Version) error {
 	return err
 }
 
+// versionStamp reads only the stamp (ModTime, MetaTime) of a version
+// record, stepping over the rest.
+func versionStamp(b []byte) (modTime, metaTime int64, err error) {
+	_, err = mpack.ReadFields(b, func(k, b []byte) ([]byte, error) {
+		var err error
+		switch string(k) {
+		case "mt":
+			modTime, b, err = mpack.ReadInt(b)
+		case "mm":
+			metaTime, b, err = mpack.ReadInt(b)
+		default:
+			b, err = mpack.Skip(b)
+		}
+		return b, err
+	})
+	return modTime, metaTime, err
+}
+
 func readSegments(b []byte) ([]Segment, []byte, error) {
 	if isNil, rest := mpack.ReadNil(b); isNil {
 		return nil, rest, nil

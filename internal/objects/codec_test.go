@@ -181,6 +181,9 @@ func FuzzVersionCodec(f *testing.F) {
 		if decodeVersion(raw, &byHand) != nil {
 			return
 		}
+		if mt, mm, err := versionStamp(raw); err != nil || mt != byHand.ModTime || mm != byHand.MetaTime {
+			t.Fatalf("%x: stamp read alone %d/%d (%v), whole %d/%d", raw, mt, mm, err, byHand.ModTime, byHand.MetaTime)
+		}
 		if msgpack.Unmarshal(raw, &byReflect) == nil && !reflect.DeepEqual(byHand, byReflect) {
 			t.Fatalf("%x reads as\n%+v by hand,\n%+v by reflection", raw, byHand, byReflect)
 		}

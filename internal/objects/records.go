@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"maps"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -166,6 +167,20 @@ type Version struct {
 	ReplicaTimestamp int64 `msgpack:"rts,omitempty"`
 	// ActivityTimestamp is the last replication attempt; Unix nanoseconds.
 	ActivityTimestamp int64 `msgpack:"rat,omitempty"`
+}
+
+// Copy returns a copy of v that shares nothing v's owner may change: its
+// maps and segments are copied; the segments' inline data, which no
+// writer changes once a record holds it, is shared.
+func (v *Version) Copy() *Version {
+	c := *v
+	c.UserMeta, c.Headers, c.Checksums = maps.Clone(v.UserMeta), maps.Clone(v.Headers), maps.Clone(v.Checksums)
+	c.Tags, c.Targets = maps.Clone(v.Tags), maps.Clone(v.Targets)
+	c.Segments = slices.Clone(v.Segments)
+	for i := range c.Segments {
+		c.Segments[i].Checksum = maps.Clone(c.Segments[i].Checksum)
+	}
+	return &c
 }
 
 // Replication status values.

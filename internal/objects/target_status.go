@@ -98,14 +98,22 @@ func (l *Layer) SetTargetStatuses(target, status string, ups []TargetStatusUpdat
 	// Every version's record in one read (one round trip where the
 	// metadata is across the network, while these keys stay locked): the
 	// record itself for a version sent without its stamp (a resync's),
-	// whether it is still there for the others. A version purged since it
-	// was sent gets no record left behind.
+	// whether it is still there and still has the stamp sent for the
+	// others. A version purged since it was sent gets no record left
+	// behind; one changed since keeps the status of its change's send, not
+	// this older one's, which describes a stamp it no longer has.
 	stored := make([]*Version, len(ups))
 	err := meta.ViewMany(l.meta, vkeys, func(i int, raw []byte, found bool) error {
 		switch u := ups[i]; {
 		case !found:
 		case u.Sent != nil && len(u.Sent.Targets) > 0:
-			stored[i] = u.Sent
+			mt, mm, err := versionStamp(raw)
+			if err != nil {
+				return err
+			}
+			if mt == u.Sent.ModTime && mm == u.Sent.MetaTime {
+				stored[i] = u.Sent
+			}
 		default:
 			v := &Version{}
 			if err := decode(raw, v); err != nil {

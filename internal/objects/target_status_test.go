@@ -138,3 +138,57 @@ func TestTargetStatusBesideTheVersion(t *testing.T) {
 		}
 	}
 }
+
+// TestOlderSendLeavesTheNewerStatus: the completion of a send of an older
+// state of a version (a copy the sender carried from the write, completed
+// after the send of a metadata change to it) writes no status over the
+// newer send's, and its extra writes still apply.
+func TestOlderSendLeavesTheNewerStatus(t *testing.T) {
+	l := newLayer(t)
+	ctx := context.Background()
+	if err := l.CreateBucket(ctx, "bucket1"); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.SetVersioning(ctx, "bucket1", VersioningEnabled); err != nil {
+		t.Fatal(err)
+	}
+	v := put(t, l, "bucket1", "k", "inline body")
+	// The record names its targets, as a replicating site's writes do.
+	if err := l.SetTargetStatus("bucket1", "k", v.VersionID, "peer-1", StatusPending); err != nil {
+		t.Fatal(err)
+	}
+	older, err := l.Version(ctx, "bucket1", "k", v.VersionID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.PutObjectTags(ctx, "bucket1", "k", v.VersionID, map[string]string{"a": "b"}); err != nil {
+		t.Fatal(err)
+	}
+	newer, err := l.Version(ctx, "bucket1", "k", v.VersionID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(older.Targets) == 0 || newer.MetaTime == older.MetaTime {
+		t.Fatalf("setup: targets %v, meta times %d and %d", older.Targets, older.MetaTime, newer.MetaTime)
+	}
+	up := func(sent *Version, extra func(meta.Batch)) []TargetStatusUpdate {
+		return []TargetStatusUpdate{{Bucket: "bucket1", Key: "k", VersionID: v.VersionID, Sent: sent, Extra: extra}}
+	}
+	if err := l.SetTargetStatuses("peer-1", StatusCompleted, up(newer, nil)); err != nil {
+		t.Fatal(err)
+	}
+	extra := func(b meta.Batch) { b.Set([]byte("test/late"), []byte("done")) }
+	if err := l.SetTargetStatuses("peer-1", StatusFailed, up(older, extra)); err != nil {
+		t.Fatal(err)
+	}
+	got, err := l.HeadObject(ctx, "bucket1", "k", v.VersionID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Targets["peer-1"] != StatusCompleted || got.Tags["a"] != "b" {
+		t.Fatalf("after the older send's completion: targets %v, tags %v", got.Targets, got.Tags)
+	}
+	if _, err := l.meta.Get([]byte("test/late")); err != nil {
+		t.Fatalf("the older send's extra write: %v", err)
+	}
+}

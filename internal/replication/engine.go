@@ -350,7 +350,7 @@ func (e *Engine) Version(b meta.Batch, bucket, key string, v *objects.Version) {
 	v.ActivityTimestamp = now
 	for _, t := range ts {
 		v.Targets[t.site.ID] = objects.StatusPending
-		t.journal(b, Entry{Op: OpVersion, Bucket: bucket, Key: key, VersionID: v.VersionID, Size: v.Size, At: v.ModTime, Queued: now})
+		t.journalVersion(b, Entry{Op: OpVersion, Bucket: bucket, Key: key, VersionID: v.VersionID, Size: v.Size, At: v.ModTime, Queued: now}, v)
 	}
 }
 

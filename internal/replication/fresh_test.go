@@ -134,12 +134,92 @@ func TestFailedCommitReadsTheJournalFromItsStart(t *testing.T) {
 	tg.mu.Lock()
 	tg.freshOK = true
 	tg.mu.Unlock()
-	tg.committedEntry(1, Entry{Op: OpVersion, Bucket: "b", Key: "k"}, nil)
-	tg.committedEntry(2, Entry{Op: OpVersion, Bucket: "b", Key: "k"}, errors.New("answer lost"))
-	tg.committedEntry(3, Entry{Op: OpVersion, Bucket: "b", Key: "k"}, nil)
+	tg.committedEntry(1, Entry{Op: OpVersion, Bucket: "b", Key: "k"}, nil, nil)
+	tg.committedEntry(2, Entry{Op: OpVersion, Bucket: "b", Key: "k"}, nil, errors.New("answer lost"))
+	tg.committedEntry(3, Entry{Op: OpVersion, Bucket: "b", Key: "k"}, nil, nil)
 	tg.mu.Lock()
 	defer tg.mu.Unlock()
 	if tg.freshOK || len(tg.fresh) != 0 || !tg.rewind {
 		t.Fatalf("after a failed commit: record kept %v (%d entries), rewind %v", tg.freshOK, len(tg.fresh), tg.rewind)
+	}
+}
+
+// TestCarriedSize: what a fresh entry may carry of its version.
+func TestCarriedSize(t *testing.T) {
+	big := make([]byte, maxCarriedBytes+1)
+	for _, tc := range []struct {
+		name string
+		v    *objects.Version
+		want int64
+	}{
+		{"no version", nil, -1},
+		{"delete marker", &objects.Version{DeleteMarker: true}, 0},
+		{"empty object", &objects.Version{Segments: []objects.Segment{{}}}, 0},
+		{"inline", &objects.Version{Segments: []objects.Segment{{Inline: []byte("abc")}}}, 3},
+		{"inline parts", &objects.Version{Segments: []objects.Segment{{Inline: []byte("ab")}, {Inline: []byte("cd")}}}, 4},
+		{"in a blob", &objects.Version{Segments: []objects.Segment{{BlobID: "b1", Size: 5}}}, -1},
+		{"inline and a blob", &objects.Version{Segments: []objects.Segment{{Inline: []byte("ab")}, {BlobID: "b1"}}}, -1},
+		{"inline, too large", &objects.Version{Segments: []objects.Segment{{Inline: big}}}, -1},
+	} {
+		if got := carriedSize(tc.v); got != tc.want {
+			t.Errorf("%s: carriedSize %d, want %d", tc.name, got, tc.want)
+		}
+	}
+}
+
+// TestCarriedVersionsArriveAsCommitted: small versions go from the fresh
+// record as their writes committed them, without reading them back; a
+// version retagged right after its write arrives with its tags (the
+// retag's own entry follows the first send), and both sends leave the
+// source's status COMPLETED, never the older send's status over the
+// newer's. Versions in blobs are read, and arrive too.
+func TestCarriedVersionsArriveAsCommitted(t *testing.T) {
+	a, b, _, _ := fakePair(t, randomSeed(t), map[string]string{"mismatch_interval": "1h"})
+	ctx := context.Background()
+	if err := a.objects.CreateBucket(ctx, "bkt"); err != nil {
+		t.Fatal(err)
+	}
+	waitDrained(t, a, 10*time.Second)
+	tg := a.engine.target("site-b")
+	before := tg.carriedSends.Load()
+	const n = 40
+	ids := map[string]string{}
+	for i := range n {
+		key, body := fmt.Sprintf("k%02d", i), "x"
+		if i%8 == 0 {
+			body = strings.Repeat("y", 4<<10) // past the 1 KiB inline limit: a blob
+		}
+		v, err := a.objects.PutObject(ctx, "bkt", key, strings.NewReader(body), objects.PutOptions{Size: int64(len(body))})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := a.objects.PutObjectTags(ctx, "bkt", key, v.VersionID, map[string]string{"n": fmt.Sprint(i)}); err != nil {
+			t.Fatal(err)
+		}
+		ids[key] = v.VersionID
+	}
+	waitDrained(t, a, 20*time.Second)
+	if tg.carriedSends.Load() == before {
+		t.Fatal("no version was sent as carried")
+	}
+	for i := range n {
+		key := fmt.Sprintf("k%02d", i)
+		got, err := b.objects.HeadObject(ctx, "bkt", key, ids[key])
+		if err != nil {
+			t.Fatalf("%s on the peer: %v", key, err)
+		}
+		if got.Tags["n"] != fmt.Sprint(i) {
+			t.Errorf("%s on the peer: tags %v, want n=%d", key, got.Tags, i)
+		}
+		src, err := a.objects.HeadObject(ctx, "bkt", key, ids[key])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st := src.ReplicationStatus(); st != objects.StatusCompleted {
+			t.Errorf("%s on the source: status %s, want COMPLETED", key, st)
+		}
+	}
+	if err := checkTallies(a); err != nil {
+		t.Fatal(err)
 	}
 }

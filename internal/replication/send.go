@@ -22,13 +22,11 @@ func (t *target) runBatch(jobs []job) {
 	ctx, cancel := context.WithTimeout(t.ctx, sendTimeout)
 	defer cancel()
 	ol := t.e.cfg.Objects
-	// The versions in one read of the metadata, their data several at
-	// once: on a multi-node site each is a round trip.
 	of := make([]objects.VersionOf, len(jobs))
 	for i, j := range jobs {
 		of[i] = objects.VersionOf{Bucket: j.e.Bucket, Key: j.e.Key, VersionID: j.e.VersionID}
 	}
-	vs, errs := ol.Versions(ctx, of)
+	vs, errs := t.versions(ctx, jobs, of)
 	data, readErrs := ol.ReplicationBytesOf(of, vs)
 	var items []VersionItem
 	var sent []job
@@ -84,6 +82,40 @@ func (t *target) runBatch(jobs []job) {
 	if len(ok) > 0 {
 		t.succeededAll(ok, start)
 	}
+}
+
+// versions returns the versions jobs send (of names them), and each one's
+// error: a job's carried copy (its bucket still there), the others in one
+// read of the metadata (on a multi-node site each read is a round trip).
+// A carried copy can be older than the record by then (its metadata
+// changed since): the change's own entry follows, the peer keeps the
+// newer of the two, and the sender records no status for the older
+// (objects.SetTargetStatuses).
+func (t *target) versions(ctx context.Context, jobs []job, of []objects.VersionOf) ([]*objects.Version, []error) {
+	ol := t.e.cfg.Objects
+	var read []objects.VersionOf
+	var at []int
+	vs, errs := make([]*objects.Version, len(jobs)), make([]error, len(jobs))
+	for i, j := range jobs {
+		if j.v == nil {
+			read, at = append(read, of[i]), append(at, i)
+			continue
+		}
+		if _, err := ol.Bucket(ctx, j.e.Bucket); err != nil {
+			errs[i] = err
+			continue
+		}
+		vs[i] = j.v
+		t.carriedSends.Add(1)
+	}
+	if len(read) == 0 {
+		return vs, errs
+	}
+	rvs, rerrs := ol.Versions(ctx, read)
+	for n, i := range at {
+		vs[i], errs[i] = rvs[n], rerrs[n]
+	}
+	return vs, errs
 }
 
 // sendVersions sends one combined request, counted.

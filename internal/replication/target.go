@@ -13,6 +13,7 @@ import (
 
 	"github.com/twinlake/twinlake/internal/config"
 	"github.com/twinlake/twinlake/internal/meta"
+	"github.com/twinlake/twinlake/internal/objects"
 )
 
 const (
@@ -29,6 +30,9 @@ type job struct {
 	e   Entry
 	key []byte // its meta key (journal or retry queue)
 	mrf *MRFEntry
+	// v, when set, is the version as its write committed it, carried
+	// from the fresh record (fresh.go): the send reads no record.
+	v *objects.Version
 }
 
 // target sends this site's changes to one peer.
@@ -68,12 +72,16 @@ type target struct {
 	lastFull time.Time
 	// fresh holds the journal entries committed since the journal was
 	// last read, while freshOK; lowDropped is the first entry it dropped
-	// since (fresh.go). journalScans counts the reads of the journal.
+	// since (fresh.go); freshCarried counts the data of the versions its
+	// entries carry. journalScans counts the reads of the journal,
+	// carriedSends the versions sent as carried, without a read.
 	fresh        []freshEntry
+	freshCarried int64
 	freshOK      bool
 	reading      bool // a read of the journal runs
 	lowDropped   uint64
 	journalScans atomic.Int64
+	carriedSends atomic.Int64
 
 	// The retry queue is read from retryFrom (nil: its first key), past
 	// the entries earlier passes took, sent and removed, whose tombstones
@@ -210,7 +218,8 @@ func (t *target) dispatchJournal() int {
 	if scan {
 		t.startFreshLocked()
 	} else {
-		taken, t.fresh = t.fresh, nil
+		taken = t.fresh
+		t.setFreshLocked(nil)
 	}
 	from := t.cursor
 	t.mu.Unlock()
@@ -257,7 +266,7 @@ func (p *journalPass) full() bool { return len(p.jobs)+len(p.unseen)+p.held >= s
 // is in flight already or held back; it reports whether en was held back
 // (to be read again). An IAM record for a peer that takes none is left
 // where it is, for the gate's probe to read again.
-func (p *journalPass) add(k []byte, en Entry, check bool) (held bool) {
+func (p *journalPass) add(k []byte, en Entry, check bool, v *objects.Version) (held bool) {
 	t := p.t
 	if en.Op == OpIAM && !t.iam.admit(p.now, p.every) {
 		return false
@@ -277,7 +286,7 @@ func (p *journalPass) add(k []byte, en Entry, check bool) (held bool) {
 		p.held++
 		return true
 	}
-	j := job{e: en, key: append([]byte(nil), k...)}
+	j := job{e: en, key: append([]byte(nil), k...), v: v}
 	if check {
 		p.jobs = append(p.jobs, j)
 	} else {
@@ -306,7 +315,7 @@ func (p *journalPass) scan(from, settled uint64) {
 		if err := decode(v, &en); err != nil {
 			return false, err
 		}
-		p.add(k, en, true)
+		p.add(k, en, true, nil)
 		full = p.full()
 		return !full, nil
 	})
