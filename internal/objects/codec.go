@@ -219,6 +219,44 @@ func readCommon(b []byte) (string, []byte, error) {
 	return string(p), b, nil
 }
 
+// appendStatus appends s's record to b. A replicating site writes one per
+// version sent.
+func appendStatus(b []byte, s *targetStatus) []byte {
+	f := mpack.StartFields(b)
+	f.Key("t")
+	f.B = mpack.AppendInt(f.B, s.ModTime)
+	f.Int("m", s.MetaTime)
+	f.Key("s")
+	f.B = mpack.AppendString(f.B, s.Status)
+	f.Int("rts", s.ReplicaTimestamp)
+	f.Int("rat", s.ActivityTimestamp)
+	return f.End()
+}
+
+// decodeStatus reads a status record into s, which it resets first.
+func decodeStatus(b []byte, s *targetStatus) error {
+	*s = targetStatus{}
+	_, err := mpack.ReadFields(b, func(k, b []byte) ([]byte, error) {
+		var err error
+		switch string(k) {
+		case "t":
+			s.ModTime, b, err = mpack.ReadInt(b)
+		case "m":
+			s.MetaTime, b, err = mpack.ReadInt(b)
+		case "s":
+			s.Status, b, err = readCommon(b)
+		case "rts":
+			s.ReplicaTimestamp, b, err = mpack.ReadInt(b)
+		case "rat":
+			s.ActivityTimestamp, b, err = mpack.ReadInt(b)
+		default:
+			b, err = mpack.Skip(b)
+		}
+		return b, err
+	})
+	return err
+}
+
 // appendLatest appends s's record to b.
 func appendLatest(b []byte, s *latest) []byte {
 	f := mpack.StartFields(b)

@@ -305,6 +305,9 @@ func encodeTo(buf *bytes.Buffer, v any) {
 	case latest:
 		buf.Write(appendLatest(buf.AvailableBuffer(), &r))
 		return
+	case *targetStatus:
+		buf.Write(appendStatus(buf.AvailableBuffer(), r))
+		return
 	}
 	enc := msgpack.GetEncoder()
 	enc.Reset(buf)
@@ -342,6 +345,8 @@ func decode(b []byte, v any) error {
 		return decodeVersion(b, r)
 	case *latest:
 		return decodeLatest(b, r)
+	case *targetStatus:
+		return decodeStatus(b, r)
 	}
 	return msgpack.Unmarshal(b, v)
 }

@@ -83,7 +83,9 @@ func appendObjectVersion(b []byte, v *ObjectVersion) []byte {
 
 // DecodeItems reads a batch. Every count is checked against the bytes
 // left before anything is sized by it, so a body costs at most a few
-// times its size to decode.
+// times its size to decode. The items' data alias raw, which the caller
+// must not change while it uses them (a copy of each would cost an
+// allocation and a copy of every object's data received).
 func DecodeItems(raw []byte) ([]VersionItem, error) {
 	n, b, err := mpack.ReadArrayHeader(raw)
 	if err != nil {
@@ -113,7 +115,7 @@ func decodeItem(b []byte, it *VersionItem) ([]byte, error) {
 			it.Version = &ObjectVersion{}
 			b, err = decodeObjectVersion(b, it.Version)
 		case "d":
-			it.Data, b, err = mpack.ReadBytes(b)
+			it.Data, b, err = mpack.ReadStringBytes(b)
 		default:
 			b, err = mpack.Skip(b)
 		}
