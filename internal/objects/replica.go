@@ -10,6 +10,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/twinlake/twinlake/internal/checksum"
 	"github.com/twinlake/twinlake/internal/meta"
 )
 
@@ -208,6 +209,39 @@ func replicaCopy(in *Version) *Version {
 	return &v
 }
 
+// replicaDigest is the MD5 a received segment s of in must have: its part
+// ETag, or the object's ETag for a single-part object; "" when unknown.
+func replicaDigest(in *Version, s Segment) string {
+	if !in.Multipart {
+		return in.ETag
+	}
+	return s.ETag
+}
+
+// storeReplicaHeld is storeReplicaData for a version whose data the caller
+// holds whole in data and gives to the record: one plaintext segment small
+// enough to keep inline, which the record then keeps as data itself, not a
+// copy (the caller must not change data afterwards). ok is false when the
+// version is not such a one, and storeReplicaData is to store it.
+func (l *Layer) storeReplicaHeld(in *Version, data []byte) (segs []Segment, ok bool, err error) {
+	if in.DeleteMarker || in.SSE != "" || len(in.KeyCheck) > 0 || len(in.Segments) != 1 {
+		return nil, false, nil
+	}
+	s := in.Segments[0]
+	if s.Size != int64(len(data)) || s.Size > l.cfg.InlineLimit {
+		return nil, false, nil
+	}
+	hs, err := checksum.NewSet()
+	if err != nil {
+		return nil, true, err
+	}
+	hs.Write(data)
+	if md5Hex, _ := hs.Sum(); replicaDigest(in, s) != "" && md5Hex != replicaDigest(in, s) {
+		return nil, true, fmt.Errorf("%w: segment 0", ErrBadDigest)
+	}
+	return []Segment{{Number: s.Number, Size: s.Size, ETag: s.ETag, Checksum: s.Checksum, Inline: data}}, true, nil
+}
+
 // storeReplicaData writes the incoming plaintext as segments with the
 // sender's sizes (so a multipart object keeps its part layout), encrypting
 // with this site's keys when the version is encrypted, and checks each
@@ -233,11 +267,7 @@ func (l *Layer) storeReplicaData(bucket, key string, in *Version, body io.Reader
 			l.release(segs...)
 			return nil, err
 		}
-		want := s.ETag
-		if !in.Multipart {
-			want = in.ETag
-		}
-		if want != "" && st.md5 != want {
+		if want := replicaDigest(in, s); want != "" && st.md5 != want {
 			l.release(append(segs, st.seg)...)
 			return nil, fmt.Errorf("%w: segment %d", ErrBadDigest, i)
 		}

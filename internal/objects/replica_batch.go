@@ -14,7 +14,8 @@ type ReplicaItem struct {
 	Bucket, Key string
 	Version     *Version
 	// Data is its plaintext, the segments in order (nothing for a delete
-	// marker).
+	// marker). A small version's record keeps the slice itself (see
+	// storeReplicaHeld): the caller must not change it afterwards.
 	Data []byte
 }
 
@@ -264,8 +265,11 @@ func (l *Layer) storeReplicas(items []ReplicaItem, copies []replicaData, errs []
 					panicked.CompareAndSwap(nil, &p)
 				}
 			}()
-			var err error
-			if c.v.Segments, err = l.storeReplicaData(it.Bucket, it.Key, it.Version, bytes.NewReader(it.Data), c.b); err != nil {
+			segs, held, err := l.storeReplicaHeld(it.Version, it.Data)
+			if !held {
+				segs, err = l.storeReplicaData(it.Bucket, it.Key, it.Version, bytes.NewReader(it.Data), c.b)
+			}
+			if c.v.Segments = segs; err != nil {
 				errs[c.i] = err
 			}
 		})

@@ -3,6 +3,7 @@ package objects
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -85,6 +86,65 @@ func TestApplyReplicas(t *testing.T) {
 		t.Errorf("latest of twice: %+v, %v", v, err)
 	}
 	checkExact(t, "after a batch naming one key twice", l)
+}
+
+// TestApplyReplicasChecksHeldData: a small received version whose data the
+// batch holds is checked against its ETag and kept as it arrived (the
+// caller's buffer changing afterwards changes nothing stored); a wrong
+// digest or length is refused with nothing stored, and a version too large
+// to keep inline still goes to a blob.
+func TestApplyReplicasChecksHeldData(t *testing.T) {
+	l := newLayer(t)
+	l.SetReplicator(replicating{})
+	ctx := context.Background()
+	if err := l.CreateBucket(ctx, "bucket1"); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.SetVersioning(ctx, "bucket1", VersioningEnabled); err != nil {
+		t.Fatal(err)
+	}
+	ids := []string{"5b9d6c1e-7f3a-4c2e-9a1b-2c3d4e5f6a7b", "6b9d6c1e-7f3a-4c2e-9a1b-2c3d4e5f6a7b",
+		"7b9d6c1e-7f3a-4c2e-9a1b-2c3d4e5f6a7b", "8b9d6c1e-7f3a-4c2e-9a1b-2c3d4e5f6a7b"}
+	vs := make([]*Version, 4)
+	for i, body := range []string{"small", "other", "short", strings.Repeat("L", int(l.cfg.InlineLimit)+1)} {
+		vs[i] = replicaSmall(body)
+		vs[i].VersionID = ids[i]
+	}
+	vs[1].ETag = vs[0].ETag // the digest of other data
+	small := []byte("small")
+	large := []byte(strings.Repeat("L", int(l.cfg.InlineLimit)+1))
+	items := []ReplicaItem{
+		{Bucket: "bucket1", Key: "small", Version: vs[0], Data: small},
+		{Bucket: "bucket1", Key: "wrong", Version: vs[1], Data: []byte("other")},
+		{Bucket: "bucket1", Key: "cut", Version: vs[2], Data: []byte("sho")},
+		{Bucket: "bucket1", Key: "large", Version: vs[3], Data: large},
+	}
+	out, errs, _ := l.ApplyReplicas(ctx, items)
+	if errs[0] != nil || out[0] != Applied || errs[3] != nil || out[3] != Applied {
+		t.Fatalf("sound items: %v, %v", out, errs)
+	}
+	if !errors.Is(errs[1], ErrBadDigest) || errs[2] == nil {
+		t.Fatalf("a wrong digest: %v; a short body: %v", errs[1], errs[2])
+	}
+	copy(small, "XXXXX")
+	copy(large, "XXXXX")
+	for key, want := range map[string]string{"small": "small", "large": strings.Repeat("L", int(l.cfg.InlineLimit)+1)} {
+		_, r, err := l.GetObject(ctx, "bucket1", key, "", 0, int64(len(want)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := io.ReadAll(r)
+		r.Close()
+		if err != nil || string(got) != want {
+			t.Errorf("%s: read %d bytes (%.10q...), %v", key, len(got), got, err)
+		}
+	}
+	for _, key := range []string{"wrong", "cut"} {
+		if _, err := l.HeadObject(ctx, "bucket1", key, ""); !errors.Is(err, ErrObjectNotFound) {
+			t.Errorf("%s refused, yet: %v", key, err)
+		}
+	}
+	checkExact(t, "after held and refused copies", l)
 }
 
 // TestReplicaCommitCut: a received batch goes in commits of at most
