@@ -10,14 +10,14 @@ import (
 	"testing"
 )
 
-// TestApplyReplicas: one batch gives each item the outcome ApplyReplica
-// would (applied, duplicate, a metadata merge, stale after a purge, an
-// invalid item refused alone), commits the lot synced, and leaves the
-// stats cells equal to a recount; a batch naming one key twice applies
-// its versions in order, for the caller to sync.
-func TestApplyReplicas(t *testing.T) {
+// newVersioned is a layer with replicator r (nil: none) and a versioned
+// bucket named bucket1.
+func newVersioned(t *testing.T, r Replicator) *Layer {
+	t.Helper()
 	l := newLayer(t)
-	l.SetReplicator(replicating{})
+	if r != nil {
+		l.SetReplicator(r)
+	}
 	ctx := context.Background()
 	if err := l.CreateBucket(ctx, "bucket1"); err != nil {
 		t.Fatal(err)
@@ -25,6 +25,17 @@ func TestApplyReplicas(t *testing.T) {
 	if err := l.SetVersioning(ctx, "bucket1", VersioningEnabled); err != nil {
 		t.Fatal(err)
 	}
+	return l
+}
+
+// TestApplyReplicas: one batch gives each item the outcome ApplyReplica
+// would (applied, duplicate, a metadata merge, stale after a purge, an
+// invalid item refused alone), commits the lot synced, and leaves the
+// stats cells equal to a recount; a batch naming one key twice applies
+// its versions in order, for the caller to sync.
+func TestApplyReplicas(t *testing.T) {
+	l := newVersioned(t, replicating{})
+	ctx := context.Background()
 	here := replicaSmall("here")
 	if _, err := l.ApplyReplicaSync(ctx, "bucket1", "here", here, strings.NewReader("here"), true); err != nil {
 		t.Fatal(err)
@@ -94,15 +105,8 @@ func TestApplyReplicas(t *testing.T) {
 // digest or length is refused with nothing stored, and a version too large
 // to keep inline still goes to a blob.
 func TestApplyReplicasChecksHeldData(t *testing.T) {
-	l := newLayer(t)
-	l.SetReplicator(replicating{})
+	l := newVersioned(t, replicating{})
 	ctx := context.Background()
-	if err := l.CreateBucket(ctx, "bucket1"); err != nil {
-		t.Fatal(err)
-	}
-	if err := l.SetVersioning(ctx, "bucket1", VersioningEnabled); err != nil {
-		t.Fatal(err)
-	}
 	ids := []string{"5b9d6c1e-7f3a-4c2e-9a1b-2c3d4e5f6a7b", "6b9d6c1e-7f3a-4c2e-9a1b-2c3d4e5f6a7b",
 		"7b9d6c1e-7f3a-4c2e-9a1b-2c3d4e5f6a7b", "8b9d6c1e-7f3a-4c2e-9a1b-2c3d4e5f6a7b"}
 	vs := make([]*Version, 4)

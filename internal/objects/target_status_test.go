@@ -70,14 +70,8 @@ func TestSetTargetStatuses(t *testing.T) {
 // change carries the status into the rewritten record; a purge removes the
 // status with the version.
 func TestTargetStatusBesideTheVersion(t *testing.T) {
-	l := newLayer(t)
+	l := newVersioned(t, nil)
 	ctx := context.Background()
-	if err := l.CreateBucket(ctx, "bucket1"); err != nil {
-		t.Fatal(err)
-	}
-	if err := l.SetVersioning(ctx, "bucket1", VersioningEnabled); err != nil {
-		t.Fatal(err)
-	}
 	v := put(t, l, "bucket1", "k", "inline body")
 	if err := l.SetTargetStatus("bucket1", "k", v.VersionID, "peer-2", StatusPending); err != nil {
 		t.Fatal(err)
@@ -144,14 +138,8 @@ func TestTargetStatusBesideTheVersion(t *testing.T) {
 // after the send of a metadata change to it) writes no status over the
 // newer send's, and its extra writes still apply.
 func TestOlderSendLeavesTheNewerStatus(t *testing.T) {
-	l := newLayer(t)
+	l := newVersioned(t, nil)
 	ctx := context.Background()
-	if err := l.CreateBucket(ctx, "bucket1"); err != nil {
-		t.Fatal(err)
-	}
-	if err := l.SetVersioning(ctx, "bucket1", VersioningEnabled); err != nil {
-		t.Fatal(err)
-	}
 	v := put(t, l, "bucket1", "k", "inline body")
 	// The record names its targets, as a replicating site's writes do.
 	if err := l.SetTargetStatus("bucket1", "k", v.VersionID, "peer-1", StatusPending); err != nil {

@@ -38,18 +38,25 @@ func putAndDelete(t *testing.T, s *fakeSite, bucket string, n int) {
 	}
 }
 
+// pairWithBucket is a fake pair whose site-a has created bucket and sent
+// it, and site-a's sender to site-b.
+func pairWithBucket(t *testing.T, bucket string) (a, b *fakeSite, tg *target) {
+	t.Helper()
+	a, b, _, _ = fakePair(t, randomSeed(t), map[string]string{"mismatch_interval": "1h"})
+	if err := a.objects.CreateBucket(context.Background(), bucket); err != nil {
+		t.Fatal(err)
+	}
+	waitDrained(t, a, 10*time.Second)
+	return a, b, a.engine.target("site-b")
+}
+
 // TestFreshEntriesSpareJournalReads: while every entry committed since the
 // last read of the journal is in memory, the pump takes them from there:
 // a few hundred writes sent one after another cost a few reads of the
 // journal, not one per pass, and all of them arrive.
 func TestFreshEntriesSpareJournalReads(t *testing.T) {
-	a, b, _, _ := fakePair(t, randomSeed(t), map[string]string{"mismatch_interval": "1h"})
+	a, b, tg := pairWithBucket(t, "bkt")
 	ctx := context.Background()
-	if err := a.objects.CreateBucket(ctx, "bkt"); err != nil {
-		t.Fatal(err)
-	}
-	waitDrained(t, a, 10*time.Second)
-	tg := a.engine.target("site-b")
 	before := tg.journalScans.Load()
 	const n = 300
 	for i := range n {
@@ -174,13 +181,8 @@ func TestCarriedSize(t *testing.T) {
 // source's status COMPLETED, never the older send's status over the
 // newer's. Versions in blobs are read, and arrive too.
 func TestCarriedVersionsArriveAsCommitted(t *testing.T) {
-	a, b, _, _ := fakePair(t, randomSeed(t), map[string]string{"mismatch_interval": "1h"})
+	a, b, tg := pairWithBucket(t, "bkt")
 	ctx := context.Background()
-	if err := a.objects.CreateBucket(ctx, "bkt"); err != nil {
-		t.Fatal(err)
-	}
-	waitDrained(t, a, 10*time.Second)
-	tg := a.engine.target("site-b")
 	before := tg.carriedSends.Load()
 	const n = 40
 	ids := map[string]string{}
