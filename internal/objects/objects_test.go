@@ -22,12 +22,17 @@ func newLayer(t *testing.T) *Layer { return newLayerInline(t, 8) }
 // newLayerInline is a layer over memory and a blob directory that keeps
 // objects of at most inlineLimit bytes inline.
 func newLayerInline(t *testing.T, inlineLimit int64) *Layer {
+	return newLayerOver(t, meta.NewMem(), inlineLimit)
+}
+
+// newLayerOver is newLayerInline over the metadata store m.
+func newLayerOver(t *testing.T, m meta.Store, inlineLimit int64) *Layer {
 	t.Helper()
 	b, err := blob.Open(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
-	l, err := New(meta.NewMem(), b, Config{SiteID: "site-a", InlineLimit: inlineLimit})
+	l, err := New(m, b, Config{SiteID: "site-a", InlineLimit: inlineLimit})
 	if err != nil {
 		t.Fatal(err)
 	}

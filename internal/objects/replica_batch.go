@@ -193,41 +193,73 @@ type replicaState struct {
 // readReplicaState reads every item's replicaState in one read of the
 // metadata store (meta.ViewMany): on a multi-node site one round trip to
 // etcd for the batch, where three per version held the batch's key locks
-// for hundreds of them. The caller holds the items' key locks, so nothing
-// it reads changes before it commits.
+// for hundreds of them. Where the store reads a key at a time (a local
+// Pebble, no meta.MultiViewer), the versions are read after the rest, and
+// only for the keys found to have a latest record: a key has one exactly
+// while it has a version, so a new key's copy costs two lookups, not
+// three. The caller holds the items' key locks, so nothing it reads
+// changes before it commits.
 func (l *Layer) readReplicaState(items []ReplicaItem) ([]replicaState, error) {
 	pre := make([]replicaState, len(items))
-	keys := make([][]byte, 0, 3*len(items))
+	_, together := l.meta.(meta.MultiViewer)
+	per := 2
+	if together {
+		per = 3
+	}
+	keys := make([][]byte, 0, per*len(items))
 	for _, it := range items {
-		vid := it.Version.VersionID
-		keys = append(keys, purgedKey(it.Bucket, it.Key, vid), versionKey(it.Bucket, it.Key, vid), latestKey(it.Bucket, it.Key))
+		keys = append(keys, purgedKey(it.Bucket, it.Key, it.Version.VersionID), latestKey(it.Bucket, it.Key))
+		if together {
+			keys = append(keys, versionKey(it.Bucket, it.Key, it.Version.VersionID))
+		}
 	}
 	err := meta.ViewMany(l.meta, keys, func(n int, raw []byte, found bool) error {
 		if !found {
 			return nil
 		}
-		st := &pre[n/3]
-		switch n % 3 {
+		st := &pre[n/per]
+		switch n % per {
 		case 0:
 			st.purgedAt, st.purgedAs, st.purged = decodePurged(raw)
 		case 1:
-			v := &Version{}
-			if err := decode(raw, v); err != nil {
-				st.err = err
-				return nil
-			}
-			st.cur = v
-		default:
 			lat := &latest{}
 			if err := decode(raw, lat); err != nil {
 				st.err = err
 				return nil
 			}
 			st.latest = lat
+		default:
+			st.readCurrent(raw)
+		}
+		return nil
+	})
+	if err != nil || together {
+		return pre, err
+	}
+	var vkeys [][]byte
+	var at []int
+	for i, it := range items {
+		if pre[i].latest != nil {
+			vkeys, at = append(vkeys, versionKey(it.Bucket, it.Key, it.Version.VersionID)), append(at, i)
+		}
+	}
+	err = meta.ViewMany(l.meta, vkeys, func(n int, raw []byte, found bool) error {
+		if found {
+			pre[at[n]].readCurrent(raw)
 		}
 		return nil
 	})
 	return pre, err
+}
+
+// readCurrent decodes raw as the stored copy of the version received.
+func (st *replicaState) readCurrent(raw []byte) {
+	v := &Version{}
+	if err := decode(raw, v); err != nil {
+		st.err = err
+		return
+	}
+	st.cur = v
 }
 
 // replicaData is a received version whose data ApplyReplicas stores.

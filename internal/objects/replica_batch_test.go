@@ -8,13 +8,21 @@ import (
 	"io"
 	"strings"
 	"testing"
+
+	"github.com/twinlake/twinlake/internal/meta"
 )
 
 // newVersioned is a layer with replicator r (nil: none) and a versioned
 // bucket named bucket1.
 func newVersioned(t *testing.T, r Replicator) *Layer {
 	t.Helper()
-	l := newLayer(t)
+	return versioned(t, newLayer(t), r)
+}
+
+// versioned gives l replicator r (nil: none) and a versioned bucket named
+// bucket1.
+func versioned(t *testing.T, l *Layer, r Replicator) *Layer {
+	t.Helper()
 	if r != nil {
 		l.SetReplicator(r)
 	}
@@ -34,7 +42,22 @@ func newVersioned(t *testing.T, r Replicator) *Layer {
 // stats cells equal to a recount; a batch naming one key twice applies
 // its versions in order, for the caller to sync.
 func TestApplyReplicas(t *testing.T) {
-	l := newVersioned(t, replicating{})
+	t.Run("key by key", func(t *testing.T) { testApplyReplicas(t, newVersioned(t, replicating{})) })
+	// As over etcd: the batch's state in one read.
+	t.Run("in one call", func(t *testing.T) {
+		testApplyReplicas(t, versioned(t, newLayerOver(t, oneCall{meta.NewMem()}, 8), replicating{}))
+	})
+}
+
+// oneCall is a store that reads several keys in one call (a
+// meta.MultiViewer), as the etcd store does.
+type oneCall struct{ meta.Store }
+
+func (s oneCall) ViewMany(keys [][]byte, fn func(i int, value []byte, found bool) error) error {
+	return meta.ViewMany(s.Store, keys, fn)
+}
+
+func testApplyReplicas(t *testing.T, l *Layer) {
 	ctx := context.Background()
 	here := replicaSmall("here")
 	if _, err := l.ApplyReplicaSync(ctx, "bucket1", "here", here, strings.NewReader("here"), true); err != nil {
