@@ -170,8 +170,9 @@ type Version struct {
 }
 
 // Copy returns a copy of v that shares nothing v's owner may change: its
-// maps and segments are copied; the segments' inline data, which no
-// writer changes once a record holds it, is shared.
+// maps and segments are copied; its byte slices (inline data, sealed keys,
+// the key check), which no writer changes once a record holds them, are
+// shared.
 func (v *Version) Copy() *Version {
 	c := *v
 	c.UserMeta, c.Headers, c.Checksums = maps.Clone(v.UserMeta), maps.Clone(v.Headers), maps.Clone(v.Checksums)

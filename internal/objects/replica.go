@@ -236,7 +236,8 @@ func (l *Layer) storeReplicaHeld(in *Version, data []byte) (segs []Segment, ok b
 		return nil, true, err
 	}
 	hs.Write(data)
-	if md5Hex, _ := hs.Sum(); replicaDigest(in, s) != "" && md5Hex != replicaDigest(in, s) {
+	md5Hex, _ := hs.Sum()
+	if want := replicaDigest(in, s); want != "" && md5Hex != want {
 		return nil, true, fmt.Errorf("%w: segment 0", ErrBadDigest)
 	}
 	return []Segment{{Number: s.Number, Size: s.Size, ETag: s.ETag, Checksum: s.Checksum, Inline: data}}, true, nil

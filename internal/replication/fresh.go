@@ -1,6 +1,7 @@
 package replication
 
 import (
+	"cmp"
 	"math"
 	"slices"
 
@@ -166,15 +167,7 @@ func (t *target) setCursorLocked(c uint64) { t.cursor = min(c, t.lowDropped) }
 // joined it since, and the cursor stays below them.
 func (p *journalPass) fresh(taken []freshEntry, from, settled uint64) {
 	t := p.t
-	slices.SortFunc(taken, func(a, b freshEntry) int {
-		switch {
-		case a.seq < b.seq:
-			return -1
-		case a.seq > b.seq:
-			return 1
-		}
-		return 0
-	})
+	slices.SortFunc(taken, func(a, b freshEntry) int { return cmp.Compare(a.seq, b.seq) })
 	var keep []freshEntry
 	for i, fe := range taken {
 		if p.full() {
