@@ -142,6 +142,11 @@ type NodeInfo struct {
 	// LeadersDeposed counts the leaders whose session the node ended
 	// since it started, their process found gone.
 	LeadersDeposed int64 `json:"leadersDeposed,omitempty"`
+	// ReadsHere counts the GETs the node passed to the leader whose data
+	// it read from the drives itself since it started (the leader sent
+	// the headers, the node the bytes), and ReadBytesHere their bytes.
+	ReadsHere     int64 `json:"readsHere,omitempty"`
+	ReadBytesHere int64 `json:"readBytesHere,omitempty"`
 }
 
 // ConfigKV is one setting of a subsystem: its effective value and where that

@@ -163,6 +163,9 @@ type Node struct {
 	// deposed counts the leaders whose session this node ended
 	// (node_gone.go).
 	deposed atomic.Int64
+	// runsServed and runsBytes count the GETs passed to the leader whose
+	// data this node read itself, and their bytes (node_byref.go).
+	runsServed, runsBytes atomic.Int64
 	// holdFor is how long a request waits for a leader (holdTime).
 	holdFor time.Duration
 
@@ -621,7 +624,8 @@ func (n *Node) nodeInfo(ctx context.Context) []adminclient.NodeInfo {
 		out[i] = adminclient.NodeInfo{Address: node, State: state, Drive: drivesState(driveErrs[i*n.perNode : (i+1)*n.perNode]),
 			Voter: slices.Contains(voters, node), EtcdLeader: node == etcdLeader,
 			CPUSeconds: procs[i].CPUSeconds, PeakRSSBytes: procs[i].PeakRSSBytes,
-			HeldRequests: procs[i].HeldRequests, LeadersDeposed: procs[i].LeadersDeposed}
+			HeldRequests: procs[i].HeldRequests, LeadersDeposed: procs[i].LeadersDeposed,
+			ReadsHere: procs[i].ReadsHere, ReadBytesHere: procs[i].ReadBytesHere}
 	}
 	return out
 }

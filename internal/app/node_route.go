@@ -100,7 +100,8 @@ func (n *Node) setLeader(id *string) {
 
 // routing is what the node tells of its passing of requests.
 func (n *Node) routing() nodeapi.Routing {
-	return nodeapi.Routing{HeldRequests: n.held.Load(), LeadersDeposed: n.deposed.Load()}
+	return nodeapi.Routing{HeldRequests: n.held.Load(), LeadersDeposed: n.deposed.Load(),
+		ReadsHere: n.runsServed.Load(), ReadBytesHere: n.runsBytes.Load()}
 }
 
 // route hands a request to the site's server while this node leads, to
@@ -108,15 +109,26 @@ func (n *Node) routing() nodeapi.Routing {
 func (n *Node) route(w http.ResponseWriter, r *http.Request) {
 	var deadline time.Time // of the hold, from its first wait
 	failed := ""           // the leader the last pass failed at
+	offer := offersRead(r) // to read the data here (node_byref.go)
 	for {
 		if h := n.active.Load(); h != nil {
+			if n.verifiedOffer(r) {
+				rw := &runsWriter{ResponseWriter: w}
+				(*h).ServeHTTP(rw, r)
+				rw.pass()
+				return
+			}
 			(*h).ServeHTTP(w, r)
 			return
 		}
 		leader := n.leader.Load()
 		if leader != nil && *leader != n.cfg.Address && *leader != failed {
-			if n.forward(w, r, *leader) {
+			switch n.forward(w, r, *leader, offer) {
+			case passAnswered:
 				return
+			case passWithoutOffer:
+				offer = false
+				continue // to the same leader, to read the data itself
 			}
 			failed = *leader
 			continue // to the next leader at once, if there is one
@@ -161,13 +173,23 @@ func (n *Node) awaitLeader(ctx context.Context, deadline time.Time) bool {
 	return true
 }
 
-// forward passes r to leader and reports whether that answered the
-// client: false when the pass failed before the leader answered and r
-// can be passed again (see holdTime); the client got nothing then.
-func (n *Node) forward(w http.ResponseWriter, r *http.Request, leader string) (answered bool) {
+// The outcomes of a pass to the leader (forward).
+type passResult int
+
+const (
+	passAnswered     passResult = iota // the client has its answer
+	passRetry                          // failed before an answer: pass r again (see holdTime)
+	passWithoutOffer                   // the runs answered cannot be read here: pass r again without the offer
+)
+
+// forward passes r to leader, with the node's offer to read the data of
+// its answer when offer is set, and reports what came of it; the client
+// got nothing unless it is passAnswered.
+func (n *Node) forward(w http.ResponseWriter, r *http.Request, leader string, offer bool) passResult {
 	target := &url.URL{Scheme: n.scheme, Host: leader}
 	var failed error
-	again := false
+	again, unread := false, false
+	byRef := false // the body read here
 	var body *passBody
 	in := r
 	if r.ContentLength != 0 {
@@ -185,10 +207,19 @@ func (n *Node) forward(w http.ResponseWriter, r *http.Request, leader string) (a
 			pr.SetURL(target)
 			pr.Out.Host = pr.In.Host
 			pr.SetXForwarded()
+			pr.Out.Header.Del(nodeapi.HeaderReadOffer) // only this node's own
+			if offer {
+				nodeapi.SignReadOffer(n.cfg.NodeSecret, pr.Out, time.Now())
+			}
 		},
 		// The leader went away (a change of leader under way).
 		ErrorHandler: func(w http.ResponseWriter, _ *http.Request, err error) {
 			failed = err
+			if errors.Is(err, errRunsUnread) {
+				n.cfg.Logger.Debug("node: reading the leader's runs failed; passing the read again without the offer", "leader", leader, "err", err)
+				unread = true
+				return
+			}
 			n.cfg.Logger.Debug("node: forwarding to the leader failed", "leader", leader, "err", err)
 			if passAgain(r, err, body) {
 				again = true
@@ -206,16 +237,31 @@ func (n *Node) forward(w http.ResponseWriter, r *http.Request, leader string) (a
 		var state atomic.Int32
 		in = r.WithContext(ctx)
 		go n.abandonIfReplaced(ctx, leader, &state, cancel)
-		proxy.ModifyResponse = func(*http.Response) error {
+		proxy.ModifyResponse = func(resp *http.Response) error {
 			if !state.CompareAndSwap(readWaiting, readAnswered) {
 				return errReplaced
+			}
+			if offer && resp.Header.Get(headerRuns) != "" {
+				if err := n.readRuns(resp); err != nil {
+					return err
+				}
+				byRef = true
 			}
 			return nil
 		}
 	}
+	result := func() passResult {
+		switch {
+		case unread:
+			return passWithoutOffer
+		case again:
+			return passRetry
+		}
+		return passAnswered
+	}
 	if !n.bus.Enabled(trace.Internal) {
 		proxy.ServeHTTP(w, in)
-		return !again
+		return result()
 	}
 	start := time.Now()
 	rec := &httprec.Recorder{ResponseWriter: w}
@@ -223,14 +269,19 @@ func (n *Node) forward(w http.ResponseWriter, r *http.Request, leader string) (a
 	ev := trace.Event{Type: trace.Internal, Time: start, FuncName: "node.Forward", Path: r.URL.Path, Method: r.Method,
 		StatusCode: rec.Status, Duration: time.Since(start), RemoteAddr: r.RemoteAddr, BytesIn: max(r.ContentLength, 0),
 		BytesOut: rec.Bytes, Msg: "passed to the leader", Attrs: map[string]string{"leader": leader}}
-	if again {
+	switch {
+	case unread:
+		ev.Msg = "the leader's runs could not be read here; passed again without the offer"
+	case again:
 		ev.Msg = "passing to the leader failed; held to pass again"
+	case byRef:
+		ev.Msg = "passed to the leader; its data read from the drives here"
 	}
 	if failed != nil {
 		ev.Error = failed.Error()
 	}
 	n.bus.Publish(ev)
-	return !again
+	return result()
 }
 
 // The states of a read passed to a leader (forward).

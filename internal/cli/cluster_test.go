@@ -6,6 +6,7 @@ import (
 	"crypto/tls"
 	"encoding/json"
 	"fmt"
+	"io"
 	"maps"
 	"math/rand/v2"
 	"net"
@@ -22,6 +23,7 @@ import (
 
 	"github.com/minio/minio-go/v7"
 	"github.com/minio/minio-go/v7/pkg/credentials"
+	"github.com/minio/minio-go/v7/pkg/encrypt"
 
 	"github.com/twinlake/twinlake/internal/adminclient"
 	"github.com/twinlake/twinlake/internal/app"
@@ -205,6 +207,7 @@ func TestClusterSurvivesNodeLoss(t *testing.T) {
 	if err := put(t.Context(), clients[(leader+1)%4], "after", []byte(strings.Repeat("x", 300<<10))); err != nil {
 		t.Fatalf("write with 3 of 4 nodes: %v", err)
 	}
+	readsServedHere(t, e, clients, nodes, leader, next)
 	// bench s3 tells what each live node spent per operation.
 	benchOut := e.must("bench", "s3", fmt.Sprintf("n%d", (leader+1)%4), "--size", "1KiB", "--concurrency", "2", "--count", "10", "--json")
 	var bench struct {
@@ -286,6 +289,77 @@ func TestClusterSurvivesNodeLoss(t *testing.T) {
 		if !writers[n] {
 			t.Fatalf("no shard write traced on %s: %v", n, writers)
 		}
+	}
+}
+
+// readsServedHere: a large object read through a node that does not lead
+// (with a node dead, its shards read around) has its data read by that
+// node from the drives, whole or a range of it, and the node counts it in
+// admin info; an encrypted object's bytes still come from the leader.
+func readsServedHere(t *testing.T, e cliEnv, clients []*minio.Client, nodes []string, dead, leader int) {
+	t.Helper()
+	ctx := t.Context()
+	rng := rand.New(rand.NewPCG(7, 8))
+	body := make([]byte, 12<<20)
+	for i := range body {
+		body[i] = byte(rng.Uint32())
+	}
+	// Three parts of 5, 5 and 2 MiB.
+	if _, err := clients[leader].PutObject(ctx, "data", "large", bytes.NewReader(body), int64(len(body)), minio.PutObjectOptions{PartSize: 5 << 20}); err != nil {
+		t.Fatal(err)
+	}
+	sse := body[:2<<20]
+	if _, err := clients[leader].PutObject(ctx, "data", "sealed", bytes.NewReader(sse), int64(len(sse)), minio.PutObjectOptions{ServerSideEncryption: encrypt.NewSSE()}); err != nil {
+		t.Fatal(err)
+	}
+	readsHere := func() map[string]int64 {
+		out := e.must("admin", "info", fmt.Sprintf("n%d", leader), "--json")
+		var info struct {
+			Nodes []struct {
+				Address   string
+				ReadsHere int64 `json:"readsHere"`
+			} `json:"nodes"`
+		}
+		if err := json.Unmarshal([]byte(out), &info); err != nil {
+			t.Fatal(err)
+		}
+		got := map[string]int64{}
+		for _, n := range info.Nodes {
+			got[n.Address] = n.ReadsHere
+		}
+		return got
+	}
+	before := readsHere()
+	for i, c := range clients {
+		if i == dead || i == leader {
+			continue
+		}
+		if got, err := getObject(ctx, c, "data", "large"); err != nil || !bytes.Equal(got, body) {
+			t.Fatalf("the object through %s: %d bytes, %v", nodes[i], len(got), err)
+		}
+		opts := minio.GetObjectOptions{}
+		opts.SetRange(4<<20+3, 11<<20)
+		obj, err := c.GetObject(ctx, "data", "large", opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := io.ReadAll(obj)
+		obj.Close()
+		if want := body[4<<20+3 : 11<<20+1]; err != nil || !bytes.Equal(got, want) {
+			t.Fatalf("a range of it through %s: %d bytes of %d, %v", nodes[i], len(got), len(want), err)
+		}
+		if got, err := getObject(ctx, c, "data", "sealed"); err != nil || !bytes.Equal(got, sse) {
+			t.Fatalf("the encrypted object through %s: %d bytes, %v", nodes[i], len(got), err)
+		}
+	}
+	after := readsHere()
+	for i, n := range nodes {
+		if want := before[n] + 2; i != dead && i != leader && after[n] != want {
+			t.Errorf("%s read %d GETs' data itself, want %d (the object and its range, not the encrypted one)", n, after[n], want)
+		}
+	}
+	if after[nodes[leader]] != 0 {
+		t.Errorf("the leader counts %d reads passed to a leader", after[nodes[leader]])
 	}
 }
 

@@ -67,6 +67,10 @@ type writerOnly struct{ io.Writer }
 // flush a stream).
 func (r *Recorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
 
+// CountBytes counts n body bytes that a writer below r sent without
+// their passing through r (a body sent by reference).
+func (r *Recorder) CountBytes(n int64) { r.Bytes += n }
+
 // NewRequestID returns a fresh request ID (16 upper-case hex digits) for
 // the x-amz-request-id header and the logs, shared by every HTTP surface.
 func NewRequestID() string {

@@ -61,3 +61,41 @@ func verify(secret []byte, r *http.Request) error {
 	}
 	return nil
 }
+
+// HeaderReadOffer carries, on a GET a node passes to the leader, the
+// node's offer to read the response's data from the drives itself (see
+// objects.RunWriter): the time it was signed and its signature, under the
+// node secret, of the method and path with its query. The client's own
+// signature stays in Authorization for the leader to check.
+const HeaderReadOffer = "X-Twinlake-Node-Read-Offer"
+
+// offerSignature is signature's for a read offer: under a label of its
+// own, so that neither can stand for the other.
+func offerSignature(secret []byte, method, uri, date string) string {
+	return signature(secret, "read-offer "+method, uri, date)
+}
+
+// SignReadOffer adds the node's read offer to r, which it passes to the
+// leader, in place of any the client sent.
+func SignReadOffer(secret []byte, r *http.Request, now time.Time) {
+	date := strconv.FormatInt(now.Unix(), 10)
+	r.Header.Set(HeaderReadOffer, date+":"+offerSignature(secret, r.Method, r.URL.RequestURI(), date))
+}
+
+// VerifyReadOffer reports whether r carries a read offer signed by a node
+// of the site within MaxSkew.
+func VerifyReadOffer(secret []byte, r *http.Request) bool {
+	date, got, ok := strings.Cut(r.Header.Get(HeaderReadOffer), ":")
+	if !ok {
+		return false
+	}
+	sec, err := strconv.ParseInt(date, 10, 64)
+	if err != nil {
+		return false
+	}
+	if d := time.Since(time.Unix(sec, 0)); d > MaxSkew || d < -MaxSkew {
+		return false
+	}
+	want := offerSignature(secret, r.Method, r.URL.RequestURI(), date)
+	return hmac.Equal([]byte(got), []byte(want))
+}

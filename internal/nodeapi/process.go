@@ -31,6 +31,11 @@ type Routing struct {
 	// LeadersDeposed counts the leaders whose session the node ended
 	// since it started, their process found gone.
 	LeadersDeposed int64 `json:"leadersDeposed,omitempty"`
+	// ReadsHere counts the GETs the node passed to the leader whose data
+	// it read from the drives itself since it started, and ReadBytesHere
+	// their bytes.
+	ReadsHere     int64 `json:"readsHere,omitempty"`
+	ReadBytesHere int64 `json:"readBytesHere,omitempty"`
 }
 
 // LocalProcess is what this process has used.

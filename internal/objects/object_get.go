@@ -127,6 +127,8 @@ type segmentReader struct {
 	remain int64
 	cur    io.Reader
 	file   blob.File
+	// run is the part of a plain blob cur reads, for sendByReference.
+	run *Run
 }
 
 func (r *segmentReader) Read(p []byte) (int, error) {
@@ -146,7 +148,7 @@ func (r *segmentReader) Read(p []byte) (int, error) {
 		r.remain -= int64(n)
 		if errors.Is(err, io.EOF) {
 			r.closeFile()
-			r.cur = nil
+			r.cur, r.run = nil, nil
 			if n > 0 {
 				return n, nil
 			}
@@ -161,6 +163,9 @@ func (r *segmentReader) Read(p []byte) (int, error) {
 // response writer sends it with sendfile; plain inline data is written as
 // it is, and sealed segments are copied as Read gives them.
 func (r *segmentReader) WriteTo(w io.Writer) (int64, error) {
+	if n, ok, err := r.sendByReference(w); ok {
+		return n, err
+	}
 	var total int64
 	var buf []byte
 	for r.remain > 0 {
@@ -199,7 +204,7 @@ func (r *segmentReader) WriteTo(w io.Writer) (int64, error) {
 		total += n
 		r.remain -= n
 		r.closeFile()
-		r.cur = nil
+		r.cur, r.run = nil, nil
 		if err != nil {
 			return total, err
 		}
@@ -238,6 +243,9 @@ func (r *segmentReader) next() error {
 	}
 	if len(seg.SealedKey) == 0 {
 		r.cur = io.NewSectionReader(src, r.off, n)
+		if seg.BlobID != "" {
+			r.run = &Run{Blob: seg.BlobID, Off: r.off, Len: n}
+		}
 	} else {
 		dk, err := r.c.Unseal(seg.SealedKey, r.aad)
 		if err != nil {

@@ -72,6 +72,9 @@ func newAdminInfoCmd(opts *cmdutil.Options) *cobra.Command {
 					if n.LeadersDeposed > 0 {
 						notes = append(notes, fmt.Sprintf("gone leaders deposed: %d", n.LeadersDeposed))
 					}
+					if n.ReadsHere > 0 {
+						notes = append(notes, fmt.Sprintf("reads served from the drives here: %d", n.ReadsHere))
+					}
 					role := ""
 					if len(notes) > 0 {
 						role = "  " + strings.Join(notes, ", ")

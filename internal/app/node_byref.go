@@ -1,0 +1,240 @@
+package app
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/twinlake/twinlake/internal/blob"
+	"github.com/twinlake/twinlake/internal/nodeapi"
+	"github.com/twinlake/twinlake/internal/objects"
+)
+
+// Reads served where they arrive. A GET that a node passes to the leader
+// carries the node's signed offer to read the data itself
+// (nodeapi.HeaderReadOffer). The leader serves it as any other (checks the
+// signature and the policies, picks the version and the range, writes the
+// headers) until it comes to the body: when that is at least 1 MiB of
+// plain (unencrypted) blob data, it sends the runs of blobs the body is
+// made of instead of their bytes (runsWriter). The node then reads those
+// runs from the site's drives, as the leader would have, and sends them to
+// the client under the leader's headers (readRuns). So an object's bytes
+// cross the network once, from the drives to the node the client reached,
+// not twice through the leader, and the site's reads are spread over its
+// nodes' CPUs and network. A run the node cannot open (its blob removed by
+// a write since the leader answered) is given up before the client gets
+// anything, and the GET passed again without the offer.
+
+// headerRuns marks a leader's answer that sends its body as runs of blobs;
+// its value is the body's length.
+const headerRuns = "X-Twinlake-Node-Runs"
+
+// maxRunsAnswer bounds a leader's answer of runs (an object of 10,000
+// parts is about 800 KB of them).
+const maxRunsAnswer = 4 << 20
+
+// runsAnswer is the body of a leader's answer of runs.
+type runsAnswer struct {
+	Runs []objects.Run `json:"runs"`
+}
+
+// offersRead reports whether a node passing r to the leader offers to read
+// its data: a GET outside the site's own paths (/twinlake/: the admin API,
+// the console, health, the node API).
+func offersRead(r *http.Request) bool {
+	return isRead(r) && r.Method == http.MethodGet && !strings.HasPrefix(r.URL.Path, "/twinlake/")
+}
+
+// runsWriter is the leader's response writer for a request that came with
+// a node's read offer. It holds the status until the body starts, so that
+// a body sent as runs can still change the headers.
+type runsWriter struct {
+	http.ResponseWriter
+	code   int  // the status held, 0 while none is
+	passed bool // the header is written below
+}
+
+func (w *runsWriter) WriteHeader(code int) {
+	switch {
+	case w.passed:
+		w.ResponseWriter.WriteHeader(code) // as net/http treats it
+	case code < http.StatusOK:
+		w.ResponseWriter.WriteHeader(code) // informational: not held
+	case w.code == 0:
+		w.code = code
+	}
+}
+
+// pass writes the held header below.
+func (w *runsWriter) pass() {
+	if w.passed {
+		return
+	}
+	w.passed = true
+	if w.code != 0 {
+		w.ResponseWriter.WriteHeader(w.code)
+	}
+}
+
+func (w *runsWriter) Write(p []byte) (int, error) {
+	w.pass()
+	return w.ResponseWriter.Write(p)
+}
+
+func (w *runsWriter) ReadFrom(src io.Reader) (int64, error) {
+	w.pass()
+	if rf, ok := w.ResponseWriter.(io.ReaderFrom); ok {
+		return rf.ReadFrom(src)
+	}
+	return io.Copy(struct{ io.Writer }{w.ResponseWriter}, src)
+}
+
+// FlushError writes the header, then flushes.
+func (w *runsWriter) FlushError() error {
+	w.pass()
+	return http.NewResponseController(w.ResponseWriter).Flush()
+}
+
+func (w *runsWriter) Flush() { w.FlushError() }
+
+func (w *runsWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// WriteRuns implements objects.RunWriter: the body, runs, goes to the node
+// as their list, its length in headerRuns.
+func (w *runsWriter) WriteRuns(runs []objects.Run) (bool, error) {
+	if w.passed {
+		return false, nil
+	}
+	body, err := json.Marshal(runsAnswer{Runs: runs})
+	if err != nil || len(body) > maxRunsAnswer {
+		return false, nil
+	}
+	var total int64
+	for _, r := range runs {
+		total += r.Len
+	}
+	h := w.Header()
+	h.Set(headerRuns, strconv.FormatInt(total, 10))
+	h.Set("Content-Length", strconv.Itoa(len(body)))
+	w.pass()
+	if w.code == 0 {
+		w.ResponseWriter.WriteHeader(http.StatusOK)
+	}
+	_, err = w.ResponseWriter.Write(body)
+	return true, err
+}
+
+// errRunsUnread is a leader's answer of runs that the node could not read.
+var errRunsUnread = errors.New("node: the runs the leader answered cannot be read here")
+
+// readRuns turns resp, the leader's answer of runs, into the answer with
+// their bytes, read from the site's drives. The first run's blob is opened
+// now: a failure is errRunsUnread, before the client gets anything.
+func (n *Node) readRuns(resp *http.Response) error {
+	total, err := strconv.ParseInt(resp.Header.Get(headerRuns), 10, 64)
+	if err != nil || total < 0 {
+		return fmt.Errorf("%w: bad %s %q", errRunsUnread, headerRuns, resp.Header.Get(headerRuns))
+	}
+	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxRunsAnswer+1))
+	resp.Body.Close()
+	if err != nil {
+		return fmt.Errorf("%w: %v", errRunsUnread, err)
+	}
+	var ans runsAnswer
+	if err := json.Unmarshal(raw, &ans); err != nil || len(raw) > maxRunsAnswer {
+		return fmt.Errorf("%w: the list of runs: %v", errRunsUnread, err)
+	}
+	var sum int64
+	for _, r := range ans.Runs {
+		if r.Off < 0 || r.Len <= 0 {
+			return fmt.Errorf("%w: run %+v", errRunsUnread, r)
+		}
+		sum += r.Len
+	}
+	if sum != total || len(ans.Runs) == 0 {
+		return fmt.Errorf("%w: runs of %d bytes for a body of %d", errRunsUnread, sum, total)
+	}
+	body := &runsBody{set: n.set, runs: ans.Runs, served: &n.runsBytes}
+	if err := body.next(); err != nil {
+		return fmt.Errorf("%w: %v", errRunsUnread, err)
+	}
+	n.runsServed.Add(1)
+	resp.Body = body
+	resp.ContentLength = total
+	resp.Header.Del(headerRuns)
+	resp.Header.Set("Content-Length", strconv.FormatInt(total, 10))
+	return nil
+}
+
+// runsBody reads runs of blobs one after another, opening each blob as it
+// comes to it.
+type runsBody struct {
+	set    *blob.Store
+	runs   []objects.Run
+	cur    *io.SectionReader
+	file   blob.File
+	served interface{ Add(int64) int64 } // counts the bytes read
+}
+
+// next opens the first run left.
+func (b *runsBody) next() error {
+	run := b.runs[0]
+	f, err := b.set.Open(run.Blob)
+	if err != nil {
+		return err
+	}
+	if run.Off+run.Len > f.Size() {
+		f.Close()
+		return fmt.Errorf("blob %s of %d bytes has no run %d+%d", run.Blob, f.Size(), run.Off, run.Len)
+	}
+	b.runs = b.runs[1:]
+	b.file, b.cur = f, io.NewSectionReader(f, run.Off, run.Len)
+	return nil
+}
+
+func (b *runsBody) Read(p []byte) (int, error) {
+	for {
+		if b.cur == nil {
+			if len(b.runs) == 0 {
+				return 0, io.EOF
+			}
+			if err := b.next(); err != nil {
+				return 0, err
+			}
+		}
+		n, err := b.cur.Read(p)
+		b.served.Add(int64(n))
+		if errors.Is(err, io.EOF) {
+			b.closeFile()
+			if n > 0 {
+				return n, nil
+			}
+			continue
+		}
+		return n, err
+	}
+}
+
+func (b *runsBody) closeFile() {
+	if b.file != nil {
+		b.file.Close()
+		b.file, b.cur = nil, nil
+	}
+}
+
+func (b *runsBody) Close() error {
+	b.closeFile()
+	b.runs = nil
+	return nil
+}
+
+// verifiedOffer reports whether r, which this node serves as the leader,
+// carries a read offer from a node of the site.
+func (n *Node) verifiedOffer(r *http.Request) bool {
+	return r.Method == http.MethodGet && r.Header.Get(nodeapi.HeaderReadOffer) != "" &&
+		nodeapi.VerifyReadOffer(n.cfg.NodeSecret, r)
+}
