@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync/atomic"
 
 	"github.com/twinlake/twinlake/internal/blob"
 	"github.com/twinlake/twinlake/internal/nodeapi"
@@ -141,11 +142,14 @@ func (n *Node) readRuns(resp *http.Response) error {
 	}
 	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxRunsAnswer+1))
 	resp.Body.Close()
-	if err != nil {
+	switch {
+	case err != nil:
 		return fmt.Errorf("%w: %v", errRunsUnread, err)
+	case len(raw) > maxRunsAnswer:
+		return fmt.Errorf("%w: a list of runs over %d bytes", errRunsUnread, maxRunsAnswer)
 	}
 	var ans runsAnswer
-	if err := json.Unmarshal(raw, &ans); err != nil || len(raw) > maxRunsAnswer {
+	if err := json.Unmarshal(raw, &ans); err != nil {
 		return fmt.Errorf("%w: the list of runs: %v", errRunsUnread, err)
 	}
 	var sum int64
@@ -177,7 +181,7 @@ type runsBody struct {
 	runs   []objects.Run
 	cur    *io.SectionReader
 	file   blob.File
-	served interface{ Add(int64) int64 } // counts the bytes read
+	served *atomic.Int64 // counts the bytes read
 }
 
 // next opens the first run left.
