@@ -16,6 +16,7 @@ import (
 	"github.com/minio/minio-go/v7"
 	"github.com/minio/minio-go/v7/pkg/credentials"
 
+	"github.com/twinlake/twinlake/internal/adminclient"
 	"github.com/twinlake/twinlake/internal/testsite"
 )
 
@@ -53,14 +54,28 @@ func TestMinioGoFunctionalSuite(t *testing.T) {
 	const access, secret = "suite-admin", "suite-secret-password-1"
 	env := []string{"TWINLAKE_ROOT_USER=" + access, "TWINLAKE_ROOT_PASSWORD=" + secret}
 	var addr string
+	var adm *adminclient.Client // the 4-node site's
 	if os.Getenv("TWINLAKE_MINIO_SUITE_CLUSTER") != "" {
-		// The same suite through one node of a 4-node site (about 60 s
-		// more): requests forwarded to the leader unless that node
-		// leads, every object beyond the inline limit erasure-coded
-		// across the nodes.
+		// The same suite through a node of a 4-node site that does not
+		// lead (about 60 s more): requests passed to the leader, large
+		// GETs' data read by that node itself, every object beyond the
+		// inline limit erasure-coded across the nodes.
 		env = append(env, "TWINLAKE_KMS_SECRET_KEY=MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY=")
 		cl := testsite.StartCluster(t, bin, t.TempDir(), 4, env...)
-		addr = cl.Addrs[1]
+		var err error
+		adm, err = adminclient.New("http://"+cl.Addrs[0], adminclient.Credentials{AccessKey: access, SecretKey: secret}, adminclient.Config{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		info, err := adm.ServerInfo(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, n := range info.Nodes {
+			if n.State != "leader" {
+				addr = n.Address
+			}
+		}
 	} else {
 		addr = testsite.FreeAddr(t)
 		testsite.StartProcess(t, bin, t.TempDir(), addr, env...)
@@ -68,6 +83,20 @@ func TestMinioGoFunctionalSuite(t *testing.T) {
 
 	passed := runMinioGoSuite(t, suite, addr, access, secret, nil)
 	t.Logf("%d checks passed; %d known failures allowed", passed, len(minioGoKnownFailures))
+	if adm != nil {
+		info, err := adm.ServerInfo(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, n := range info.Nodes {
+			if n.Address == addr {
+				t.Logf("%s read the data of %d GETs itself, %d bytes", addr, n.ReadsHere, n.ReadBytesHere)
+				if n.ReadsHere == 0 {
+					t.Error("the node the suite called read no GET's data itself")
+				}
+			}
+		}
+	}
 }
 
 // runMinioGoSuite runs the suite against addr and fails the test on any
