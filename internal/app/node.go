@@ -261,13 +261,11 @@ func StartNode(nc NodeConfig) (*Node, error) {
 	}
 	n := &Node{cfg: nc, nodes: nodes, bus: trace.New(nc.Address), scheme: "http", stop: make(chan struct{}), done: make(chan struct{}),
 		holdFor: holdTime(nc.LeaseTTL)}
-	tr := http.DefaultTransport.(*http.Transport).Clone()
-	tr.MaxIdleConnsPerHost = 64
-	tr.DialContext = nodeDialer().DialContext
+	var clientTLS *tls.Config
 	if nc.TLS != nil {
-		n.scheme, tr.TLSClientConfig = "https", nc.TLS.Client
+		n.scheme, clientTLS = "https", nc.TLS.Client
 	}
-	n.transport = tr
+	n.transport = nodeTransport(clientTLS)
 	// Each node's drives (checked with the rest of nc.Config above):
 	// --drives, or its directory. Every node has as many; the set is node
 	// by node, drive by drive.
@@ -297,7 +295,7 @@ func StartNode(nc NodeConfig) (*Node, error) {
 		n.local = append(n.local, ld)
 		local[j] = blob.TracedDrive(ld, n.bus)
 	}
-	client := &http.Client{Transport: tr}
+	client := &http.Client{Transport: n.transport}
 	var drives []blob.Drive
 	for _, node := range nodes {
 		if node == nc.Address {

@@ -3,6 +3,7 @@ package app
 import (
 	"cmp"
 	"context"
+	"crypto/tls"
 	"errors"
 	"io"
 	"net"
@@ -52,6 +53,20 @@ const (
 func nodeDialer() *net.Dialer {
 	return &net.Dialer{Timeout: nodeDialTimeout,
 		KeepAliveConfig: net.KeepAliveConfig{Enable: true, Idle: 5 * time.Second, Interval: 2 * time.Second, Count: 3}}
+}
+
+// nodeTransport is how a node reaches the other nodes of its site (over
+// TLS with clientTLS, when set). It never asks for a compressed answer:
+// it would then unpack one, and an object stored with Content-Encoding:
+// gzip, passed on by a node for a client that sent no Accept-Encoding,
+// reached the client unpacked, its bytes no longer the object's.
+func nodeTransport(clientTLS *tls.Config) *http.Transport {
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.MaxIdleConnsPerHost = 64
+	tr.DialContext = nodeDialer().DialContext
+	tr.DisableCompression = true
+	tr.TLSClientConfig = clientTLS
+	return tr
 }
 
 // holdTime is how long a request is held for a leader on a site whose

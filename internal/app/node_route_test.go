@@ -2,12 +2,14 @@ package app
 
 import (
 	"bytes"
+	"compress/gzip"
 	"fmt"
 	"io"
 	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -20,7 +22,7 @@ import (
 // leader set with setLeader.
 func routeNode(t *testing.T) *Node {
 	t.Helper()
-	n := &Node{scheme: "http", transport: &http.Transport{}, bus: trace.New("self:1"), stop: make(chan struct{}),
+	n := &Node{scheme: "http", transport: nodeTransport(nil), bus: trace.New("self:1"), stop: make(chan struct{}),
 		holdFor: 3 * time.Second}
 	n.cfg.Address = "self:1"
 	n.cfg.Logger = slog.New(slog.DiscardHandler)
@@ -255,5 +257,37 @@ func TestRouteKeepsUserMetadataNamesLowerCase(t *testing.T) {
 				t.Errorf("%s: the header lacks %q:\n%s", method, want, head)
 			}
 		}
+	}
+}
+
+// TestRoutePassesAnEncodedBodyAsItIs: an object stored with
+// Content-Encoding: gzip reaches, through a node that passes the GET on,
+// a client that sent no Accept-Encoding as the bytes stored, with its
+// Content-Encoding, not unpacked on the way.
+func TestRoutePassesAnEncodedBodyAsItIs(t *testing.T) {
+	var packed bytes.Buffer
+	zw := gzip.NewWriter(&packed)
+	zw.Write(bytes.Repeat([]byte("twinlake "), 1000))
+	zw.Close()
+	leader := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Encoding", "gzip")
+		w.Header().Set("Content-Length", strconv.Itoa(packed.Len()))
+		w.Write(packed.Bytes())
+	}))
+	t.Cleanup(leader.Close)
+	addr := strings.TrimPrefix(leader.URL, "http://")
+	n := routeNode(t)
+	n.setLeader(&addr)
+	node := httptest.NewServer(http.HandlerFunc(n.route))
+	t.Cleanup(node.Close)
+	client := &http.Client{Transport: &http.Transport{DisableCompression: true}} // as minio-go's
+	resp, err := client.Get(node.URL + "/bucket/key.gz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil || !bytes.Equal(got, packed.Bytes()) || resp.Header.Get("Content-Encoding") != "gzip" {
+		t.Fatalf("%d bytes (%d stored), Content-Encoding %q, %v", len(got), packed.Len(), resp.Header.Get("Content-Encoding"), err)
 	}
 }

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
 	"crypto/tls"
 	"encoding/json"
@@ -296,6 +297,8 @@ func TestClusterSurvivesNodeLoss(t *testing.T) {
 // (with a node dead, its shards read around) has its data read by that
 // node from the drives, whole or a range of it, and the node counts it in
 // admin info; an encrypted object's bytes still come from the leader.
+// Objects stored with Content-Encoding: gzip, large and small, read as
+// stored, with their Content-Encoding (minio-go sends no Accept-Encoding).
 func readsServedHere(t *testing.T, e cliEnv, clients []*minio.Client, nodes []string, dead, leader int) {
 	t.Helper()
 	ctx := t.Context()
@@ -311,6 +314,17 @@ func readsServedHere(t *testing.T, e cliEnv, clients []*minio.Client, nodes []st
 	sse := body[:2<<20]
 	if _, err := clients[leader].PutObject(ctx, "data", "sealed", bytes.NewReader(sse), int64(len(sse)), minio.PutObjectOptions{ServerSideEncryption: encrypt.NewSSE()}); err != nil {
 		t.Fatal(err)
+	}
+	gzipped := map[string][]byte{}
+	for name, size := range map[string]int{"packed-large": 3 << 19, "packed-small": 200 << 10} {
+		var packed bytes.Buffer
+		zw := gzip.NewWriter(&packed)
+		zw.Write(body[:size])
+		zw.Close()
+		gzipped[name] = packed.Bytes()
+		if _, err := clients[leader].PutObject(ctx, "data", name, bytes.NewReader(packed.Bytes()), int64(packed.Len()), minio.PutObjectOptions{ContentEncoding: "gzip"}); err != nil {
+			t.Fatal(err)
+		}
 	}
 	readsHere := func() map[string]int64 {
 		out := e.must("admin", "info", fmt.Sprintf("n%d", leader), "--json")
@@ -351,11 +365,23 @@ func readsServedHere(t *testing.T, e cliEnv, clients []*minio.Client, nodes []st
 		if got, err := getObject(ctx, c, "data", "sealed"); err != nil || !bytes.Equal(got, sse) {
 			t.Fatalf("the encrypted object through %s: %d bytes, %v", nodes[i], len(got), err)
 		}
+		for name, want := range gzipped {
+			obj, err := c.GetObject(ctx, "data", name, minio.GetObjectOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := io.ReadAll(obj)
+			st, _ := obj.Stat()
+			obj.Close()
+			if err != nil || !bytes.Equal(got, want) || st.Metadata.Get("Content-Encoding") != "gzip" {
+				t.Fatalf("%s through %s: %d bytes of %d stored, Content-Encoding %q, %v", name, nodes[i], len(got), len(want), st.Metadata.Get("Content-Encoding"), err)
+			}
+		}
 	}
 	after := readsHere()
 	for i, n := range nodes {
-		if want := before[n] + 2; i != dead && i != leader && after[n] != want {
-			t.Errorf("%s read %d GETs' data itself, want %d (the object and its range, not the encrypted one)", n, after[n], want)
+		if want := before[n] + 3; i != dead && i != leader && after[n] != want {
+			t.Errorf("%s read %d GETs' data itself, want %d (the object, its range and the large gzip-encoded one; not the encrypted or the small ones)", n, after[n]-before[n], want-before[n])
 		}
 	}
 	if after[nodes[leader]] != 0 {
