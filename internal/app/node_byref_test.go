@@ -2,8 +2,10 @@ package app
 
 import (
 	"bytes"
+	"context"
 	"io"
 	"math/rand/v2"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -187,5 +189,58 @@ func TestRunsWriterHoldsTheStatus(t *testing.T) {
 	w.pass() // the handler's end
 	if rec.Code != http.StatusNotModified {
 		t.Fatalf("end: %d", rec.Code)
+	}
+}
+
+// TestRouteServesAsFromTheClient: the leader serves a request another
+// node passed on as from the client that node took it from (its address
+// for aws:SourceIp, traces and logs), and a client's own claim to another
+// address, sent to either node, counts for nothing.
+func TestRouteServesAsFromTheClient(t *testing.T) {
+	site := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, r.RemoteAddr)
+	}))
+	leader := routeNode(t)
+	leader.cfg.NodeSecret = testNodeSecret
+	leader.active.Store(&site)
+	leaderSrv := httptest.NewServer(http.HandlerFunc(leader.route))
+	t.Cleanup(leaderSrv.Close)
+	addr := strings.TrimPrefix(leaderSrv.URL, "http://")
+	node := routeNode(t)
+	node.cfg.NodeSecret = testNodeSecret
+	node.setLeader(&addr)
+	nodeSrv := httptest.NewServer(http.HandlerFunc(node.route))
+	t.Cleanup(nodeSrv.Close)
+
+	forged := "1700000000;203.0.113.9:443;00ff"
+	for _, tc := range []struct {
+		name, url string
+		claim     string
+	}{
+		{"through the node", nodeSrv.URL, ""},
+		{"through the node, claiming another address", nodeSrv.URL, forged},
+		{"to the leader, claiming another address", leaderSrv.URL, forged},
+	} {
+		var local string // the client's address, as its dialer made it
+		client := &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, network, a string) (net.Conn, error) {
+			c, err := (&net.Dialer{}).DialContext(ctx, network, a)
+			if err == nil {
+				local = c.LocalAddr().String()
+			}
+			return c, err
+		}}}
+		req, _ := http.NewRequest(http.MethodGet, tc.url+"/bucket/key", nil)
+		if tc.claim != "" {
+			req.Header.Set(nodeapi.HeaderClientAddr, tc.claim)
+		}
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if string(got) != local {
+			t.Errorf("%s: served as from %q, want the client's %q", tc.name, got, local)
+		}
 	}
 }

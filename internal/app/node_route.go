@@ -127,6 +127,10 @@ func (n *Node) route(w http.ResponseWriter, r *http.Request) {
 	offer := offersRead(r) // to read the data here (node_byref.go)
 	for {
 		if h := n.active.Load(); h != nil {
+			if addr, ok := nodeapi.VerifiedClientAddr(n.cfg.NodeSecret, r); ok {
+				// Passed on by another node: served as from its client.
+				r.RemoteAddr = addr
+			}
 			if n.verifiedOffer(r) {
 				rw := &runsWriter{ResponseWriter: w}
 				(*h).ServeHTTP(rw, r)
@@ -223,6 +227,7 @@ func (n *Node) forward(w http.ResponseWriter, r *http.Request, leader string, of
 			pr.Out.Host = pr.In.Host
 			pr.SetXForwarded()
 			pr.Out.Header.Del(nodeapi.HeaderReadOffer) // only this node's own
+			nodeapi.SignClientAddr(n.cfg.NodeSecret, pr.Out, r.RemoteAddr, time.Now())
 			if offer {
 				nodeapi.SignReadOffer(n.cfg.NodeSecret, pr.Out, time.Now())
 			}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"net"
 	"net/http"
 	"regexp"
 	"slices"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
+	"github.com/minio/minio-go/v7"
 )
 
 // answer is what a node answered a request: its status, its headers but
@@ -128,4 +130,42 @@ func answerDiff(want, got answer) string {
 		diffs = append(diffs, fmt.Sprintf("a body of %d bytes, want %d", len(got.body), len(want.body)))
 	}
 	return strings.Join(diffs, "; ")
+}
+
+// sourceIPThroughEveryNode: a bucket policy's aws:SourceIp condition sees
+// the client's address through any node, not the address of the node
+// that passed the request to the leader: an anonymous GET allowed from
+// 127.0.0.5 alone is answered 200 from there and 403 from 127.0.0.6,
+// through every live node alike.
+func sourceIPThroughEveryNode(t *testing.T, c *minio.Client, nodes []string, dead int) {
+	t.Helper()
+	ctx := t.Context()
+	if err := c.MakeBucket(ctx, "byip", minio.MakeBucketOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	policy := `{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Principal":"*","Action":["s3:GetObject"],` +
+		`"Resource":["arn:aws:s3:::byip/*"],"Condition":{"IpAddress":{"aws:SourceIp":"127.0.0.5/32"}}}]}`
+	if err := c.SetBucketPolicy(ctx, "byip", policy); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.PutObject(ctx, "byip", "x", strings.NewReader("from one address"), 16, minio.PutObjectOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for i, node := range nodes {
+		if i == dead {
+			continue
+		}
+		for from, want := range map[string]int{"127.0.0.5": http.StatusOK, "127.0.0.6": http.StatusForbidden} {
+			d := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(from)}}
+			client := &http.Client{Transport: &http.Transport{DialContext: d.DialContext}}
+			resp, err := client.Get("http://" + node + "/byip/x")
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if resp.StatusCode != want {
+				t.Errorf("an anonymous GET from %s through %s: %d, want %d", from, node, resp.StatusCode, want)
+			}
+		}
+	}
 }

@@ -99,3 +99,50 @@ func VerifyReadOffer(secret []byte, r *http.Request) bool {
 	want := offerSignature(secret, r.Method, r.URL.RequestURI(), date)
 	return hmac.Equal([]byte(got), []byte(want))
 }
+
+// HeaderClientAddr carries, on every request a node passes to the leader,
+// the address of the client it came from (its RemoteAddr), the time and
+// a signature of both, the method and the path with its query under the
+// node secret: the leader serves the request as from that client
+// (aws:SourceIp in policies, traces, access logs), not from the node.
+const HeaderClientAddr = "X-Twinlake-Node-Client"
+
+// clientSignature is signature's for a client address, under a label of
+// its own.
+func clientSignature(secret []byte, method, uri, date, addr string) string {
+	return signature(secret, "client "+method, uri, date+"\n"+addr)
+}
+
+// SignClientAddr adds to r, which the node passes to the leader, the
+// address of the client it came from, in place of any the client sent.
+func SignClientAddr(secret []byte, r *http.Request, addr string, now time.Time) {
+	date := strconv.FormatInt(now.Unix(), 10)
+	r.Header.Set(HeaderClientAddr, date+";"+addr+";"+clientSignature(secret, r.Method, r.URL.RequestURI(), date, addr))
+}
+
+// VerifiedClientAddr returns the client address a node of the site signed
+// on r within MaxSkew, or false.
+func VerifiedClientAddr(secret []byte, r *http.Request) (string, bool) {
+	v := r.Header.Get(HeaderClientAddr)
+	date, rest, ok := strings.Cut(v, ";")
+	if !ok {
+		return "", false
+	}
+	i := strings.LastIndexByte(rest, ';')
+	if i < 0 {
+		return "", false
+	}
+	addr, got := rest[:i], rest[i+1:]
+	sec, err := strconv.ParseInt(date, 10, 64)
+	if err != nil || addr == "" {
+		return "", false
+	}
+	if d := time.Since(time.Unix(sec, 0)); d > MaxSkew || d < -MaxSkew {
+		return "", false
+	}
+	want := clientSignature(secret, r.Method, r.URL.RequestURI(), date, addr)
+	if !hmac.Equal([]byte(got), []byte(want)) {
+		return "", false
+	}
+	return addr, true
+}

@@ -3,6 +3,7 @@ package nodeapi
 import (
 	"net/http/httptest"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 )
@@ -40,6 +41,45 @@ func TestReadOffer(t *testing.T) {
 		}
 		if got := VerifyReadOffer(tc.secret, r); got != tc.want {
 			t.Errorf("%s: verified %t, want %t", tc.name, got, tc.want)
+		}
+	}
+}
+
+// TestClientAddr: a client address verifies on the request it was signed
+// for, under the node secret, within MaxSkew, and on no other; a forged
+// or malformed one yields nothing.
+func TestClientAddr(t *testing.T) {
+	secret := []byte("0123456789abcdef")
+	now := time.Now()
+	signed := func(path, addr string, at time.Time) string {
+		r := httptest.NewRequest("GET", path, nil)
+		SignClientAddr(secret, r, addr, at)
+		return r.Header.Get(HeaderClientAddr)
+	}
+	good := signed("/b/k", "192.0.2.7:5555", now)
+	v6 := signed("/b/k", "[2001:db8::1]:443", now)
+	date := strconv.FormatInt(now.Unix(), 10)
+	for _, tc := range []struct {
+		name, path, value string
+		want              string // "" for none
+	}{
+		{"signed", "/b/k", good, "192.0.2.7:5555"},
+		{"IPv6", "/b/k", v6, "[2001:db8::1]:443"},
+		{"another path", "/b/other", good, ""},
+		{"another address", "/b/k", strings.Replace(good, "192.0.2.7", "192.0.2.8", 1), ""},
+		{"too old", "/b/k", signed("/b/k", "192.0.2.7:5555", now.Add(-MaxSkew-time.Minute)), ""},
+		{"a read offer's signature", "/b/k", date + ";192.0.2.7:5555;" + offerSignature(secret, "GET", "/b/k", date), ""},
+		{"no signature", "/b/k", date + ";192.0.2.7:5555", ""},
+		{"no address", "/b/k", date + ";;" + clientSignature(secret, "GET", "/b/k", date, ""), ""},
+		{"none", "/b/k", "", ""},
+	} {
+		r := httptest.NewRequest("GET", tc.path, nil)
+		if tc.value != "" {
+			r.Header.Set(HeaderClientAddr, tc.value)
+		}
+		got, ok := VerifiedClientAddr(secret, r)
+		if got != tc.want || ok != (tc.want != "") {
+			t.Errorf("%s: %q %t, want %q", tc.name, got, ok, tc.want)
 		}
 	}
 }
