@@ -327,11 +327,7 @@ func StartNode(nc NodeConfig) (*Node, error) {
 	if nc.Config.TLS != nil {
 		n.ln = tls.NewListener(n.ln, nc.Config.TLS)
 	}
-	mux := http.NewServeMux()
-	mux.Handle(nodeapi.Prefix, api)
-	mux.HandleFunc("/twinlake/health/live", func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) })
-	mux.HandleFunc("/", n.route)
-	n.http = &http.Server{Handler: mux, ReadHeaderTimeout: 30 * time.Second}
+	n.http = &http.Server{Handler: n.handler(api), ReadHeaderTimeout: 30 * time.Second}
 	go n.http.Serve(n.ln)
 	go n.run()
 	started = true

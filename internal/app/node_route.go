@@ -119,6 +119,24 @@ func (n *Node) routing() nodeapi.Routing {
 		ReadsHere: n.runsServed.Load(), ReadBytesHere: n.runsBytes.Load()}
 }
 
+// handler is the node's whole HTTP surface: the node API (api) under
+// nodeapi.Prefix, its liveness, and route for everything else. It routes
+// by prefix itself: http.ServeMux answers a path that is not clean with a
+// redirect to the clean one, and an object key may hold "//" (or "./",
+// "../"): a key "a//b" was redirected to "a/b", another object.
+func (n *Node) handler(api http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch p := r.URL.Path; {
+		case strings.HasPrefix(p, nodeapi.Prefix):
+			api.ServeHTTP(w, r)
+		case p == "/twinlake/health/live":
+			w.WriteHeader(http.StatusOK)
+		default:
+			n.route(w, r)
+		}
+	})
+}
+
 // route hands a request to the site's server while this node leads, to
 // the leader otherwise, holding it while there is none to pass it to.
 func (n *Node) route(w http.ResponseWriter, r *http.Request) {

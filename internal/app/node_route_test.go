@@ -291,3 +291,41 @@ func TestRoutePassesAnEncodedBodyAsItIs(t *testing.T) {
 		t.Fatalf("%d bytes (%d stored), Content-Encoding %q, %v", len(got), packed.Len(), resp.Header.Get("Content-Encoding"), err)
 	}
 }
+
+// TestNodePassesEveryPathAsItIs: a node passes a request whose path is not
+// clean (an object key with "//", "./" or "../" in it, which S3 allows)
+// to the leader as it came, where http.ServeMux would have redirected it
+// to another key; the node API and liveness keep their paths.
+func TestNodePassesEveryPathAsItIs(t *testing.T) {
+	leader := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, r.URL.EscapedPath())
+	}))
+	t.Cleanup(leader.Close)
+	addr := strings.TrimPrefix(leader.URL, "http://")
+	n := routeNode(t)
+	n.setLeader(&addr)
+	api := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "node api") })
+	node := httptest.NewServer(n.handler(api))
+	t.Cleanup(node.Close)
+	for path, want := range map[string]string{
+		"/bucket/a//b":              "/bucket/a//b",
+		"/bucket/./x":               "/bucket/./x",
+		"/bucket/a/../b":            "/bucket/a/../b",
+		"/bucket//":                 "/bucket//",
+		"/bucket/a%2Fb":             "/bucket/a%2Fb",
+		"/twinlake/node/v1/process": "node api",
+		"/twinlake/health/live":     "",
+	} {
+		conn, err := net.Dial("tcp", strings.TrimPrefix(node.URL, "http://"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprintf(conn, "GET %s HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", path)
+		raw, _ := io.ReadAll(conn)
+		conn.Close()
+		head, body, _ := strings.Cut(string(raw), "\r\n\r\n")
+		if !strings.HasPrefix(head, "HTTP/1.1 200 ") || body != want {
+			t.Errorf("%s: %q %q, want 200 %q", path, strings.SplitN(head, "\r\n", 2)[0], body, want)
+		}
+	}
+}

@@ -211,6 +211,7 @@ func TestClusterSurvivesNodeLoss(t *testing.T) {
 	readsServedHere(t, e, clients, nodes, leader, next)
 	sameThroughEveryNode(t, nodes, leader, next, "clusteradmin", "cluster-secret-123")
 	sourceIPThroughEveryNode(t, clients[next], nodes, leader)
+	specialKeysThroughEveryNode(t, clients, nodes, leader, next)
 	// bench s3 tells what each live node spent per operation.
 	benchOut := e.must("bench", "s3", fmt.Sprintf("n%d", (leader+1)%4), "--size", "1KiB", "--concurrency", "2", "--count", "10", "--json")
 	var bench struct {
