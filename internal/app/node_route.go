@@ -245,9 +245,10 @@ func (n *Node) forward(w http.ResponseWriter, r *http.Request, leader string, of
 			pr.Out.Host = pr.In.Host
 			pr.SetXForwarded()
 			pr.Out.Header.Del(nodeapi.HeaderReadOffer) // only this node's own
-			nodeapi.SignClientAddr(n.cfg.NodeSecret, pr.Out, r.RemoteAddr, time.Now())
+			now := time.Now()
+			nodeapi.SignClientAddr(n.cfg.NodeSecret, pr.Out, r.RemoteAddr, now)
 			if offer {
-				nodeapi.SignReadOffer(n.cfg.NodeSecret, pr.Out, time.Now())
+				nodeapi.SignReadOffer(n.cfg.NodeSecret, pr.Out, now)
 			}
 		},
 		// The leader went away (a change of leader under way).

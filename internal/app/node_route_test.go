@@ -3,7 +3,6 @@ package app
 import (
 	"bytes"
 	"compress/gzip"
-	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -64,6 +63,22 @@ func serve(n *Node, method, body string) *httptest.ResponseRecorder {
 	w := httptest.NewRecorder()
 	n.route(w, r)
 	return w
+}
+
+// rawExchange sends request, written out in full (so that its path and
+// headers reach the server byte for byte), to the server at url and
+// returns the answer's head and body as they came.
+func rawExchange(t *testing.T, url, request string) (head, body string) {
+	t.Helper()
+	conn, err := net.Dial("tcp", strings.TrimPrefix(url, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	io.WriteString(conn, request)
+	raw, _ := io.ReadAll(conn)
+	head, body, _ = strings.Cut(string(raw), "\r\n\r\n")
+	return head, body
 }
 
 // after runs fn after d, in the background.
@@ -244,14 +259,7 @@ func TestRouteKeepsUserMetadataNamesLowerCase(t *testing.T) {
 	node := httptest.NewServer(http.HandlerFunc(n.route))
 	t.Cleanup(node.Close)
 	for _, method := range []string{"GET", "HEAD", "PUT"} {
-		conn, err := net.Dial("tcp", strings.TrimPrefix(node.URL, "http://"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		fmt.Fprintf(conn, "%s /bucket/key HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\nConnection: close\r\n\r\nx", method)
-		raw, _ := io.ReadAll(conn)
-		conn.Close()
-		head, _, _ := strings.Cut(string(raw), "\r\n\r\n")
+		head, _ := rawExchange(t, node.URL, method+" /bucket/key HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\nConnection: close\r\n\r\nx")
 		for _, want := range []string{"\r\nx-amz-meta-foo: bar\r\n", "\r\nx-amz-meta-empty: \r\n", "\r\nEtag: \"e\"\r\n"} {
 			if !strings.Contains(head+"\r\n", want) {
 				t.Errorf("%s: the header lacks %q:\n%s", method, want, head)
@@ -316,14 +324,7 @@ func TestNodePassesEveryPathAsItIs(t *testing.T) {
 		"/twinlake/node/v1/process": "node api",
 		"/twinlake/health/live":     "",
 	} {
-		conn, err := net.Dial("tcp", strings.TrimPrefix(node.URL, "http://"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		fmt.Fprintf(conn, "GET %s HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", path)
-		raw, _ := io.ReadAll(conn)
-		conn.Close()
-		head, body, _ := strings.Cut(string(raw), "\r\n\r\n")
+		head, body := rawExchange(t, node.URL, "GET "+path+" HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
 		if !strings.HasPrefix(head, "HTTP/1.1 200 ") || body != want {
 			t.Errorf("%s: %q %q, want 200 %q", path, strings.SplitN(head, "\r\n", 2)[0], body, want)
 		}

@@ -47,11 +47,11 @@ func sign(secret []byte, r *http.Request, now time.Time) {
 // verify checks r's node authentication.
 func verify(secret []byte, r *http.Request) error {
 	date := r.Header.Get(headerDate)
-	sec, err := strconv.ParseInt(date, 10, 64)
-	if err != nil {
+	d, ok := signedAgo(date)
+	if !ok {
 		return fmt.Errorf("%w: no signing time", errAuth)
 	}
-	if d := time.Since(time.Unix(sec, 0)); d > MaxSkew || d < -MaxSkew {
+	if !inSkew(d) {
 		return fmt.Errorf("%w: signing time %s away from this node's clock", errAuth, d.Round(time.Second))
 	}
 	got, ok := strings.CutPrefix(r.Header.Get("Authorization"), authScheme)
@@ -61,6 +61,20 @@ func verify(secret []byte, r *http.Request) error {
 	}
 	return nil
 }
+
+// signedAgo is how long ago date, a signing time in Unix seconds, was;
+// false when date is not one.
+func signedAgo(date string) (time.Duration, bool) {
+	sec, err := strconv.ParseInt(date, 10, 64)
+	if err != nil {
+		return 0, false
+	}
+	return time.Since(time.Unix(sec, 0)), true
+}
+
+// inSkew reports whether a signature made d ago is within MaxSkew of
+// this node's clock, either way.
+func inSkew(d time.Duration) bool { return d <= MaxSkew && d >= -MaxSkew }
 
 // HeaderReadOffer carries, on a GET a node passes to the leader, the
 // node's offer to read the response's data from the drives itself (see
@@ -89,11 +103,7 @@ func VerifyReadOffer(secret []byte, r *http.Request) bool {
 	if !ok {
 		return false
 	}
-	sec, err := strconv.ParseInt(date, 10, 64)
-	if err != nil {
-		return false
-	}
-	if d := time.Since(time.Unix(sec, 0)); d > MaxSkew || d < -MaxSkew {
+	if d, ok := signedAgo(date); !ok || !inSkew(d) {
 		return false
 	}
 	want := offerSignature(secret, r.Method, r.URL.RequestURI(), date)
@@ -133,11 +143,7 @@ func VerifiedClientAddr(secret []byte, r *http.Request) (string, bool) {
 		return "", false
 	}
 	addr, got := rest[:i], rest[i+1:]
-	sec, err := strconv.ParseInt(date, 10, 64)
-	if err != nil || addr == "" {
-		return "", false
-	}
-	if d := time.Since(time.Unix(sec, 0)); d > MaxSkew || d < -MaxSkew {
+	if d, ok := signedAgo(date); !ok || !inSkew(d) || addr == "" {
 		return "", false
 	}
 	want := clientSignature(secret, r.Method, r.URL.RequestURI(), date, addr)
