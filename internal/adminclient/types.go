@@ -147,6 +147,11 @@ type NodeInfo struct {
 	// the headers, the node the bytes), and ReadBytesHere their bytes.
 	ReadsHere     int64 `json:"readsHere,omitempty"`
 	ReadBytesHere int64 `json:"readBytesHere,omitempty"`
+	// WritesHere counts the PUTs the node passed to the leader whose
+	// data it wrote to the drives itself (the leader checked and
+	// committed them), and WriteBytesHere their bytes.
+	WritesHere     int64 `json:"writesHere,omitempty"`
+	WriteBytesHere int64 `json:"writeBytesHere,omitempty"`
 }
 
 // ConfigKV is one setting of a subsystem: its effective value and where that

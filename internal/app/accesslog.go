@@ -70,7 +70,11 @@ func (a *accessLog) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	rec := &httprec.Recorder{ResponseWriter: w}
 	a.next.ServeHTTP(rec, r)
-	a.write(entryFor(r, info, rec, body.n, start))
+	in := body.n
+	if info.BodyElsewhere {
+		in = max(r.ContentLength, 0) // received by the node that wrote it
+	}
+	a.write(entryFor(r, info, rec, in, start))
 }
 
 func entryFor(r *http.Request, info *s3api.RequestInfo, rec *httprec.Recorder, bytesIn int64, start time.Time) accessEntry {

@@ -166,6 +166,15 @@ type Node struct {
 	// runsServed and runsBytes count the GETs passed to the leader whose
 	// data this node read itself, and their bytes (node_byref.go).
 	runsServed, runsBytes atomic.Int64
+	// offered holds the bodies this node offered the leader to write,
+	// by token; writesHere and writeBytes count those it wrote, and
+	// their bytes (node_write.go).
+	offered                sync.Map
+	writesHere, writeBytes atomic.Int64
+	// offerTransport passes the PUTs whose body is offered: it waits
+	// for the leader to ask for the body.
+	offerTransport http.RoundTripper
+	peerAt         map[string]*nodeapi.Drive // the first drive of each other node, by address
 	// holdFor is how long a request waits for a leader (holdTime).
 	holdFor time.Duration
 
@@ -266,6 +275,9 @@ func StartNode(nc NodeConfig) (*Node, error) {
 		n.scheme, clientTLS = "https", nc.TLS.Client
 	}
 	n.transport = nodeTransport(clientTLS)
+	offerTransport := nodeTransport(clientTLS)
+	offerTransport.ExpectContinueTimeout = offerContinueWait
+	n.offerTransport = offerTransport
 	// Each node's drives (checked with the rest of nc.Config above):
 	// --drives, or its directory. Every node has as many; the set is node
 	// by node, drive by drive.
@@ -296,6 +308,7 @@ func StartNode(nc NodeConfig) (*Node, error) {
 		local[j] = blob.TracedDrive(ld, n.bus)
 	}
 	client := &http.Client{Transport: n.transport}
+	n.peerAt = make(map[string]*nodeapi.Drive, len(nodes))
 	var drives []blob.Drive
 	for _, node := range nodes {
 		if node == nc.Address {
@@ -309,6 +322,7 @@ func StartNode(nc NodeConfig) (*Node, error) {
 			}
 			if j == 0 {
 				n.peers = append(n.peers, peer)
+				n.peerAt[node] = peer
 			}
 			drives = append(drives, peer)
 		}
@@ -321,6 +335,7 @@ func StartNode(nc NodeConfig) (*Node, error) {
 		return nil, err
 	}
 	api.SetRouting(n.routing)
+	api.SetWrites(http.HandlerFunc(n.storeWrite))
 	if n.ln, err = net.Listen("tcp", nc.Address); err != nil {
 		return nil, err
 	}
@@ -619,7 +634,8 @@ func (n *Node) nodeInfo(ctx context.Context) []adminclient.NodeInfo {
 			Voter: slices.Contains(voters, node), EtcdLeader: node == etcdLeader,
 			CPUSeconds: procs[i].CPUSeconds, PeakRSSBytes: procs[i].PeakRSSBytes,
 			HeldRequests: procs[i].HeldRequests, LeadersDeposed: procs[i].LeadersDeposed,
-			ReadsHere: procs[i].ReadsHere, ReadBytesHere: procs[i].ReadBytesHere}
+			ReadsHere: procs[i].ReadsHere, ReadBytesHere: procs[i].ReadBytesHere,
+			WritesHere: procs[i].WritesHere, WriteBytesHere: procs[i].WriteBytesHere}
 	}
 	return out
 }

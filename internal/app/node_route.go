@@ -116,7 +116,8 @@ func (n *Node) setLeader(id *string) {
 // routing is what the node tells of its passing of requests.
 func (n *Node) routing() nodeapi.Routing {
 	return nodeapi.Routing{HeldRequests: n.held.Load(), LeadersDeposed: n.deposed.Load(),
-		ReadsHere: n.runsServed.Load(), ReadBytesHere: n.runsBytes.Load()}
+		ReadsHere: n.runsServed.Load(), ReadBytesHere: n.runsBytes.Load(),
+		WritesHere: n.writesHere.Load(), WriteBytesHere: n.writeBytes.Load()}
 }
 
 // handler is the node's whole HTTP surface: the node API (api) under
@@ -149,6 +150,7 @@ func (n *Node) route(w http.ResponseWriter, r *http.Request) {
 				// Passed on by another node: served as from its client.
 				r.RemoteAddr = addr
 			}
+			r = n.withOfferedBody(r)
 			if n.verifiedOffer(r) {
 				rw := &runsWriter{ResponseWriter: w}
 				(*h).ServeHTTP(rw, r)
@@ -236,19 +238,37 @@ func (n *Node) forward(w http.ResponseWriter, r *http.Request, leader string, of
 		in = r.WithContext(r.Context())
 		in.Body = body
 	}
+	transport, token := n.transport, ""
+	var write *offeredWrite // the body offered to the leader
+	if body != nil && offersWrite(r) {
+		ctx, cancel := context.WithCancel(r.Context())
+		defer cancel()
+		token, transport = newToken(), n.offerTransport
+		write = &offeredWrite{body: body, client: w, ctx: ctx}
+		n.offered.Store(token, write)
+		defer n.offered.Delete(token)
+		in = r.WithContext(ctx)
+		in.Body = write
+	}
 	w = &metaCaseWriter{ResponseWriter: w}
 	// The request keeps its Host header: its signature covers it.
 	proxy := &httputil.ReverseProxy{
-		Transport: n.transport,
+		Transport: transport,
 		Rewrite: func(pr *httputil.ProxyRequest) {
 			pr.SetURL(target)
 			pr.Out.Host = pr.In.Host
 			pr.SetXForwarded()
-			pr.Out.Header.Del(nodeapi.HeaderReadOffer) // only this node's own
+			// Only this node's own offers.
+			pr.Out.Header.Del(nodeapi.HeaderReadOffer)
+			pr.Out.Header.Del(nodeapi.HeaderWriteOffer)
 			now := time.Now()
 			nodeapi.SignClientAddr(n.cfg.NodeSecret, pr.Out, r.RemoteAddr, now)
 			if offer {
 				nodeapi.SignReadOffer(n.cfg.NodeSecret, pr.Out, now)
+			}
+			if write != nil {
+				nodeapi.SignWriteOffer(n.cfg.NodeSecret, pr.Out, n.cfg.Address, token, now)
+				pr.Out.Header.Set("Expect", "100-continue")
 			}
 		},
 		// The leader went away (a change of leader under way).
@@ -315,6 +335,8 @@ func (n *Node) forward(w http.ResponseWriter, r *http.Request, leader string, of
 		ev.Msg = "passing to the leader failed; held to pass again"
 	case byRef:
 		ev.Msg = "passed to the leader; its data read from the drives here"
+	case write != nil && write.state.Load() == offerTaken:
+		ev.Msg = "passed to the leader; its data written to the drives from here"
 	}
 	if failed != nil {
 		ev.Error = failed.Error()

@@ -212,6 +212,7 @@ func TestClusterSurvivesNodeLoss(t *testing.T) {
 	sameThroughEveryNode(t, nodes, leader, next, "clusteradmin", "cluster-secret-123")
 	sourceIPThroughEveryNode(t, clients[next], nodes, leader)
 	specialKeysThroughEveryNode(t, clients, nodes, leader, next)
+	writesThroughEveryNode(t, e, clients, nodes, leader, next, "clusteradmin", "cluster-secret-123")
 	// bench s3 tells what each live node spent per operation.
 	benchOut := e.must("bench", "s3", fmt.Sprintf("n%d", (leader+1)%4), "--size", "1KiB", "--concurrency", "2", "--count", "10", "--json")
 	var bench struct {

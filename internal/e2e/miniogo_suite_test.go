@@ -90,9 +90,12 @@ func TestMinioGoFunctionalSuite(t *testing.T) {
 		}
 		for _, n := range info.Nodes {
 			if n.Address == addr {
-				t.Logf("%s read the data of %d GETs itself, %d bytes", addr, n.ReadsHere, n.ReadBytesHere)
+				t.Logf("%s read the data of %d GETs itself, %d bytes, and wrote that of %d PUTs, %d bytes", addr, n.ReadsHere, n.ReadBytesHere, n.WritesHere, n.WriteBytesHere)
 				if n.ReadsHere == 0 {
 					t.Error("the node the suite called read no GET's data itself")
+				}
+				if n.WritesHere == 0 {
+					t.Error("the node the suite called wrote no PUT's data itself")
 				}
 			}
 		}

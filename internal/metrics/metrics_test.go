@@ -23,7 +23,7 @@ var allNames = []string{
 	ReplicationLinkLatencySeconds, ReplicationLinkUp, ReplicationMismatchesTotal,
 	ReplicationBatchRequestsTotal, ReplicationBatchVersionsTotal,
 	TraceDroppedEventsTotal,
-	ClusterNodeUp, ClusterNodeCPU, ClusterNodeLeader, ClusterNodeHeld, ClusterNodeDeposed, ClusterNodeReadsHere, ClusterNodeReadBytesHere, DriveUp, HealProgressPercent, HealDegradedBlobs, HealShardsRebuilt,
+	ClusterNodeUp, ClusterNodeCPU, ClusterNodeLeader, ClusterNodeHeld, ClusterNodeDeposed, ClusterNodeReadsHere, ClusterNodeReadBytesHere, ClusterNodeWritesHere, ClusterNodeWriteBytesHere, DriveUp, HealProgressPercent, HealDegradedBlobs, HealShardsRebuilt,
 	EtcdDBBytes, EtcdDBInUseBytes, EtcdQuotaBytes, EtcdNoSpace,
 }
 

@@ -52,21 +52,23 @@ const (
 
 	// Nodes and drives of a multi-node site or a drive set, and the heal
 	// scan (registered by internal/app).
-	ClusterNodeUp            = "twinlake_cluster_node_up"                    // gauge {node}: 1 leader or online, 0 offline
-	ClusterNodeCPU           = "twinlake_cluster_node_cpu_seconds_total"     // counter {node}: CPU time the node's process has used
-	ClusterNodeLeader        = "twinlake_cluster_node_leader"                // gauge {node}: 1 for the leader
-	ClusterNodeHeld          = "twinlake_cluster_node_requests_held"         // gauge {node}: requests waiting for a leader to pass them to
-	ClusterNodeDeposed       = "twinlake_cluster_node_leaders_deposed_total" // counter {node}: leaders whose session the node ended, their process gone
-	ClusterNodeReadsHere     = "twinlake_cluster_node_reads_here_total"      // counter {node}: GETs passed to the leader whose data the node read itself
-	ClusterNodeReadBytesHere = "twinlake_cluster_node_read_bytes_here_total" // counter {node}: their bytes
-	DriveUp                  = "twinlake_drive_up"                           // gauge {drive}: 1 when the drive answers
-	EtcdDBBytes              = "twinlake_cluster_etcd_db_bytes"              // gauge: the largest etcd member's database file
-	EtcdDBInUseBytes         = "twinlake_cluster_etcd_db_in_use_bytes"       // gauge: the most an etcd member uses of its file
-	EtcdQuotaBytes           = "twinlake_cluster_etcd_quota_bytes"           // gauge: the smallest etcd member quota
-	EtcdNoSpace              = "twinlake_cluster_etcd_nospace"               // gauge: 1 while an etcd member raises NOSPACE (every write refused)
-	HealProgressPercent      = "twinlake_heal_progress_percent"              // gauge: the latest heal scan's estimate, 100 when done
-	HealDegradedBlobs        = "twinlake_heal_degraded_blobs"                // gauge: blobs the latest heal scan found short of a shard
-	HealShardsRebuilt        = "twinlake_heal_shards_rebuilt"                // gauge: shards the latest heal scan wrote again
+	ClusterNodeUp             = "twinlake_cluster_node_up"                     // gauge {node}: 1 leader or online, 0 offline
+	ClusterNodeCPU            = "twinlake_cluster_node_cpu_seconds_total"      // counter {node}: CPU time the node's process has used
+	ClusterNodeLeader         = "twinlake_cluster_node_leader"                 // gauge {node}: 1 for the leader
+	ClusterNodeHeld           = "twinlake_cluster_node_requests_held"          // gauge {node}: requests waiting for a leader to pass them to
+	ClusterNodeDeposed        = "twinlake_cluster_node_leaders_deposed_total"  // counter {node}: leaders whose session the node ended, their process gone
+	ClusterNodeReadsHere      = "twinlake_cluster_node_reads_here_total"       // counter {node}: GETs passed to the leader whose data the node read itself
+	ClusterNodeReadBytesHere  = "twinlake_cluster_node_read_bytes_here_total"  // counter {node}: their bytes
+	ClusterNodeWritesHere     = "twinlake_cluster_node_writes_here_total"      // counter {node}: PUTs passed to the leader whose data the node wrote itself
+	ClusterNodeWriteBytesHere = "twinlake_cluster_node_write_bytes_here_total" // counter {node}: their bytes
+	DriveUp                   = "twinlake_drive_up"                            // gauge {drive}: 1 when the drive answers
+	EtcdDBBytes               = "twinlake_cluster_etcd_db_bytes"               // gauge: the largest etcd member's database file
+	EtcdDBInUseBytes          = "twinlake_cluster_etcd_db_in_use_bytes"        // gauge: the most an etcd member uses of its file
+	EtcdQuotaBytes            = "twinlake_cluster_etcd_quota_bytes"            // gauge: the smallest etcd member quota
+	EtcdNoSpace               = "twinlake_cluster_etcd_nospace"                // gauge: 1 while an etcd member raises NOSPACE (every write refused)
+	HealProgressPercent       = "twinlake_heal_progress_percent"               // gauge: the latest heal scan's estimate, 100 when done
+	HealDegradedBlobs         = "twinlake_heal_degraded_blobs"                 // gauge: blobs the latest heal scan found short of a shard
+	HealShardsRebuilt         = "twinlake_heal_shards_rebuilt"                 // gauge: shards the latest heal scan wrote again
 
 	// Iceberg REST catalog (internal/catalog/rest).
 	CatalogRequestsTotal          = "twinlake_catalog_requests_total"           // counter {api, code}

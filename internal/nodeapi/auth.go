@@ -1,7 +1,10 @@
 package nodeapi
 
 import (
+	"crypto/aes"
+	"crypto/cipher"
 	"crypto/hmac"
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -151,4 +154,90 @@ func VerifiedClientAddr(secret []byte, r *http.Request) (string, bool) {
 		return "", false
 	}
 	return addr, true
+}
+
+// HeaderWriteOffer carries, on a PUT with a body that a node passes to the
+// leader, the node's offer to write the body to the drives itself: the
+// time, the node's address, a token naming the write on that node, and
+// their signature, with the method and the path with its query, under
+// the node secret. The leader that takes the offer reads no body, and
+// calls the node's PathWrites + token instead (Drive.StoreWrite).
+const HeaderWriteOffer = "X-Twinlake-Node-Write-Offer"
+
+// writeOfferSignature is signature's for a write offer, under a label
+// of its own.
+func writeOfferSignature(secret []byte, method, uri, date, node, token string) string {
+	return signature(secret, "write-offer "+method, uri, date+"\n"+node+"\n"+token)
+}
+
+// SignWriteOffer adds to r, which node passes to the leader, its offer to
+// write r's body itself, known there as token.
+func SignWriteOffer(secret []byte, r *http.Request, node, token string, now time.Time) {
+	date := strconv.FormatInt(now.Unix(), 10)
+	r.Header.Set(HeaderWriteOffer, date+";"+node+";"+token+";"+writeOfferSignature(secret, r.Method, r.URL.RequestURI(), date, node, token))
+}
+
+// VerifiedWriteOffer returns the node and the token of the write offer a
+// node of the site signed on r within MaxSkew, or false.
+func VerifiedWriteOffer(secret []byte, r *http.Request) (node, token string, ok bool) {
+	parts := strings.Split(r.Header.Get(HeaderWriteOffer), ";")
+	if len(parts) != 4 {
+		return "", "", false
+	}
+	date, node, token, got := parts[0], parts[1], parts[2], parts[3]
+	if d, ok := signedAgo(date); !ok || !inSkew(d) || node == "" || token == "" {
+		return "", "", false
+	}
+	want := writeOfferSignature(secret, r.Method, r.URL.RequestURI(), date, node, token)
+	if !hmac.Equal([]byte(got), []byte(want)) {
+		return "", "", false
+	}
+	return node, token, true
+}
+
+// sealKey is the key Seal and Open use: the node secret's, under a label
+// of its own.
+func sealKey(secret []byte) []byte {
+	m := hmac.New(sha256.New, secret)
+	m.Write([]byte("twinlake node seal"))
+	return m.Sum(nil)
+}
+
+// Seal encrypts plain for the site's nodes (AES-256-GCM under a key of the
+// node secret), bound to aad: a secret sent between nodes, never in the
+// clear on their network.
+func Seal(secret, aad, plain []byte) ([]byte, error) {
+	aead, err := newSealer(secret)
+	if err != nil {
+		return nil, err
+	}
+	nonce := make([]byte, aead.NonceSize(), aead.NonceSize()+len(plain)+aead.Overhead())
+	if _, err := rand.Read(nonce); err != nil {
+		return nil, err
+	}
+	return aead.Seal(nonce, nonce, plain, aad), nil
+}
+
+// Open decrypts what Seal sealed with the same secret and aad.
+func Open(secret, aad, sealed []byte) ([]byte, error) {
+	aead, err := newSealer(secret)
+	if err != nil {
+		return nil, err
+	}
+	if len(sealed) < aead.NonceSize() {
+		return nil, errors.New("nodeapi: sealed data too short")
+	}
+	plain, err := aead.Open(nil, sealed[:aead.NonceSize()], sealed[aead.NonceSize():], aad)
+	if err != nil {
+		return nil, fmt.Errorf("nodeapi: open sealed data: %w", err)
+	}
+	return plain, nil
+}
+
+func newSealer(secret []byte) (cipher.AEAD, error) {
+	block, err := aes.NewCipher(sealKey(secret))
+	if err != nil {
+		return nil, err
+	}
+	return cipher.NewGCM(block)
 }

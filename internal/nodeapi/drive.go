@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -341,4 +342,28 @@ func (d *Drive) ReadMark() ([]byte, error) {
 // WriteMark implements blob.Drive.
 func (d *Drive) WriteMark(mark []byte) error {
 	return d.call(http.MethodPut, d.path+pathMark, bytes.NewReader(mark), nil, nil)
+}
+
+// maxWriteAnswer bounds a node's answer to StoreWrite.
+const maxWriteAnswer = 64 << 10
+
+// StoreWrite asks the node to write the body of the PUT it offered to
+// under token (HeaderWriteOffer) as call (JSON) says, and decodes its
+// answer (JSON) into answer. It lasts as long as ctx: the body's deadlines
+// go with call.
+func (d *Drive) StoreWrite(ctx context.Context, token string, call, answer any) error {
+	body, err := json.Marshal(call)
+	if err != nil {
+		return err
+	}
+	resp, err := d.do(ctx, http.MethodPost, PathWrites+url.PathEscape(token), bytes.NewReader(body),
+		http.Header{"Content-Type": {"application/json"}})
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if err := json.NewDecoder(io.LimitReader(resp.Body, maxWriteAnswer)).Decode(answer); err != nil {
+		return fmt.Errorf("node %s: the answer to a write: %w", d.base, err)
+	}
+	return nil
 }

@@ -1,6 +1,7 @@
 package nodeapi
 
 import (
+	"bytes"
 	"net/http/httptest"
 	"strconv"
 	"strings"
@@ -80,6 +81,81 @@ func TestClientAddr(t *testing.T) {
 		got, ok := VerifiedClientAddr(secret, r)
 		if got != tc.want || ok != (tc.want != "") {
 			t.Errorf("%s: %q %t, want %q", tc.name, got, ok, tc.want)
+		}
+	}
+}
+
+// TestWriteOffer: a write offer yields its node and token on the request
+// it was signed for, under the node secret, within MaxSkew, and nothing
+// on any other or when altered.
+func TestWriteOffer(t *testing.T) {
+	secret := []byte("0123456789abcdef")
+	now := time.Now()
+	signed := func(method, path, node, token string, at time.Time) string {
+		r := httptest.NewRequest(method, path, nil)
+		SignWriteOffer(secret, r, node, token, at)
+		return r.Header.Get(HeaderWriteOffer)
+	}
+	good := signed("PUT", "/b/k?partNumber=1&uploadId=u", "127.0.0.1:9000", "tok", now)
+	date := strconv.FormatInt(now.Unix(), 10)
+	for _, tc := range []struct {
+		name, method, path, offer string
+		secret                    []byte
+		want                      bool
+	}{
+		{"signed", "PUT", "/b/k?partNumber=1&uploadId=u", good, secret, true},
+		{"another secret", "PUT", "/b/k?partNumber=1&uploadId=u", good, []byte("fedcba9876543210"), false},
+		{"another query", "PUT", "/b/k?partNumber=2&uploadId=u", good, secret, false},
+		{"another method", "POST", "/b/k?partNumber=1&uploadId=u", good, secret, false},
+		{"another node", "PUT", "/b/k?partNumber=1&uploadId=u", strings.Replace(good, "9000", "9001", 1), secret, false},
+		{"another token", "PUT", "/b/k?partNumber=1&uploadId=u", strings.Replace(good, ";tok;", ";tik;", 1), secret, false},
+		{"too old", "PUT", "/b/k", signed("PUT", "/b/k", "n", "t", now.Add(-MaxSkew-time.Minute)), secret, false},
+		{"a read offer", "PUT", "/b/k", date + ":" + offerSignature(secret, "PUT", "/b/k", date), secret, false},
+		{"no token", "PUT", "/b/k", signed("PUT", "/b/k", "n", "", now), secret, false},
+		{"no node", "PUT", "/b/k", signed("PUT", "/b/k", "", "t", now), secret, false},
+		{"none", "PUT", "/b/k", "", secret, false},
+	} {
+		r := httptest.NewRequest(tc.method, tc.path, nil)
+		if tc.offer != "" {
+			r.Header.Set(HeaderWriteOffer, tc.offer)
+		}
+		node, token, ok := VerifiedWriteOffer(tc.secret, r)
+		if ok != tc.want || ok && (node != "127.0.0.1:9000" || token != "tok") {
+			t.Errorf("%s: verified %t (%q, %q), want %t", tc.name, ok, node, token, tc.want)
+		}
+	}
+}
+
+// TestSeal: what Seal sealed opens with the same secret and aad only,
+// and unaltered; two seals of the same secret differ.
+func TestSeal(t *testing.T) {
+	secret := []byte("0123456789abcdef")
+	plain := []byte("a signing key of 32 bytes, say..")
+	sealed, err := Seal(secret, []byte("tok"), plain)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Contains(sealed, plain[:8]) {
+		t.Fatal("sealed data holds the plain text")
+	}
+	if again, _ := Seal(secret, []byte("tok"), plain); bytes.Equal(again, sealed) {
+		t.Fatal("two seals alike")
+	}
+	if got, err := Open(secret, []byte("tok"), sealed); err != nil || !bytes.Equal(got, plain) {
+		t.Fatalf("open: %q, %v", got, err)
+	}
+	altered := bytes.Clone(sealed)
+	altered[len(altered)-1] ^= 1
+	for name, tc := range map[string]struct {
+		secret, aad, sealed []byte
+	}{
+		"another secret": {[]byte("fedcba9876543210"), []byte("tok"), sealed},
+		"another aad":    {secret, []byte("tik"), sealed},
+		"altered":        {secret, []byte("tok"), altered},
+		"short":          {secret, []byte("tok"), sealed[:5]},
+	} {
+		if _, err := Open(tc.secret, tc.aad, tc.sealed); err == nil {
+			t.Errorf("%s: opened", name)
 		}
 	}
 }

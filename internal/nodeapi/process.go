@@ -36,6 +36,11 @@ type Routing struct {
 	// their bytes.
 	ReadsHere     int64 `json:"readsHere,omitempty"`
 	ReadBytesHere int64 `json:"readBytesHere,omitempty"`
+	// WritesHere counts the PUTs the node passed to the leader whose
+	// data it wrote to the drives itself since it started, and
+	// WriteBytesHere their bytes.
+	WritesHere     int64 `json:"writesHere,omitempty"`
+	WriteBytesHere int64 `json:"writeBytesHere,omitempty"`
 }
 
 // LocalProcess is what this process has used.

@@ -44,7 +44,18 @@ type Server struct {
 	log    *slog.Logger
 	// routing, when set, is told with the process (SetRouting).
 	routing func() Routing
+	// writes, when set, takes the leader's calls to write the bodies
+	// the node offered (SetWrites).
+	writes http.Handler
 }
+
+// PathWrites is where a node takes the leader's call to write the body of
+// a PUT it offered to (HeaderWriteOffer): PathWrites + the offer's token.
+const PathWrites = Prefix + "writes/"
+
+// SetWrites has h take the calls to PathWrites, once authenticated; call
+// it before serving.
+func (s *Server) SetWrites(h http.Handler) { s.writes = h }
 
 // NewServer serves drives (the node's, in order: a caller names one by
 // its index), and the events published on bus (nil: none), to requests
@@ -84,6 +95,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		err = s.traceStream(w, r)
 	} else if p == pathProcess && r.Method == http.MethodGet {
 		err = s.process(w)
+	} else if strings.HasPrefix(p, PathWrites) && r.Method == http.MethodPost && s.writes != nil {
+		s.writes.ServeHTTP(w, r)
 	} else if d, rest, ok := s.drive(p); !ok {
 		err = errNoRoute
 	} else {

@@ -2,10 +2,12 @@ package objects
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"sync"
 
 	"github.com/twinlake/twinlake/internal/blob"
+	"github.com/twinlake/twinlake/internal/checksum"
 	"github.com/twinlake/twinlake/internal/meta"
 )
 
@@ -199,4 +201,54 @@ func (g *intentGroup) write(l *Layer, id string) error {
 	}
 	err = l.commitPlain(batch, true)
 	return err
+}
+
+// An ElsewhereBody is a write's body that another process holds and can
+// write to the layer's blob store itself: a node of a multi-node site that
+// received the request offers to. Read, it is the body as any other (the
+// offer declined).
+type ElsewhereBody interface {
+	io.Reader
+	// StoreAs writes the whole body to a new blob id, hashing it with
+	// its MD5 and algs, and reports what it wrote; the blob is durable
+	// at the store's write quorum when it returns without error. On an
+	// error, shards of id may have been written.
+	StoreAs(id string, algs []checksum.Algorithm) (StoredElsewhere, error)
+}
+
+// StoredElsewhere is what an ElsewhereBody wrote.
+type StoredElsewhere struct {
+	Size int64                         `json:"size"`
+	MD5  string                        `json:"md5"` // hex
+	Sums map[checksum.Algorithm]string `json:"sums,omitempty"`
+}
+
+// storeElsewhere has body write the data of object bucket/key to a new blob
+// under a durable intent, as storeBlob does here.
+func (l *Layer) storeElsewhere(body ElsewhereBody, bucket, key string, size int64, algs []checksum.Algorithm) (*stored, error) {
+	id := blob.NewPlacedID(bucket, key)
+	if err := l.intents.write(l, id); err != nil {
+		return nil, err
+	}
+	seg := Segment{BlobID: id}
+	got, err := body.StoreAs(id, algs)
+	if err == nil && got.MD5 == "" {
+		err = errors.New("objects: a body stored elsewhere came back without its MD5")
+	}
+	for _, alg := range algs {
+		if err == nil && got.Sums[alg] == "" {
+			err = fmt.Errorf("objects: a body stored elsewhere came back without its %s", alg)
+		}
+	}
+	if err != nil {
+		l.release(seg) // its shards, whatever was written, then the intent
+		return nil, err
+	}
+	l.crashPoint("blob")
+	seg.Size = got.Size
+	if size >= 0 && seg.Size != size {
+		l.release(seg)
+		return nil, ErrIncompleteBody
+	}
+	return &stored{seg: seg, md5: got.MD5, etag: got.MD5, sums: got.Sums}, nil
 }

@@ -196,6 +196,9 @@ func (l *Layer) store(bucket, key string, body io.Reader, size int64, enc *encry
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrInvalidArgument, err)
 	}
+	if rb, ok := body.(ElsewhereBody); ok && enc == nil && (size < 0 || size > l.cfg.InlineLimit) {
+		return l.storeElsewhere(rb, bucket, key, size, algs)
+	}
 	var seg Segment
 	src := io.TeeReader(body, hs)
 	if enc != nil {

@@ -37,7 +37,7 @@ func (s *Server) payload(req *request, limit int64) (io.Reader, int64, error) {
 		// end, but never past the limit.
 		return http.MaxBytesReader(req.w, req.auth.Body(req.r), limit), -1, nil
 	}
-	return req.auth.Body(req.r), size, nil
+	return s.offered(req, req.auth.Body(req.r)), size, nil
 }
 
 // verifyFunc checks the declared checksums once the body has been read,

@@ -12,6 +12,9 @@ type RequestInfo struct {
 	Bucket    string
 	Key       string
 	AccessKey string // the verified signer; "" for anonymous requests
+	// BodyElsewhere is set when the node that received the request
+	// wrote its body (OfferedBody): this process read none of it.
+	BodyElsewhere bool
 }
 
 type requestInfoKey struct{}

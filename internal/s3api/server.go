@@ -110,6 +110,7 @@ type request struct {
 	auth   *sigv4.Result
 	id     string
 	api    string
+	start  time.Time // when it came
 }
 
 // ServeHTTP authenticates, routes and serves one S3 request.
@@ -125,7 +126,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		idle, total := s.bodyTimeouts()
 		r.Body = truncatedBody{newDeadlineBody(w, r.Body, idle, total, start)}
 	}
-	req := &request{w: sw, r: r, ctx: r.Context(), query: r.URL.Query(), id: httprec.NewRequestID(), api: "Unknown"}
+	req := &request{w: sw, r: r, ctx: r.Context(), query: r.URL.Query(), id: httprec.NewRequestID(), api: "Unknown", start: start}
 	sw.Header().Set("x-amz-request-id", req.id)
 	sw.Header().Set("Server", "twinlake")
 	req.bucket, req.key = s.splitPath(r)

@@ -75,6 +75,9 @@ func newAdminInfoCmd(opts *cmdutil.Options) *cobra.Command {
 					if n.ReadsHere > 0 {
 						notes = append(notes, fmt.Sprintf("reads served from the drives here: %d", n.ReadsHere))
 					}
+					if n.WritesHere > 0 {
+						notes = append(notes, fmt.Sprintf("writes stored to the drives from here: %d", n.WritesHere))
+					}
 					role := ""
 					if len(notes) > 0 {
 						role = "  " + strings.Join(notes, ", ")

@@ -4,11 +4,14 @@ import (
 	"bytes"
 	"encoding/base64"
 	"encoding/binary"
+	"encoding/json"
 	"hash/crc32"
 	"io"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -251,10 +254,18 @@ func TestStreamingBodies(t *testing.T) {
 			if res.Payload != tc.c.mode {
 				t.Fatalf("payload %v", res.Payload)
 			}
+			// Read elsewhere, with the checks sent as JSON, the same
+			// body ends the same way.
+			there := elsewhere(t, res)
+			gotThere, errThere := readAllSized(there.Body(signedStream(t, tc.c)), 3000)
+			wantErr(t, errThere, tc.readErr)
 			got, err := readAllSized(res.Body(r), 3000)
 			wantErr(t, err, tc.readErr)
 			if err != nil {
 				return
+			}
+			if !bytes.Equal(gotThere, got) || !maps.EqualFunc(there.Trailers(), res.Trailers(), slices.Equal) {
+				t.Fatalf("read elsewhere: %d bytes, trailers %v; here %d bytes, trailers %v", len(gotThere), there.Trailers(), len(got), res.Trailers())
 			}
 			if !bytes.Equal(got, tc.c.data) || len(res.Trailers()) != tc.wantTrails {
 				t.Fatalf("decoded %d of %d bytes, trailers %v", len(got), len(tc.c.data), res.Trailers())
@@ -264,6 +275,29 @@ func TestStreamingBodies(t *testing.T) {
 			}
 		})
 	}
+}
+
+// elsewhere is the Result that reads a body as res does, made from its
+// PayloadCheck sent as JSON.
+func elsewhere(t *testing.T, res *Result) *Result {
+	t.Helper()
+	pc, ok := res.PayloadCheck()
+	if !ok {
+		t.Fatal("no payload check")
+	}
+	raw, err := json.Marshal(pc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back PayloadCheck
+	if err := json.Unmarshal(raw, &back); err != nil {
+		t.Fatal(err)
+	}
+	there, err := back.Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return there
 }
 
 // swapFirstChunks exchanges the first two (equal-sized) chunks with their
@@ -288,6 +322,11 @@ func TestPayloadSignedBodyMismatch(t *testing.T) {
 	sr.Body = io.NopCloser(strings.NewReader("THE signed payload"))
 	res, err := newTestVerifier(testTime()).Verify(sr, "s3")
 	wantErr(t, err, nil)
+	// Read elsewhere: the same checks.
+	for body, want := range map[string]error{"THE signed payload": ErrContentSHA256Mismatch, string(body): nil} {
+		_, err := readAllSized(elsewhere(t, res).Body(&http.Request{Body: io.NopCloser(strings.NewReader(body))}), 5)
+		wantErr(t, err, want)
+	}
 	rd := res.Body(sr)
 	got, err := readAllSized(rd, 5)
 	wantErr(t, err, ErrContentSHA256Mismatch)
@@ -346,5 +385,26 @@ func TestChunkedReaderBoundsHostileInput(t *testing.T) {
 				t.Fatalf("allocated %d bytes", grew)
 			}
 		})
+	}
+}
+
+// TestPayloadCheckRefusals: a body Verify hashed already cannot be read
+// elsewhere, and a check that lacks what its mode needs makes no Result.
+func TestPayloadCheckRefusals(t *testing.T) {
+	if _, ok := (&Result{Payload: PayloadSigned, bodyHashed: true}).PayloadCheck(); ok {
+		t.Error("a body hashed by Verify offered elsewhere")
+	}
+	key := make([]byte, 32)
+	sig := strings.Repeat("a", 64)
+	for name, pc := range map[string]PayloadCheck{
+		"no mode":             {},
+		"signed without sum":  {Mode: PayloadSigned},
+		"chunks without key":  {Mode: PayloadStreamingSigned, Signature: sig, AmzDate: "20260314T150926Z", Scope: "s"},
+		"chunks without seed": {Mode: PayloadStreamingSignedTrailer, Key: key, AmzDate: "20260314T150926Z", Scope: "s"},
+		"short key":           {Mode: PayloadStreamingSigned, Key: key[:8], Signature: sig, AmzDate: "20260314T150926Z", Scope: "s"},
+	} {
+		if _, err := pc.Result(); err == nil {
+			t.Errorf("%s: a Result", name)
+		}
 	}
 }
