@@ -295,6 +295,7 @@ func TestClusterSurvivesNodeLoss(t *testing.T) {
 			t.Fatalf("no shard write traced on %s: %v", n, writers)
 		}
 	}
+	offeredWriteNodeKilled(t, e, cl, clients, next, "clusteradmin", "cluster-secret-123")
 }
 
 // readsServedHere: a large object read through a node that does not lead

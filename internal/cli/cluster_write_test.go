@@ -23,6 +23,8 @@ import (
 	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
 	"github.com/minio/minio-go/v7"
 	"github.com/minio/minio-go/v7/pkg/encrypt"
+
+	"github.com/twinlake/twinlake/internal/testsite"
 )
 
 // writeCase is a PUT sent raw, its body protected in one of the ways
@@ -305,6 +307,15 @@ func followers(n, dead, leader int) []int {
 // sends half of it, and closes the connection.
 func putCut(t *testing.T, node, key string, body []byte, access, secret string) {
 	t.Helper()
+	conn := startPut(t, node, key, body, len(body)/2, access, secret)
+	time.Sleep(300 * time.Millisecond)
+	conn.Close()
+}
+
+// startPut sends the headers of a signed PUT of body (UNSIGNED-PAYLOAD)
+// to node's key and its first sent bytes, and returns the connection.
+func startPut(t *testing.T, node, key string, body []byte, sent int, access, secret string) net.Conn {
+	t.Helper()
 	req, err := http.NewRequestWithContext(t.Context(), http.MethodPut, "http://"+node+"/data/"+key, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -318,12 +329,48 @@ func putCut(t *testing.T, node, key string, body []byte, access, secret string) 
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer conn.Close()
 	var head bytes.Buffer
 	fmt.Fprintf(&head, "PUT /data/%s HTTP/1.1\r\nHost: %s\r\nContent-Length: %d\r\n", key, node, len(body))
 	req.Header.Write(&head)
 	head.WriteString("\r\n")
 	conn.Write(head.Bytes())
-	conn.Write(body[:len(body)/2])
-	time.Sleep(300 * time.Millisecond)
+	conn.Write(body[:sent])
+	return conn
+}
+
+// offeredWriteNodeKilled: a node killed (-9) while it writes the body of a
+// PUT the leader took its offer for leaves no object, and once it is back
+// no shard of that body anywhere: the leader removed the blob from the
+// live nodes under its intent, and the heal scan removes what the killed
+// node had written of it as an orphan.
+func offeredWriteNodeKilled(t *testing.T, e cliEnv, cl *testsite.Cluster, clients []*minio.Client, leader int, access, secret string) {
+	nodes := cl.Addrs
+	f := (leader + 1) % len(nodes)
+	body := make([]byte, 8<<20)
+	rand.Read(body)
+	// A quarter of the body, then nothing: by the kill the leader has
+	// called the node, which writes what came.
+	conn := startPut(t, nodes[f], "killed-writer", body, 2<<20, access, secret)
+	time.Sleep(time.Second)
+	cl.KillNode(f)
+	conn.Close()
+	testsite.Eventually(t, 20*time.Second, func() error {
+		if _, err := clients[leader].StatObject(t.Context(), "data", "killed-writer", minio.StatObjectOptions{}); minio.ToErrorResponse(err).Code != "NoSuchKey" {
+			return fmt.Errorf("the PUT whose writer was killed: %v", err)
+		}
+		return nil
+	})
+	cl.Start()
+	removed := 0.0
+	testsite.Eventually(t, 60*time.Second, func() error {
+		out := checkJSONStyle(t, e.must("admin", "heal", fmt.Sprintf("n%d", leader), "--scan", "--json"))[0]
+		removed += out["removed"].(float64)
+		if out["orphans"] != 0.0 || out["missingCount"] != 0.0 || out["degraded"] != 0.0 {
+			return fmt.Errorf("heal: %v", out)
+		}
+		return nil
+	})
+	if removed == 0 {
+		t.Fatal("the heal scan found nothing the killed node had written of the body")
+	}
 }
