@@ -244,9 +244,10 @@ func (n *Node) forward(w http.ResponseWriter, r *http.Request, leader string, of
 		ctx, cancel := context.WithCancel(r.Context())
 		defer cancel()
 		token, transport = newToken(), n.offerTransport
-		write = &offeredWrite{body: body, client: w, ctx: ctx}
+		write = &offeredWrite{body: body, client: w, ctx: ctx, done: make(chan struct{})}
 		n.offered.Store(token, write)
 		defer n.offered.Delete(token)
+		defer write.settle()
 		in = r.WithContext(ctx)
 		in.Body = write
 	}

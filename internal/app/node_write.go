@@ -69,6 +69,17 @@ type offeredWrite struct {
 	client http.ResponseWriter // the client's: its connection's deadlines
 	state  atomic.Int32
 	ctx    context.Context // ends with the pass
+	// done is closed when the leader's call that took the body is over
+	// with it: the pass waits for that, so that nothing reads the
+	// client's body after its handler returned.
+	done chan struct{}
+}
+
+// settle waits, if the leader took the body, until its call is over.
+func (o *offeredWrite) settle() {
+	if o.state.Load() == offerTaken {
+		<-o.done
+	}
 }
 
 // Read sends the body to the leader, which asked for it, unless the
@@ -126,18 +137,20 @@ func (n *Node) storeWrite(w http.ResponseWriter, r *http.Request) {
 		writeNodeError(w, http.StatusConflict, "the body is taken already")
 		return
 	}
+	defer close(o.done)
 	var call writeCall
 	if err := json.NewDecoder(io.LimitReader(r.Body, maxWriteCall)).Decode(&call); err != nil {
 		writeNodeError(w, http.StatusBadRequest, "the call: "+err.Error())
 		return
 	}
-	ans := n.writeHere(o, token, &call)
+	ans := n.writeHere(r.Context(), o, token, &call)
 	w.Header().Set("Content-Type", "application/json")
 	json.NewEncoder(w).Encode(ans)
 }
 
-// writeHere reads o's body as call says and writes it to call's blob.
-func (n *Node) writeHere(o *offeredWrite, token string, call *writeCall) writeAnswer {
+// writeHere reads o's body as call says and writes it to call's blob; it
+// gives up when ctx, the leader's call, ends (the leader gone).
+func (n *Node) writeHere(ctx context.Context, o *offeredWrite, token string, call *writeCall) writeAnswer {
 	fail := func(err error) writeAnswer {
 		if name := s3api.BodyErrorName(err); name != "" {
 			return writeAnswer{BodyError: name}
@@ -162,7 +175,10 @@ func (n *Node) writeHere(o *offeredWrite, token string, call *writeCall) writeAn
 	}
 	now := time.Now()
 	client := s3api.ClientBody(o.client, o.body, call.How.Idle, call.How.End.Sub(now), now)
-	body := res.Body(&http.Request{Body: client})
+	// A read waiting for the client when the call ends returns then.
+	stop := context.AfterFunc(ctx, func() { http.NewResponseController(o.client).SetReadDeadline(time.Now()) })
+	defer stop()
+	body := res.Body(&http.Request{Body: ctxBody{ctx, client}})
 	bw, err := n.set.CreateAs(call.Blob)
 	if err != nil {
 		return fail(err)
@@ -179,6 +195,19 @@ func (n *Node) writeHere(o *offeredWrite, token string, call *writeCall) writeAn
 	n.writesHere.Add(1)
 	md5Hex, sums := hs.Sum()
 	return writeAnswer{Stored: objects.StoredElsewhere{Size: hs.Size(), MD5: md5Hex, Sums: sums}, Trailers: res.Trailers()}
+}
+
+// ctxBody is a body that ends when ctx does.
+type ctxBody struct {
+	ctx context.Context
+	io.ReadCloser
+}
+
+func (b ctxBody) Read(p []byte) (int, error) {
+	if err := b.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return b.ReadCloser.Read(p)
 }
 
 func writeNodeError(w http.ResponseWriter, status int, msg string) {

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bufio"
 	"bytes"
 	"crypto/hmac"
 	"crypto/md5"
@@ -342,7 +343,7 @@ func startPut(t *testing.T, node, key string, body []byte, sent int, access, sec
 // PUT the leader took its offer for leaves no object, and once it is back
 // no shard of that body anywhere: the leader removed the blob from the
 // live nodes under its intent, and the heal scan removes what the killed
-// node had written of it as an orphan.
+// node had written of it as an orphan. So does the leader killed then.
 func offeredWriteNodeKilled(t *testing.T, e cliEnv, cl *testsite.Cluster, clients []*minio.Client, leader int, access, secret string) {
 	nodes := cl.Addrs
 	f := (leader + 1) % len(nodes)
@@ -373,4 +374,34 @@ func offeredWriteNodeKilled(t *testing.T, e cliEnv, cl *testsite.Cluster, client
 	if removed == 0 {
 		t.Fatal("the heal scan found nothing the killed node had written of the body")
 	}
+
+	// The leader killed while a node writes such a body: the node gives
+	// the write up and answers its client that the leader is changing;
+	// the next leader has no object, and no shard of it stays.
+	conn = startPut(t, nodes[f], "killed-leader", body, 2<<20, access, secret)
+	defer conn.Close()
+	time.Sleep(time.Second)
+	cl.KillNode(leader)
+	conn.SetReadDeadline(time.Now().Add(30 * time.Second))
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Fatalf("the answer to a PUT whose leader was killed: %v", err)
+	}
+	if resp.StatusCode != http.StatusServiceUnavailable {
+		t.Fatalf("the answer to a PUT whose leader was killed: %s", resp.Status)
+	}
+	testsite.Eventually(t, 30*time.Second, func() error {
+		if _, err := clients[f].StatObject(t.Context(), "data", "killed-leader", minio.StatObjectOptions{}); minio.ToErrorResponse(err).Code != "NoSuchKey" {
+			return fmt.Errorf("the PUT whose leader was killed: %v", err)
+		}
+		return nil
+	})
+	cl.Start()
+	testsite.Eventually(t, 60*time.Second, func() error {
+		out := checkJSONStyle(t, e.must("admin", "heal", fmt.Sprintf("n%d", f), "--scan", "--json"))[0]
+		if out["orphans"] != 0.0 || out["missingCount"] != 0.0 || out["degraded"] != 0.0 {
+			return fmt.Errorf("heal: %v", out)
+		}
+		return nil
+	})
 }
