@@ -331,23 +331,7 @@ func readsServedHere(t *testing.T, e cliEnv, clients []*minio.Client, nodes []st
 			t.Fatal(err)
 		}
 	}
-	readsHere := func() map[string]int64 {
-		out := e.must("admin", "info", fmt.Sprintf("n%d", leader), "--json")
-		var info struct {
-			Nodes []struct {
-				Address   string
-				ReadsHere int64 `json:"readsHere"`
-			} `json:"nodes"`
-		}
-		if err := json.Unmarshal([]byte(out), &info); err != nil {
-			t.Fatal(err)
-		}
-		got := map[string]int64{}
-		for _, n := range info.Nodes {
-			got[n.Address] = n.ReadsHere
-		}
-		return got
-	}
+	readsHere := func() map[string]int64 { return hereCounts(t, e, leader, "readsHere") }
 	before := readsHere()
 	for i, c := range clients {
 		if i == dead || i == leader {

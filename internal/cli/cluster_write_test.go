@@ -204,23 +204,7 @@ func writesThroughEveryNode(t *testing.T, e cliEnv, clients []*minio.Client, nod
 		// for the body only when it is wanted.
 		{name: "expect-continue", mode: "UNSIGNED-PAYLOAD", extra: http.Header{"Expect": {"100-continue"}}},
 	}
-	writesHere := func() map[string]int64 {
-		out := e.must("admin", "info", fmt.Sprintf("n%d", leader), "--json")
-		var info struct {
-			Nodes []struct {
-				Address    string
-				WritesHere int64 `json:"writesHere"`
-			} `json:"nodes"`
-		}
-		if err := json.Unmarshal([]byte(out), &info); err != nil {
-			t.Fatal(err)
-		}
-		got := map[string]int64{}
-		for _, n := range info.Nodes {
-			got[n.Address] = n.WritesHere
-		}
-		return got
-	}
+	writesHere := func() map[string]int64 { return hereCounts(t, e, leader, "writesHere") }
 	// The key if-none-match writes to exists: the PUT is refused before
 	// its body is wanted.
 	if _, err := clients[leader].PutObject(ctx, "data", "w-exists", bytes.NewReader([]byte("x")), 1, minio.PutObjectOptions{}); err != nil {
@@ -291,6 +275,24 @@ func writesThroughEveryNode(t *testing.T, e cliEnv, clients []*minio.Client, nod
 	if n := nodes[leader]; after[n] != before[n] {
 		t.Errorf("the leader counts %d writes of its own as offered to it", after[n]-before[n])
 	}
+}
+
+// hereCounts is, by node address, the count admin info (through node n
+// alias "n<i>") tells in --json as field: readsHere or writesHere.
+func hereCounts(t *testing.T, e cliEnv, i int, field string) map[string]int64 {
+	t.Helper()
+	var info struct {
+		Nodes []map[string]any `json:"nodes"`
+	}
+	if err := json.Unmarshal([]byte(e.must("admin", "info", fmt.Sprintf("n%d", i), "--json")), &info); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]int64{}
+	for _, n := range info.Nodes {
+		v, _ := n[field].(float64)
+		got[n["address"].(string)] = int64(v)
+	}
+	return got
 }
 
 // followers are the live nodes that do not lead.
