@@ -12,6 +12,8 @@ import (
 	"github.com/twinlake/twinlake/internal/iam"
 	"github.com/twinlake/twinlake/internal/iam/policy"
 	"github.com/twinlake/twinlake/internal/metrics"
+	"github.com/twinlake/twinlake/internal/objects"
+	"github.com/twinlake/twinlake/internal/s3api"
 	"github.com/twinlake/twinlake/internal/s3api/sigv4"
 )
 
@@ -79,7 +81,21 @@ func (a peerAuth) Verify(r *http.Request) (string, io.ReadCloser, error) {
 	if res.Anonymous {
 		return "", nil, sigv4.ErrInvalidAccessKeyID
 	}
-	return res.AccessKey, res.Body(r), nil
+	body := res.Body(r)
+	// A version's data that the node of this site which received it
+	// offered to write (node_write.go).
+	p := s3api.OfferedPayload(r.Context(), body, res, s3api.DefaultBodyIdleTimeout, time.Now().Add(s3api.DefaultBodyDeadline))
+	if eb, ok := p.(objects.ElsewhereBody); ok {
+		return res.AccessKey, elsewhereCloser{eb, body}, nil
+	}
+	return res.AccessKey, body, nil
+}
+
+// elsewhereCloser is a body another node offered to write, closed as the
+// request's.
+type elsewhereCloser struct {
+	objects.ElsewhereBody
+	io.Closer
 }
 
 // Info implements admin.InfoSource.

@@ -16,6 +16,7 @@ import (
 	"github.com/twinlake/twinlake/internal/checksum"
 	"github.com/twinlake/twinlake/internal/nodeapi"
 	"github.com/twinlake/twinlake/internal/objects"
+	"github.com/twinlake/twinlake/internal/replication/peerhttp"
 	"github.com/twinlake/twinlake/internal/s3api"
 )
 
@@ -51,9 +52,10 @@ const maxWriteCall = 64 << 10
 
 // offersWrite reports whether a node passing r to the leader offers to
 // write its body: a PUT of a known length of at least byRefWriteMin bytes
-// outside the site's own paths.
+// outside the site's own paths, or a peer's version with its data.
 func offersWrite(r *http.Request) bool {
-	return r.Method == http.MethodPut && r.ContentLength >= byRefWriteMin && !strings.HasPrefix(r.URL.Path, "/twinlake/")
+	return r.Method == http.MethodPut && r.ContentLength >= byRefWriteMin &&
+		(!strings.HasPrefix(r.URL.Path, "/twinlake/") || r.URL.Path == peerhttp.PathVersion)
 }
 
 // The states of a body offered to the leader.

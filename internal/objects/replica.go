@@ -263,7 +263,11 @@ func (l *Layer) storeReplicaData(bucket, key string, in *Version, body io.Reader
 	}
 	var segs []Segment
 	for i, s := range in.Segments {
-		st, err := l.store(bucket, key, io.LimitReader(body, s.Size), s.Size, enc, "")
+		var data io.Reader = io.LimitReader(body, s.Size)
+		if eb, ok := body.(ElsewhereBody); ok && len(in.Segments) == 1 {
+			data = eb // the whole body: the node that received it may write it
+		}
+		st, err := l.store(bucket, key, data, s.Size, enc, "")
 		if err != nil {
 			l.release(segs...)
 			return nil, err

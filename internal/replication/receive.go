@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/twinlake/twinlake/internal/checksum"
 	"github.com/twinlake/twinlake/internal/objects"
 	"github.com/twinlake/twinlake/internal/trace"
 )
@@ -27,12 +28,29 @@ func (c *countingReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
+// countingElsewhere is a countingReader over a body another node of the
+// site offered to write: what that node writes is counted too.
+type countingElsewhere struct {
+	*countingReader
+	body objects.ElsewhereBody
+}
+
+func (c countingElsewhere) StoreAs(id string, algs []checksum.Algorithm) (objects.StoredElsewhere, error) {
+	st, err := c.body.StoreAs(id, algs)
+	c.n += st.Size
+	return st, err
+}
+
 // ReceiveVersion applies a version sent by a peer (timestamp resolution,
 // REPLICA marking: see objects.Layer.ApplyReplica).
 func (e *Engine) ReceiveVersion(ctx context.Context, bucket, key string, v *objects.Version, body io.Reader) (objects.ApplyOutcome, error) {
 	start := time.Now()
 	cr := &countingReader{r: body}
-	out, err := e.cfg.Objects.ApplyReplica(ctx, bucket, key, v, cr)
+	var counted io.Reader = cr
+	if eb, ok := body.(objects.ElsewhereBody); ok {
+		counted = countingElsewhere{cr, eb}
+	}
+	out, err := e.cfg.Objects.ApplyReplica(ctx, bucket, key, v, counted)
 	e.received(out, cr.n, err)
 	if e.cfg.Trace.Enabled(trace.Replication) {
 		e.traceEvent("replication.Receive", v.Origin, bucket, key, fmt.Sprintf("version %s from %s: %s", v.VersionID, v.Origin, out), start, err)

@@ -59,17 +59,26 @@ type offeredPayload struct {
 // offered returns the payload of req, whose body read here is body, as
 // one written elsewhere if its body was offered and can be.
 func (s *Server) offered(req *request, body io.Reader) io.Reader {
-	ob, _ := req.ctx.Value(offeredKey{}).(OfferedBody)
+	idle, total := s.bodyTimeouts()
+	return OfferedPayload(req.r.Context(), body, req.auth, idle, req.start.Add(total))
+}
+
+// OfferedPayload returns the payload of a request whose context is ctx,
+// authenticated as res and whose body read here is body: when the process
+// that received it offered to write its body (WithOfferedBody) and it can
+// be read there, one that is an objects.ElsewhereBody, to be read there
+// under the deadlines idle and end; else body.
+func OfferedPayload(ctx context.Context, body io.Reader, res *sigv4.Result, idle time.Duration, end time.Time) io.Reader {
+	ob, _ := ctx.Value(offeredKey{}).(OfferedBody)
 	if ob == nil {
 		return body
 	}
-	check, ok := req.auth.PayloadCheck()
+	check, ok := res.PayloadCheck()
 	if !ok {
 		return body
 	}
-	idle, total := s.bodyTimeouts()
-	return &offeredPayload{Reader: body, body: ob, auth: req.auth, info: requestInfo(req.r.Context()),
-		how: Elsewhere{Check: check, Idle: idle, End: req.start.Add(total)}}
+	return &offeredPayload{Reader: body, body: ob, auth: res, info: requestInfo(ctx),
+		how: Elsewhere{Check: check, Idle: idle, End: end}}
 }
 
 func (p *offeredPayload) StoreAs(id string, algs []checksum.Algorithm) (objects.StoredElsewhere, error) {

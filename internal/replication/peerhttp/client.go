@@ -37,12 +37,17 @@ import (
 )
 
 // Paths of the peer API.
+// PathVersion is where a peer sends a version with its data (PUT): a node
+// of a multi-node site that receives it offers to write the data itself
+// (internal/app/node_write.go).
+const PathVersion = Prefix + "version"
+
 const (
 	Prefix      = "/twinlake/peer/v1/"
 	pathHealth  = Prefix + "health"
 	pathInfo    = Prefix + "info"
 	pathJoin    = Prefix + "join"
-	pathVersion = Prefix + "version"
+	pathVersion = PathVersion
 	pathBatch   = Prefix + "versions"
 	pathBucket  = Prefix + "bucket"
 	pathDigests = Prefix + "digests"

@@ -1,0 +1,108 @@
+package e2e
+
+import (
+	"bytes"
+	"crypto/rand"
+	"encoding/json"
+	"fmt"
+	"io"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/minio/minio-go/v7"
+	"github.com/minio/minio-go/v7/pkg/credentials"
+	"github.com/minio/minio-go/v7/pkg/encrypt"
+
+	"github.com/twinlake/twinlake/internal/adminclient"
+	"github.com/twinlake/twinlake/internal/testsite"
+)
+
+// TestClusterReplicaWritesWhereItArrives: a single-node primary replicates
+// to a 4-node site through one of its nodes that does not lead; that node
+// writes the data of the versions it receives itself (the leader checks
+// and commits them), and every version arrives whole: large ones, one in
+// parts and an encrypted one (whose data the leader reads), read through
+// the leader and through the node.
+func TestClusterReplicaWritesWhereItArrives(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs five server processes")
+	}
+	bin := testsite.BuildBinary(t)
+	dir := t.TempDir()
+	env := append(slices.Clone(runbookEnv), "TWINLAKE_KMS_SECRET_KEY=MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY=")
+	primary := newSingleSite(t, bin, filepath.Join(dir, "primary"), env)
+	dr := testsite.StartCluster(t, bin, filepath.Join(dir, "dr"), 4, env...)
+	op := &operator{t: t, bin: bin, cfg: filepath.Join(dir, "client")}
+	op.must("alias", "set", "prim", "http://"+primary.addr(), rootUser, rootSecret)
+	op.must("alias", "set", "n0", "http://"+dr.Addrs[0], rootUser, rootSecret)
+	info := func() adminclient.ServerInfo {
+		var info adminclient.ServerInfo
+		if err := json.Unmarshal([]byte(op.must("admin", "info", "n0", "--json")), &info); err != nil {
+			t.Fatal(err)
+		}
+		return info
+	}
+	var leader, via string
+	for _, n := range info().Nodes {
+		switch {
+		case n.State == "leader":
+			leader = n.Address
+		case via == "":
+			via = n.Address
+		}
+	}
+	op.must("alias", "set", "dr", "http://"+via, rootUser, rootSecret)
+	op.must("admin", "replicate", "add", "prim", "dr")
+	op.must("mb", "prim/rep")
+
+	client := func(addr string) *minio.Client {
+		c, err := minio.New(addr, &minio.Options{Creds: credentials.NewStaticV4(rootUser, rootSecret, ""), Region: "us-east-1"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	src := client(primary.addr())
+	want := map[string][]byte{}
+	put := func(key string, size int, opts minio.PutObjectOptions) {
+		body := make([]byte, size)
+		rand.Read(body)
+		if _, err := src.PutObject(t.Context(), "rep", key, bytes.NewReader(body), int64(size), opts); err != nil {
+			t.Fatalf("put %s: %v", key, err)
+		}
+		want[key] = body
+	}
+	for i := range 3 {
+		put(fmt.Sprintf("large-%d", i), 2<<20+i, minio.PutObjectOptions{DisableMultipart: true})
+	}
+	put("parts", 11<<20, minio.PutObjectOptions{PartSize: 5 << 20})
+	put("sealed", 2<<20, minio.PutObjectOptions{DisableMultipart: true, ServerSideEncryption: encrypt.NewSSE()})
+
+	for _, addr := range []string{leader, via} {
+		c := client(addr)
+		testsite.Eventually(t, 60*time.Second, func() error {
+			for key, body := range want {
+				obj, err := c.GetObject(t.Context(), "rep", key, minio.GetObjectOptions{})
+				if err != nil {
+					return err
+				}
+				got, err := io.ReadAll(obj)
+				obj.Close()
+				if err != nil || !bytes.Equal(got, body) {
+					return fmt.Errorf("%s through %s: %d bytes (%v), want %d", key, addr, len(got), err, len(body))
+				}
+			}
+			return nil
+		})
+	}
+	for _, n := range info().Nodes {
+		switch {
+		case n.Address == via && n.WritesHere < 3:
+			t.Errorf("the node the primary sends to wrote the data of %d versions itself, want at least the 3 large ones", n.WritesHere)
+		case n.Address != via && n.WritesHere != 0:
+			t.Errorf("node %s (%s) counts %d writes offered by it", n.Address, n.State, n.WritesHere)
+		}
+	}
+}
