@@ -159,3 +159,39 @@ func TestSeal(t *testing.T) {
 		}
 	}
 }
+
+// FuzzNodeHeaders: no value of the headers a node signs onto a request
+// it passes on, nor any sealed data, panics or verifies without the
+// secret's signature.
+func FuzzNodeHeaders(f *testing.F) {
+	secret := []byte("0123456789abcdef")
+	r := httptest.NewRequest("PUT", "/b/k", nil)
+	now := time.Now()
+	SignWriteOffer(secret, r, "127.0.0.1:9000", "tok", now)
+	SignClientAddr(secret, r, "192.0.2.7:5555", now)
+	SignReadOffer(secret, r, now)
+	sealed, _ := Seal(secret, []byte("tok"), []byte("key"))
+	f.Add(r.Header.Get(HeaderWriteOffer), r.Header.Get(HeaderClientAddr), r.Header.Get(HeaderReadOffer), sealed)
+	f.Add(";;;", ";", ":", []byte{})
+	f.Fuzz(func(t *testing.T, write, client, read string, seal []byte) {
+		r := httptest.NewRequest("PUT", "/b/k", nil)
+		r.Header.Set(HeaderWriteOffer, write)
+		r.Header.Set(HeaderClientAddr, client)
+		r.Header.Set(HeaderReadOffer, read)
+		other := []byte("fedcba9876543210")
+		if _, _, ok := VerifiedWriteOffer(other, r); ok {
+			t.Fatalf("write offer %q verified under another secret", write)
+		}
+		if _, ok := VerifiedClientAddr(other, r); ok {
+			t.Fatalf("client address %q verified under another secret", client)
+		}
+		if VerifyReadOffer(other, r) {
+			t.Fatalf("read offer %q verified under another secret", read)
+		}
+		VerifiedWriteOffer(secret, r)
+		VerifiedClientAddr(secret, r)
+		if _, err := Open(other, []byte("tok"), seal); err == nil {
+			t.Fatalf("%x opened under another secret", seal)
+		}
+	})
+}

@@ -402,6 +402,8 @@ func TestPayloadCheckRefusals(t *testing.T) {
 		"chunks without key":  {Mode: PayloadStreamingSigned, Signature: sig, AmzDate: "20260314T150926Z", Scope: "s"},
 		"chunks without seed": {Mode: PayloadStreamingSignedTrailer, Key: key, AmzDate: "20260314T150926Z", Scope: "s"},
 		"short key":           {Mode: PayloadStreamingSigned, Key: key[:8], Signature: sig, AmzDate: "20260314T150926Z", Scope: "s"},
+		"no decoded length":   {Mode: PayloadStreamingSigned, Key: key, Signature: sig, AmzDate: "20260314T150926Z", Scope: "s", DecodedLength: -1},
+		"bad decoded length":  {Mode: PayloadStreamingUnsignedTrailer, DecodedLength: -2},
 	} {
 		if _, err := pc.Result(); err == nil {
 			t.Errorf("%s: a Result", name)

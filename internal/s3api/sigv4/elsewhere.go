@@ -45,6 +45,9 @@ func (pc PayloadCheck) Result() (*Result, error) {
 	if pc.Mode < PayloadSigned || pc.Mode > PayloadStreamingUnsignedTrailer {
 		return nil, fmt.Errorf("sigv4: no payload mode %d", pc.Mode)
 	}
+	if pc.DecodedLength < -1 || pc.Mode.chunkSigned() && pc.DecodedLength < 0 {
+		return nil, fmt.Errorf("sigv4: a decoded length of %d", pc.DecodedLength)
+	}
 	res := &Result{Payload: pc.Mode, DecodedLength: pc.DecodedLength, Signature: pc.Signature,
 		amzDate: pc.AmzDate, scope: pc.Scope, declaredTrailers: pc.Trailers}
 	switch {
