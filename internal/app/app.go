@@ -64,6 +64,10 @@ type Config struct {
 	InlineLimit int64
 	// Nodes, when set, reports a multi-node site's nodes for admin info.
 	Nodes func(ctx context.Context) []adminclient.NodeInfo
+	// NodeAddrs are a multi-node site's nodes (host:port), which its
+	// peers may call when the address they joined it with does not
+	// answer.
+	NodeAddrs []string
 	// Etcd, when set, reports a multi-node site's etcd storage for admin
 	// info and the metrics.
 	Etcd func(ctx context.Context) *adminclient.EtcdInfo
@@ -470,7 +474,7 @@ func (s *Server) handler() (http.Handler, error) {
 		newPeer = func(c peerhttp.Config) (http.Handler, error) { return peerhttp.NewServer(c) }
 	}
 	peer, err := newPeer(peerhttp.Config{Engine: s.repl, Auth: peerAuth{auth}, Trace: s.trace, Logger: s.log,
-		InboundGuard: s.scanner.InboundGuard, CatalogExport: s.scanner.ExportJSON})
+		InboundGuard: s.scanner.InboundGuard, CatalogExport: s.scanner.ExportJSON, Nodes: s.cfg.NodeAddrs})
 	if err != nil {
 		return nil, err
 	}

@@ -583,6 +583,7 @@ func (n *Node) lead() error {
 	}
 	cfg := n.cfg.Config
 	cfg.Meta, cfg.Blobs, cfg.Nodes, cfg.Etcd, cfg.Drives = store, n.set, n.nodeInfo, n.etcdInfo, nil
+	cfg.NodeAddrs = n.nodes
 	cfg.Trace, cfg.RemoteTrace = n.bus, n.remoteTrace
 	site, err := New(cfg)
 	if err != nil {

@@ -24,7 +24,8 @@ import (
 // writes the data of the versions it receives itself (the leader checks
 // and commits them), and every version arrives whole: large ones, one in
 // parts and an encrypted one (whose data the leader reads), read through
-// the leader and through the node.
+// the leader and through the node. When that node dies, the primary
+// sends to another node of the site.
 func TestClusterReplicaWritesWhereItArrives(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs five server processes")
@@ -105,4 +106,23 @@ func TestClusterReplicaWritesWhereItArrives(t *testing.T) {
 			t.Errorf("node %s (%s) counts %d writes offered by it", n.Address, n.State, n.WritesHere)
 		}
 	}
+
+	// The node the sites were joined through dies: the primary sends to
+	// another node of the site, which its health answers named, and
+	// what it writes meanwhile arrives.
+	dr.KillNode(slices.Index(dr.Addrs, via))
+	put("while-down", 300<<10, minio.PutObjectOptions{})
+	c := client(leader)
+	testsite.Eventually(t, 30*time.Second, func() error {
+		obj, err := c.GetObject(t.Context(), "rep", "while-down", minio.GetObjectOptions{})
+		if err != nil {
+			return err
+		}
+		defer obj.Close()
+		got, err := io.ReadAll(obj)
+		if err != nil || !bytes.Equal(got, want["while-down"]) {
+			return fmt.Errorf("while-down: %d bytes, %v", len(got), err)
+		}
+		return nil
+	})
 }

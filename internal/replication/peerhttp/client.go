@@ -20,6 +20,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -79,6 +80,11 @@ type Client struct {
 	// peer is the protocol version the peer last answered with (0: none
 	// yet); calls speak the lower of it and peerwire.Version.
 	peer atomic.Int64
+	// nodes are the peer site's nodes (host:port) as its last health
+	// answer told them, when it has several; host, once set, is the one
+	// calls go to: the first that answered when base's host did not.
+	nodes atomic.Pointer[[]string]
+	host  atomic.Pointer[string]
 }
 
 var _ replication.Peer = (*Client)(nil)
@@ -233,7 +239,56 @@ var _ replication.IAMPeer = (*Client)(nil)
 
 // send signs and sends one request claiming protocol version proto.
 func (c *Client) send(ctx context.Context, method, path string, q url.Values, hdr http.Header, body any, size int64, proto int) (*http.Response, error) {
+	host := c.base.Host
+	if h := c.host.Load(); h != nil {
+		host = *h
+	}
+	resp, err := c.sendTo(ctx, host, method, path, q, hdr, body, size, proto)
+	if err == nil || !dialFailed(err) {
+		return resp, err
+	}
+	// Nothing was sent: the same call to another node of the peer's
+	// site, which any of them takes.
+	for _, other := range c.otherHosts(host) {
+		resp, oerr := c.sendTo(ctx, other, method, path, q, hdr, body, size, proto)
+		if oerr == nil {
+			c.host.Store(&other)
+			return resp, nil
+		}
+		if !dialFailed(oerr) {
+			return nil, oerr
+		}
+	}
+	return nil, err
+}
+
+// otherHosts are the peer's nodes but host, base's first.
+func (c *Client) otherHosts(host string) []string {
+	var out []string
+	if c.base.Host != host {
+		out = append(out, c.base.Host)
+	}
+	if nodes := c.nodes.Load(); nodes != nil {
+		for _, n := range *nodes {
+			if n != host && n != c.base.Host {
+				out = append(out, n)
+			}
+		}
+	}
+	return out
+}
+
+// dialFailed reports whether err is a call that failed to connect: nothing
+// of it was sent.
+func dialFailed(err error) bool {
+	var op *net.OpError
+	return errors.As(err, &op) && op.Op == "dial"
+}
+
+// sendTo is send to host.
+func (c *Client) sendTo(ctx context.Context, host, method, path string, q url.Values, hdr http.Header, body any, size int64, proto int) (*http.Response, error) {
 	u := *c.base
+	u.Host = host
 	u.Path = path
 	u.RawQuery = q.Encode()
 	var rd io.Reader
@@ -248,7 +303,8 @@ func (c *Client) send(ctx context.Context, method, path string, q url.Values, hd
 		hash = hex.EncodeToString(sum[:])
 		size = int64(len(b))
 	case io.Reader:
-		rd = b
+		// Never closed by a call that fails: it may go to another node.
+		rd = io.NopCloser(b)
 	}
 	req, err := http.NewRequestWithContext(ctx, method, u.String(), rd)
 	if err != nil {
@@ -270,7 +326,7 @@ func (c *Client) send(ctx context.Context, method, path string, q url.Values, hd
 	}
 	resp, err := c.http.Do(req)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %s: %v", replication.ErrLinkDown, c.base.Host, err)
+		return nil, fmt.Errorf("%w: %s: %w", replication.ErrLinkDown, host, err)
 	}
 	return resp, nil
 }
@@ -368,7 +424,14 @@ func (c *Client) SendBucket(ctx context.Context, b objects.Bucket, deleted bool,
 
 // Health implements replication.Peer.
 func (c *Client) Health(ctx context.Context) error {
-	return c.callJSON(ctx, http.MethodGet, pathHealth, nil, nil, nil)
+	var ans healthAnswer
+	if err := c.callJSON(ctx, http.MethodGet, pathHealth, nil, nil, &ans); err != nil {
+		return err
+	}
+	if len(ans.Nodes) > 0 {
+		c.nodes.Store(&ans.Nodes)
+	}
+	return nil
 }
 
 // Info implements replication.Peer.

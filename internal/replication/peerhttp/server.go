@@ -45,6 +45,10 @@ type Config struct {
 	CatalogExport func(ctx context.Context) ([]byte, error)
 	// MaxMetaBytes bounds the non-data bodies. Default 1 MiB.
 	MaxMetaBytes int64
+	// Nodes are the site's nodes (host:port) when it has several: the
+	// health answer tells them, and a peer calls another of them when
+	// the one it joined through does not answer.
+	Nodes []string
 }
 
 // Server serves the peer API. Mount it, without stripping the prefix, at
@@ -199,7 +203,13 @@ func writeOutcome(w http.ResponseWriter, o objects.ApplyOutcome, msg *string) er
 }
 
 func (s *Server) health(w http.ResponseWriter, r *http.Request, _ io.Reader, _ *string) error {
-	return writeJSON(w, struct{}{})
+	return writeJSON(w, healthAnswer{Nodes: s.cfg.Nodes})
+}
+
+// healthAnswer is the answer to a health call: {} from a single node.
+type healthAnswer struct {
+	// Nodes are the site's nodes, host:port, when it has several.
+	Nodes []string `json:"nodes,omitempty"`
 }
 
 func (s *Server) info(w http.ResponseWriter, r *http.Request, _ io.Reader, _ *string) error {

@@ -1,0 +1,94 @@
+package peerhttp
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/twinlake/twinlake/internal/objects"
+	"github.com/twinlake/twinlake/internal/replication"
+	"github.com/twinlake/twinlake/internal/replication/peerwire"
+)
+
+// nodePeer is one node of a multi-node peer site: its health answer names
+// the site's nodes; it counts the calls it took and the bytes of their
+// bodies.
+type nodePeer struct {
+	nodes       *[]string
+	calls, body atomic.Int64
+}
+
+func (p *nodePeer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	p.calls.Add(1)
+	n, _ := io.Copy(io.Discard, r.Body)
+	p.body.Add(n)
+	w.Header().Set(peerwire.Header, "2")
+	if r.URL.Path == pathHealth {
+		_ = json.NewEncoder(w).Encode(healthAnswer{Nodes: *p.nodes})
+		return
+	}
+	_ = json.NewEncoder(w).Encode(peerwire.Outcome{Outcome: "applied"})
+}
+
+// TestClientCallsAnotherNode: a client of a multi-node peer learns its
+// nodes from the health answer; when the node it joined through refuses
+// connections, each call, a version's data included, goes whole to
+// another node, which calls then keep to; a call that reached a node and
+// failed there is not sent again elsewhere; a peer that named no nodes
+// (a single node) gets no other.
+func TestClientCallsAnotherNode(t *testing.T) {
+	var nodes []string
+	peers := make([]*nodePeer, 3)
+	srvs := make([]*httptest.Server, 3)
+	for i := range peers {
+		peers[i] = &nodePeer{nodes: &nodes}
+		srvs[i] = httptest.NewServer(peers[i])
+		t.Cleanup(srvs[i].Close)
+		nodes = append(nodes, strings.TrimPrefix(srvs[i].URL, "http://"))
+	}
+	ctx := context.Background()
+	c, err := New(srvs[0].URL, replication.Credentials{AccessKey: "ak", SecretKey: "sk"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Health(ctx); err != nil {
+		t.Fatal(err)
+	}
+	srvs[0].Close()
+	data := bytes.Repeat([]byte("x"), 100<<10)
+	v := &objects.Version{VersionID: "v", Size: int64(len(data)), Segments: []objects.Segment{{Size: int64(len(data))}}}
+	if _, err := c.SendVersion(ctx, "b", "k", v, bytes.NewReader(data), int64(len(data))); err != nil {
+		t.Fatalf("a version with node 0 down: %v", err)
+	}
+	if err := c.Health(ctx); err != nil {
+		t.Fatalf("health with node 0 down: %v", err)
+	}
+	if got := peers[1].body.Load(); got != int64(len(data)) || peers[1].calls.Load() != 2 || peers[2].calls.Load() != 0 {
+		t.Fatalf("node 1 took %d calls, %d bytes; node 2 %d calls", peers[1].calls.Load(), got, peers[2].calls.Load())
+	}
+
+	// A call that reached a node and failed there stays failed.
+	srvs[1].Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		panic(http.ErrAbortHandler) // the connection cut mid-call
+	})
+	if err := purge(c); !errors.Is(err, replication.ErrLinkDown) || peers[2].calls.Load() != 0 {
+		t.Fatalf("a call cut at node 1: %v; node 2 took %d calls", err, peers[2].calls.Load())
+	}
+
+	// A single node names no others.
+	single := &fakePeer{answer: "2"}
+	sc := fakeClient(t, single)
+	if err := sc.Health(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if hosts := sc.otherHosts(sc.base.Host); len(hosts) != 0 {
+		t.Fatalf("a single node's client would call %v", hosts)
+	}
+}
