@@ -49,7 +49,9 @@ func TestClusterSurvivesNodeLoss(t *testing.T) {
 	env := []string{"TWINLAKE_ROOT_USER=clusteradmin", "TWINLAKE_ROOT_PASSWORD=cluster-secret-123",
 		"TWINLAKE_KMS_SECRET_KEY=" + "MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY="}
 	// Its etcd members hold 3 GiB, not etcd's default 2 GiB.
-	cl := testsite.StartClusterWith(t, bin, t.TempDir(), 4, testsite.ClusterOptions{EtcdQuota: "3GiB"}, env...)
+	// Its leaders write one access log.
+	accessLog := filepath.Join(t.TempDir(), "access.log")
+	cl := testsite.StartClusterWith(t, bin, t.TempDir(), 4, testsite.ClusterOptions{EtcdQuota: "3GiB", Args: []string{"--access-log", accessLog}}, env...)
 	nodes := cl.Addrs
 
 	e := newCLIEnv(t)
@@ -212,7 +214,7 @@ func TestClusterSurvivesNodeLoss(t *testing.T) {
 	sameThroughEveryNode(t, nodes, leader, next, "clusteradmin", "cluster-secret-123")
 	sourceIPThroughEveryNode(t, clients[next], nodes, leader)
 	specialKeysThroughEveryNode(t, clients, nodes, leader, next)
-	writesThroughEveryNode(t, e, clients, nodes, leader, next, "clusteradmin", "cluster-secret-123")
+	writesThroughEveryNode(t, e, clients, nodes, leader, next, accessLog, "clusteradmin", "cluster-secret-123")
 	// bench s3 tells what each live node spent per operation.
 	benchOut := e.must("bench", "s3", fmt.Sprintf("n%d", (leader+1)%4), "--size", "1KiB", "--concurrency", "2", "--count", "10", "--json")
 	var bench struct {

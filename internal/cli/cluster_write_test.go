@@ -15,6 +15,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"strconv"
 	"strings"
 	"testing"
@@ -181,7 +182,7 @@ func flipAt(frac float64) func([]byte) []byte {
 // refused, an encrypted one (whose offer the leader declines), an
 // upload's parts; and each node that does not lead wrote the data of the
 // PUTs that were taken.
-func writesThroughEveryNode(t *testing.T, e cliEnv, clients []*minio.Client, nodes []string, dead, leader int, access, secret string) {
+func writesThroughEveryNode(t *testing.T, e cliEnv, clients []*minio.Client, nodes []string, dead, leader int, accessLog, access, secret string) {
 	ctx := t.Context()
 	body := make([]byte, 2<<20+12345)
 	rand.Read(body)
@@ -274,6 +275,27 @@ func writesThroughEveryNode(t *testing.T, e cliEnv, clients []*minio.Client, nod
 	}
 	if n := nodes[leader]; after[n] != before[n] {
 		t.Errorf("the leader counts %d writes of its own as offered to it", after[n]-before[n])
+	}
+	// The leader's access log counts a body a node wrote as received.
+	raw, err := os.ReadFile(accessLog)
+	if err != nil {
+		t.Fatal(err)
+	}
+	logged := map[string]int64{}
+	for _, line := range strings.Split(string(raw), "\n") {
+		var entry struct {
+			Key     string `json:"key"`
+			API     string `json:"api"`
+			BytesIn int64  `json:"bytesIn"`
+		}
+		if json.Unmarshal([]byte(line), &entry) == nil && entry.API == "PutObject" {
+			logged[entry.Key] = entry.BytesIn
+		}
+	}
+	for _, i := range append([]int{leader}, followers(len(nodes), dead, leader)...) {
+		if key := fmt.Sprintf("w-signed-%d", i); logged[key] != int64(len(body)) {
+			t.Errorf("the access log has %s with %d bytes in, want %d", key, logged[key], len(body))
+		}
 	}
 }
 

@@ -94,6 +94,8 @@ type ClusterOptions struct {
 	// Lease, when set, is every node's --cluster-lease (2s otherwise, so
 	// that a node paused or cut off loses the lead soon).
 	Lease string
+	// Args are more arguments of every node's server command.
+	Args []string
 }
 
 // StartClusterWith is StartCluster with opts.
@@ -162,6 +164,7 @@ func (c *Cluster) StartNode(i int) {
 	if c.opts.EtcdQuota != "" {
 		args = append(args, "--etcd-quota", c.opts.EtcdQuota)
 	}
+	args = append(args, c.opts.Args...)
 	c.nodes[i] = spawn(c.t, c.bin, c.dirs[i], c.Addrs[i], args, c.env)
 }
 
