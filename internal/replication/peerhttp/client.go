@@ -423,15 +423,57 @@ func (c *Client) SendBucket(ctx context.Context, b objects.Bucket, deleted bool,
 }
 
 // Health implements replication.Peer.
+// A node of a multi-node peer that fails it (down, paused, cut off: it
+// may accept connections and answer nothing) gives way to the first other
+// node that answers one, which calls then go to.
 func (c *Client) Health(ctx context.Context) error {
 	var ans healthAnswer
-	if err := c.callJSON(ctx, http.MethodGet, pathHealth, nil, nil, &ans); err != nil {
+	err := c.callJSON(ctx, http.MethodGet, pathHealth, nil, nil, &ans)
+	if errors.Is(err, replication.ErrLinkDown) {
+		host := c.base.Host
+		if h := c.host.Load(); h != nil {
+			host = *h
+		}
+		for _, other := range c.otherHosts(host) {
+			if a, oerr := c.healthAt(ctx, other); oerr == nil {
+				ans, err = a, nil
+				c.host.Store(&other)
+				break
+			}
+		}
+	}
+	if err != nil {
 		return err
 	}
 	if len(ans.Nodes) > 0 {
 		c.nodes.Store(&ans.Nodes)
 	}
 	return nil
+}
+
+// otherHealthWait bounds the health call to each other node of a peer
+// whose node failed one: its own time, since the failed call may have
+// used all of the caller's.
+const otherHealthWait = 2 * time.Second
+
+// healthAt is a health call to host alone.
+func (c *Client) healthAt(ctx context.Context, host string) (healthAnswer, error) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), otherHealthWait)
+	defer cancel()
+	var ans healthAnswer
+	spoke := c.speak()
+	resp, err := c.sendTo(ctx, host, http.MethodGet, pathHealth, nil, nil, nil, 0, spoke)
+	if err != nil {
+		return ans, err
+	}
+	if _, err := c.answer(resp, spoke); err != nil {
+		return ans, err
+	}
+	defer resp.Body.Close()
+	if err := json.NewDecoder(io.LimitReader(resp.Body, maxAnswerBytes)).Decode(&ans); err != nil {
+		return ans, fmt.Errorf("%w: %s: decode answer: %v", replication.ErrLinkDown, host, err)
+	}
+	return ans, nil
 }
 
 // Info implements replication.Peer.

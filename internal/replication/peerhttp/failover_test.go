@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/twinlake/twinlake/internal/objects"
 	"github.com/twinlake/twinlake/internal/replication"
@@ -41,8 +42,10 @@ func (p *nodePeer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // nodes from the health answer; when the node it joined through refuses
 // connections, each call, a version's data included, goes whole to
 // another node, which calls then keep to; a call that reached a node and
-// failed there is not sent again elsewhere; a peer that named no nodes
-// (a single node) gets no other.
+// failed there is not sent again elsewhere, but a node that fails a
+// health call, even one that takes it and answers nothing, gives way to
+// the next that answers one; a peer that named no nodes (a single node)
+// gets no other.
 func TestClientCallsAnotherNode(t *testing.T) {
 	var nodes []string
 	peers := make([]*nodePeer, 3)
@@ -80,6 +83,18 @@ func TestClientCallsAnotherNode(t *testing.T) {
 	})
 	if err := purge(c); !errors.Is(err, replication.ErrLinkDown) || peers[2].calls.Load() != 0 {
 		t.Fatalf("a call cut at node 1: %v; node 2 took %d calls", err, peers[2].calls.Load())
+	}
+
+	// A node that takes calls and answers nothing (paused) gives way, at
+	// the next health call, to one that answers, which calls then go to.
+	srvs[1].Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { <-r.Context().Done() })
+	hctx, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
+	defer cancel()
+	if err := c.Health(hctx); err != nil {
+		t.Fatalf("health with node 1 hung: %v", err)
+	}
+	if err := purge(c); err != nil || peers[2].calls.Load() != 2 {
+		t.Fatalf("a call after node 1 hung: %v; node 2 took %d calls, want the health call and it", err, peers[2].calls.Load())
 	}
 
 	// A single node names no others.
