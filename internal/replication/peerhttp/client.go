@@ -38,11 +38,6 @@ import (
 )
 
 // Paths of the peer API.
-// PathVersion is where a peer sends a version with its data (PUT): a node
-// of a multi-node site that receives it offers to write the data itself
-// (internal/app/node_write.go).
-const PathVersion = Prefix + "version"
-
 const (
 	Prefix      = "/twinlake/peer/v1/"
 	pathHealth  = Prefix + "health"
@@ -67,6 +62,11 @@ const (
 	region        = "us-east-1"
 	service       = "s3"
 )
+
+// PathVersion is where a peer sends a version with its data (PUT): a node
+// of a multi-node site that receives it offers to write the data itself
+// (internal/app/node_write.go).
+const PathVersion = Prefix + "version"
 
 // Client calls one peer. It implements replication.Peer. It is safe for
 // concurrent use.
@@ -239,10 +239,7 @@ var _ replication.IAMPeer = (*Client)(nil)
 
 // send signs and sends one request claiming protocol version proto.
 func (c *Client) send(ctx context.Context, method, path string, q url.Values, hdr http.Header, body any, size int64, proto int) (*http.Response, error) {
-	host := c.base.Host
-	if h := c.host.Load(); h != nil {
-		host = *h
-	}
+	host := c.current()
 	resp, err := c.sendTo(ctx, host, method, path, q, hdr, body, size, proto)
 	if err == nil || !dialFailed(err) {
 		return resp, err
@@ -260,6 +257,15 @@ func (c *Client) send(ctx context.Context, method, path string, q url.Values, hd
 		}
 	}
 	return nil, err
+}
+
+// current is the host calls go to: base's, or the node that answered
+// when it did not.
+func (c *Client) current() string {
+	if h := c.host.Load(); h != nil {
+		return *h
+	}
+	return c.base.Host
 }
 
 // otherHosts are the peer's nodes but host, base's first.
@@ -422,19 +428,15 @@ func (c *Client) SendBucket(ctx context.Context, b objects.Bucket, deleted bool,
 	return readOutcome(resp)
 }
 
-// Health implements replication.Peer.
-// A node of a multi-node peer that fails it (down, paused, cut off: it
-// may accept connections and answer nothing) gives way to the first other
-// node that answers one, which calls then go to.
+// Health implements replication.Peer. A node of a multi-node peer that
+// fails it (down, paused, cut off: it may take connections and answer
+// nothing) gives way to the first other node that answers one, which
+// calls then go to.
 func (c *Client) Health(ctx context.Context) error {
 	var ans healthAnswer
 	err := c.callJSON(ctx, http.MethodGet, pathHealth, nil, nil, &ans)
 	if errors.Is(err, replication.ErrLinkDown) {
-		host := c.base.Host
-		if h := c.host.Load(); h != nil {
-			host = *h
-		}
-		for _, other := range c.otherHosts(host) {
+		for _, other := range c.otherHosts(c.current()) {
 			if a, oerr := c.healthAt(ctx, other); oerr == nil {
 				ans, err = a, nil
 				c.host.Store(&other)
