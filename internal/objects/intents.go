@@ -224,13 +224,13 @@ type StoredElsewhere struct {
 }
 
 // storeElsewhere has body write the data of object bucket/key to a new blob
-// under a durable intent, as storeBlob does here.
-func (l *Layer) storeElsewhere(body ElsewhereBody, bucket, key string, size int64, algs []checksum.Algorithm) (*stored, error) {
+// under a durable intent, as storeBlob does here, and sets seg's blob and
+// size.
+func (l *Layer) storeElsewhere(seg *Segment, body ElsewhereBody, bucket, key string, algs []checksum.Algorithm) (StoredElsewhere, error) {
 	id := blob.NewPlacedID(bucket, key)
 	if err := l.intents.write(l, id); err != nil {
-		return nil, err
+		return StoredElsewhere{}, err
 	}
-	seg := Segment{BlobID: id}
 	got, err := body.StoreAs(id, algs)
 	if err == nil && got.MD5 == "" {
 		err = errors.New("objects: a body stored elsewhere came back without its MD5")
@@ -241,14 +241,10 @@ func (l *Layer) storeElsewhere(body ElsewhereBody, bucket, key string, size int6
 		}
 	}
 	if err != nil {
-		l.release(seg) // its shards, whatever was written, then the intent
-		return nil, err
+		l.release(Segment{BlobID: id}) // its shards, whatever was written, then the intent
+		return StoredElsewhere{}, err
 	}
 	l.crashPoint("blob")
-	seg.Size = got.Size
-	if size >= 0 && seg.Size != size {
-		l.release(seg)
-		return nil, ErrIncompleteBody
-	}
-	return &stored{seg: seg, md5: got.MD5, etag: got.MD5, sums: got.Sums}, nil
+	seg.BlobID, seg.Size = id, got.Size
+	return got, nil
 }

@@ -196,10 +196,14 @@ func (l *Layer) store(bucket, key string, body io.Reader, size int64, enc *encry
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrInvalidArgument, err)
 	}
-	if rb, ok := body.(ElsewhereBody); ok && enc == nil && (size < 0 || size > l.cfg.InlineLimit) {
-		return l.storeElsewhere(rb, bucket, key, size, algs)
-	}
 	var seg Segment
+	if rb, ok := body.(ElsewhereBody); ok && enc == nil && (size < 0 || size > l.cfg.InlineLimit) {
+		got, err := l.storeElsewhere(&seg, rb, bucket, key, algs)
+		if err != nil {
+			return nil, err
+		}
+		return l.finishStore(seg, size, got.MD5, got.Sums, nil)
+	}
 	src := io.TeeReader(body, hs)
 	if enc != nil {
 		dk, sealed, err := enc.c.NewKey(enc.aad)
@@ -220,11 +224,18 @@ func (l *Layer) store(bucket, key string, body io.Reader, size int64, enc *encry
 		return nil, err
 	}
 	seg.Size = hs.Size()
+	md5Hex, sums := hs.Sum()
+	return l.finishStore(seg, size, md5Hex, sums, enc)
+}
+
+// finishStore describes seg, the data just made durable with its MD5 and sums,
+// once it holds the size the writer declared (-1: none declared); if it
+// does not, it releases seg's blob.
+func (l *Layer) finishStore(seg Segment, size int64, md5Hex string, sums map[checksum.Algorithm]string, enc *encryption) (*stored, error) {
 	if size >= 0 && seg.Size != size {
 		l.release(seg)
 		return nil, ErrIncompleteBody
 	}
-	md5Hex, sums := hs.Sum()
 	st := &stored{seg: seg, md5: md5Hex, etag: md5Hex, sums: sums}
 	if enc != nil && enc.customerKey != nil {
 		st.etag = opaqueETag(enc.customerKey, md5Hex)
