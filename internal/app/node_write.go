@@ -186,7 +186,6 @@ func (n *Node) writeHere(ctx context.Context, o *offeredWrite, token string, cal
 		return fail(err)
 	}
 	written, err := io.Copy(bw, io.TeeReader(body, hs))
-	n.writeBytes.Add(written)
 	if err != nil {
 		bw.Abort()
 		return fail(err)
@@ -195,6 +194,7 @@ func (n *Node) writeHere(ctx context.Context, o *offeredWrite, token string, cal
 		return fail(err)
 	}
 	n.writesHere.Add(1)
+	n.writeBytes.Add(written)
 	md5Hex, sums := hs.Sum()
 	return writeAnswer{Stored: objects.StoredElsewhere{Size: hs.Size(), MD5: md5Hex, Sums: sums}, Trailers: res.Trailers()}
 }
