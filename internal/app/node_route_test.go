@@ -29,6 +29,17 @@ func routeNode(t *testing.T) *Node {
 	return n
 }
 
+// passingTo is a routeNode whose leader is a server of h.
+func passingTo(t *testing.T, h http.Handler) *Node {
+	t.Helper()
+	leader := httptest.NewServer(h)
+	t.Cleanup(leader.Close)
+	addr := strings.TrimPrefix(leader.URL, "http://")
+	n := routeNode(t)
+	n.setLeader(&addr)
+	return n
+}
+
 // leaderServer is a leader that answers every request with what it read
 // of its body, counting the requests that reached it.
 func leaderServer(t *testing.T) (addr string, reached *atomic.Int64) {
@@ -245,17 +256,13 @@ func TestRouteGivesUpAReadWhenTheLeaderIsReplaced(t *testing.T) {
 // read it), on a GET, a HEAD and a PUT alike; other headers pass as they
 // are.
 func TestRouteKeepsUserMetadataNamesLowerCase(t *testing.T) {
-	leader := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	n := passingTo(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		io.Copy(io.Discard, r.Body)
 		w.Header()["x-amz-meta-foo"] = []string{"bar"}
 		w.Header()["x-amz-meta-empty"] = []string{""}
 		w.Header().Set("ETag", `"e"`)
 		w.Write([]byte("body"))
 	}))
-	t.Cleanup(leader.Close)
-	addr := strings.TrimPrefix(leader.URL, "http://")
-	n := routeNode(t)
-	n.setLeader(&addr)
 	node := httptest.NewServer(http.HandlerFunc(n.route))
 	t.Cleanup(node.Close)
 	for _, method := range []string{"GET", "HEAD", "PUT"} {
@@ -277,15 +284,11 @@ func TestRoutePassesAnEncodedBodyAsItIs(t *testing.T) {
 	zw := gzip.NewWriter(&packed)
 	zw.Write(bytes.Repeat([]byte("twinlake "), 1000))
 	zw.Close()
-	leader := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	n := passingTo(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Encoding", "gzip")
 		w.Header().Set("Content-Length", strconv.Itoa(packed.Len()))
 		w.Write(packed.Bytes())
 	}))
-	t.Cleanup(leader.Close)
-	addr := strings.TrimPrefix(leader.URL, "http://")
-	n := routeNode(t)
-	n.setLeader(&addr)
 	node := httptest.NewServer(http.HandlerFunc(n.route))
 	t.Cleanup(node.Close)
 	client := &http.Client{Transport: &http.Transport{DisableCompression: true}} // as minio-go's
@@ -305,13 +308,9 @@ func TestRoutePassesAnEncodedBodyAsItIs(t *testing.T) {
 // to the leader as it came, where http.ServeMux would have redirected it
 // to another key; the node API and liveness keep their paths.
 func TestNodePassesEveryPathAsItIs(t *testing.T) {
-	leader := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	n := passingTo(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		io.WriteString(w, r.URL.EscapedPath())
 	}))
-	t.Cleanup(leader.Close)
-	addr := strings.TrimPrefix(leader.URL, "http://")
-	n := routeNode(t)
-	n.setLeader(&addr)
 	api := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "node api") })
 	node := httptest.NewServer(n.handler(api))
 	t.Cleanup(node.Close)

@@ -386,16 +386,7 @@ func offeredWriteNodeKilled(t *testing.T, e cliEnv, cl *testsite.Cluster, client
 		return nil
 	})
 	cl.Start()
-	removed := 0.0
-	testsite.Eventually(t, 60*time.Second, func() error {
-		out := checkJSONStyle(t, e.must("admin", "heal", fmt.Sprintf("n%d", leader), "--scan", "--json"))[0]
-		removed += out["removed"].(float64)
-		if out["orphans"] != 0.0 || out["missingCount"] != 0.0 || out["degraded"] != 0.0 {
-			return fmt.Errorf("heal: %v", out)
-		}
-		return nil
-	})
-	if removed == 0 {
+	if removed := scanUntilClean(t, e, leader); removed == 0 {
 		t.Fatal("the heal scan found nothing the killed node had written of the body")
 	}
 
@@ -421,11 +412,22 @@ func offeredWriteNodeKilled(t *testing.T, e cliEnv, cl *testsite.Cluster, client
 		return nil
 	})
 	cl.Start()
+	scanUntilClean(t, e, f)
+}
+
+// scanUntilClean runs heal scans through node n alias "n<i>" until one
+// finds no orphan, nothing missing and nothing degraded, and returns how
+// many orphans the scans removed.
+func scanUntilClean(t *testing.T, e cliEnv, i int) float64 {
+	t.Helper()
+	removed := 0.0
 	testsite.Eventually(t, 60*time.Second, func() error {
-		out := checkJSONStyle(t, e.must("admin", "heal", fmt.Sprintf("n%d", f), "--scan", "--json"))[0]
+		out := checkJSONStyle(t, e.must("admin", "heal", fmt.Sprintf("n%d", i), "--scan", "--json"))[0]
+		removed += out["removed"].(float64)
 		if out["orphans"] != 0.0 || out["missingCount"] != 0.0 || out["degraded"] != 0.0 {
 			return fmt.Errorf("heal: %v", out)
 		}
 		return nil
 	})
+	return removed
 }
