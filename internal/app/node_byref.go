@@ -6,11 +6,13 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
 
 	"github.com/twinlake/twinlake/internal/blob"
+	"github.com/twinlake/twinlake/internal/blob/sse"
 	"github.com/twinlake/twinlake/internal/nodeapi"
 	"github.com/twinlake/twinlake/internal/objects"
 )
@@ -20,10 +22,11 @@ import (
 // (nodeapi.HeaderReadOffer). The leader serves it as any other (checks the
 // signature and the policies, picks the version and the range, writes the
 // headers) until it comes to the body: when that is at least 1 MiB of
-// plain (unencrypted) blob data, it sends the runs of blobs the body is
-// made of instead of their bytes (runsWriter). The node then reads those
-// runs from the site's drives, as the leader would have, and sends them to
-// the client under the leader's headers (readRuns). So an object's bytes
+// blob data, it sends the runs of blobs the body is made of instead of
+// their bytes (runsWriter), with, for a blob encrypted at rest, its data
+// key sealed under the node secret. The node then reads those runs from
+// the site's drives (and decrypts them), as the leader would have, and
+// sends them to the client under the leader's headers (readRuns). So an object's bytes
 // cross the network once, from the drives to the node the client reached,
 // not twice through the leader, and the site's reads are spread over its
 // nodes' CPUs and network. A run the node cannot open (its blob removed by
@@ -55,9 +58,13 @@ func offersRead(r *http.Request) bool {
 // a body sent as runs can still change the headers.
 type runsWriter struct {
 	http.ResponseWriter
-	code   int  // the status held, 0 while none is
-	passed bool // the header is written below
+	secret []byte // the node secret, which seals the runs' data keys
+	code   int    // the status held, 0 while none is
+	passed bool   // the header is written below
 }
+
+// runKeyAAD binds the sealed data key of a run to the run's blob.
+func runKeyAAD(blob string) []byte { return []byte("run-key\x00" + blob) }
 
 func (w *runsWriter) WriteHeader(code int) {
 	switch {
@@ -109,6 +116,17 @@ func (w *runsWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 func (w *runsWriter) WriteRuns(runs []objects.Run) (bool, error) {
 	if w.passed {
 		return false, nil
+	}
+	runs = slices.Clone(runs)
+	for i, r := range runs {
+		if r.Key == nil {
+			continue
+		}
+		sealed, err := nodeapi.Seal(w.secret, runKeyAAD(r.Blob), r.Key)
+		if err != nil {
+			return false, nil
+		}
+		runs[i].Key = sealed
 	}
 	body, err := json.Marshal(runsAnswer{Runs: runs})
 	if err != nil || len(body) > maxRunsAnswer {
@@ -162,6 +180,16 @@ func (n *Node) readRuns(resp *http.Response) error {
 	if sum != total || len(ans.Runs) == 0 {
 		return fmt.Errorf("%w: runs of %d bytes for a body of %d", errRunsUnread, sum, total)
 	}
+	for i, r := range ans.Runs {
+		if r.Key == nil {
+			continue
+		}
+		key, err := nodeapi.Open(n.cfg.NodeSecret, runKeyAAD(r.Blob), r.Key)
+		if err != nil {
+			return fmt.Errorf("%w: the key of run %d: %v", errRunsUnread, i, err)
+		}
+		ans.Runs[i].Key = key
+	}
 	body := &runsBody{set: n.set, runs: ans.Runs, served: &n.runsBytes}
 	if err := body.next(); err != nil {
 		return fmt.Errorf("%w: %v", errRunsUnread, err)
@@ -179,7 +207,7 @@ func (n *Node) readRuns(resp *http.Response) error {
 type runsBody struct {
 	set    *blob.Store
 	runs   []objects.Run
-	cur    *io.SectionReader
+	cur    io.Reader
 	file   blob.File
 	served *atomic.Int64 // counts the bytes read
 }
@@ -191,13 +219,38 @@ func (b *runsBody) next() error {
 	if err != nil {
 		return err
 	}
-	if run.Off+run.Len > f.Size() {
+	cur, err := openRun(f, run)
+	if err != nil {
 		f.Close()
-		return fmt.Errorf("blob %s of %d bytes has no run %d+%d", run.Blob, f.Size(), run.Off, run.Len)
+		return err
 	}
 	b.runs = b.runs[1:]
-	b.file, b.cur = f, io.NewSectionReader(f, run.Off, run.Len)
+	b.file, b.cur = f, cur
 	return nil
+}
+
+// openRun returns the reader of run from f, its blob: decrypted, as the
+// leader's cipher (sseCipher.DecryptRange) reads it, when it has a key.
+func openRun(f blob.File, run objects.Run) (io.Reader, error) {
+	size := f.Size()
+	if run.Key != nil {
+		plain, err := sse.PlainSize(size)
+		if err != nil {
+			return nil, fmt.Errorf("blob %s: %w", run.Blob, err)
+		}
+		size = plain
+	}
+	if run.Off+run.Len > size {
+		return nil, fmt.Errorf("blob %s of %d bytes has no run %d+%d", run.Blob, size, run.Off, run.Len)
+	}
+	if run.Key == nil {
+		return io.NewSectionReader(f, run.Off, run.Len), nil
+	}
+	key, err := objectKey(run.Key)
+	if err != nil {
+		return nil, err
+	}
+	return sse.DecryptRange(key, f, f.Size(), run.Off, run.Len)
 }
 
 func (b *runsBody) Read(p []byte) (int, error) {

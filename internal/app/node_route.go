@@ -152,7 +152,7 @@ func (n *Node) route(w http.ResponseWriter, r *http.Request) {
 			}
 			r = n.withOfferedBody(r)
 			if n.verifiedOffer(r) {
-				rw := &runsWriter{ResponseWriter: w}
+				rw := &runsWriter{ResponseWriter: w, secret: n.cfg.NodeSecret}
 				(*h).ServeHTTP(rw, r)
 				rw.pass()
 				return

@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/twinlake/twinlake/internal/blob/sse"
 	"github.com/twinlake/twinlake/internal/checksum"
 	"github.com/twinlake/twinlake/internal/nodeapi"
 	"github.com/twinlake/twinlake/internal/objects"
@@ -26,18 +27,21 @@ import (
 // continue (Expect: 100-continue) before its body is sent. The leader
 // serves it as any other (checks the signature, the policies, the quota,
 // the conditions) until it comes to the data: a PUT's or an upload part's
-// that it would write to a blob unencrypted (objects.ElsewhereBody). There
-// it writes the blob's intent, as for its own writes, and instead of
-// reading the body it calls the node (nodeapi.PathWrites + the offer's
-// token) with the blob's ID, the checks of the payload (the client's
-// signing key sealed under the node secret) and the body's deadlines. The
-// node reads the body from its client with those checks, hashes it and
-// writes it to the site's drives as the leader would have, and answers its
-// size and digests, which the leader checks and commits as its own. So a
-// PUT's bytes cross the network once, from the node the client reached to
-// the drives, not twice through the leader. A leader that declines the
-// offer (an encrypted object, another call than a PUT's data) reads the
-// body: asked to continue, the node sends it as it came.
+// that it would write to a blob (objects.ElsewhereBody). There it writes
+// the blob's intent, as for its own writes, and instead of reading the
+// body it calls the node (nodeapi.PathWrites + the offer's token) with the
+// blob's ID, the checks of the payload (the client's signing key sealed
+// under the node secret), the body's deadlines and, for data encrypted at
+// rest, the data key it made for it (sealed the same way; the leader keeps
+// the key's form sealed by the site or client key, as for its own writes).
+// The node reads the body from its client with those checks, hashes it,
+// encrypts it if told to and writes it to the site's drives as the leader
+// would have, and answers its size and digests, which the leader checks
+// and commits as its own. So a PUT's bytes cross the network once, from
+// the node the client reached to the drives, not twice through the leader.
+// A leader that declines the offer (data it keeps inline, another call
+// than a PUT's data) reads the body: asked to continue, the node sends it
+// as it came.
 
 // byRefWriteMin is the smallest body a node offers to write.
 const byRefWriteMin = 1 << 20
@@ -111,7 +115,13 @@ type writeCall struct {
 	Blob string               `json:"blob"`
 	How  s3api.Elsewhere      `json:"how"` // its Check.Key sealed
 	Algs []checksum.Algorithm `json:"algs,omitempty"`
+	// DataKey, sealed, encrypts the data at rest (none: written plain).
+	DataKey []byte `json:"dataKey,omitempty"`
 }
+
+// dataKeyAAD binds the sealed data key of a write offered under token to
+// that write, apart from the signing key sealed for the same token.
+func dataKeyAAD(token string) []byte { return []byte(token + "\x00data-key") }
 
 // writeAnswer is a node's answer to a writeCall: what it wrote, or why it
 // did not.
@@ -171,6 +181,16 @@ func (n *Node) writeHere(ctx context.Context, o *offeredWrite, token string, cal
 	if err != nil {
 		return fail(err)
 	}
+	var dataKey sse.ObjectKey
+	if len(call.DataKey) > 0 {
+		key, err := nodeapi.Open(n.cfg.NodeSecret, dataKeyAAD(token), call.DataKey)
+		if err != nil {
+			return fail(err)
+		}
+		if dataKey, err = objectKey(key); err != nil {
+			return fail(err)
+		}
+	}
 	hs, err := checksum.NewSet(call.Algs...)
 	if err != nil {
 		return fail(err)
@@ -185,8 +205,12 @@ func (n *Node) writeHere(ctx context.Context, o *offeredWrite, token string, cal
 	if err != nil {
 		return fail(err)
 	}
-	written, err := io.Copy(bw, io.TeeReader(body, hs))
-	if err != nil {
+	data := io.TeeReader(body, hs)
+	if len(call.DataKey) > 0 {
+		// As the leader's cipher (sseCipher.Encrypt) writes it.
+		data = sse.EncryptReader(dataKey, data)
+	}
+	if _, err := io.Copy(bw, data); err != nil {
 		bw.Abort()
 		return fail(err)
 	}
@@ -194,7 +218,7 @@ func (n *Node) writeHere(ctx context.Context, o *offeredWrite, token string, cal
 		return fail(err)
 	}
 	n.writesHere.Add(1)
-	n.writeBytes.Add(written)
+	n.writeBytes.Add(hs.Size())
 	md5Hex, sums := hs.Sum()
 	return writeAnswer{Stored: objects.StoredElsewhere{Size: hs.Size(), MD5: md5Hex, Sums: sums}, Trailers: res.Trailers()}
 }
@@ -244,7 +268,8 @@ type elsewhereBody struct {
 
 // StoreAs implements s3api.OfferedBody: it calls the node to write the
 // body.
-func (b *elsewhereBody) StoreAs(id string, how s3api.Elsewhere, algs []checksum.Algorithm) (objects.StoredElsewhere, http.Header, error) {
+func (b *elsewhereBody) StoreAs(id string, how s3api.Elsewhere, algs []checksum.Algorithm, dataKey []byte) (objects.StoredElsewhere, http.Header, error) {
+	call := writeCall{Blob: id, Algs: algs}
 	if len(how.Check.Key) > 0 {
 		sealed, err := nodeapi.Seal(b.n.cfg.NodeSecret, []byte(b.token), how.Check.Key)
 		if err != nil {
@@ -252,8 +277,16 @@ func (b *elsewhereBody) StoreAs(id string, how s3api.Elsewhere, algs []checksum.
 		}
 		how.Check.Key = sealed
 	}
+	call.How = how
+	if dataKey != nil {
+		sealed, err := nodeapi.Seal(b.n.cfg.NodeSecret, dataKeyAAD(b.token), dataKey)
+		if err != nil {
+			return objects.StoredElsewhere{}, nil, err
+		}
+		call.DataKey = sealed
+	}
 	var ans writeAnswer
-	if err := b.peer.StoreWrite(b.ctx, b.token, writeCall{Blob: id, How: how, Algs: algs}, &ans); err != nil {
+	if err := b.peer.StoreWrite(b.ctx, b.token, call, &ans); err != nil {
 		return objects.StoredElsewhere{}, nil, err
 	}
 	switch {

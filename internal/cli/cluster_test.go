@@ -356,6 +356,16 @@ func readsServedHere(t *testing.T, e cliEnv, clients []*minio.Client, nodes []st
 		if got, err := getObject(ctx, c, "data", "sealed"); err != nil || !bytes.Equal(got, sse) {
 			t.Fatalf("the encrypted object through %s: %d bytes, %v", nodes[i], len(got), err)
 		}
+		opts = minio.GetObjectOptions{}
+		opts.SetRange(100<<10+5, 100<<10+5+1<<20)
+		if obj, err = c.GetObject(ctx, "data", "sealed", opts); err != nil {
+			t.Fatal(err)
+		}
+		got, err = io.ReadAll(obj)
+		obj.Close()
+		if want := sse[100<<10+5 : 100<<10+6+1<<20]; err != nil || !bytes.Equal(got, want) {
+			t.Fatalf("a range of the encrypted object through %s: %d bytes of %d, %v", nodes[i], len(got), len(want), err)
+		}
 		for name, want := range gzipped {
 			obj, err := c.GetObject(ctx, "data", name, minio.GetObjectOptions{})
 			if err != nil {
@@ -371,8 +381,8 @@ func readsServedHere(t *testing.T, e cliEnv, clients []*minio.Client, nodes []st
 	}
 	after := readsHere()
 	for i, n := range nodes {
-		if want := before[n] + 3; i != dead && i != leader && after[n] != want {
-			t.Errorf("%s read %d GETs' data itself, want %d (the object, its range and the large gzip-encoded one; not the encrypted or the small ones)", n, after[n]-before[n], want-before[n])
+		if want := before[n] + 5; i != dead && i != leader && after[n] != want {
+			t.Errorf("%s read %d GETs' data itself, want %d (the object, the encrypted one, a range of each and the large gzip-encoded one; not the small ones)", n, after[n]-before[n], want-before[n])
 		}
 	}
 	if after[nodes[leader]] != 0 {
@@ -511,6 +521,78 @@ func TestClusterTLSAndDrives(t *testing.T) {
 		}
 	}
 
+	// Encrypted with the client's key (SSE-C, taken over TLS only) and
+	// written and read through the nodes that do not lead: each of them
+	// encrypts and decrypts the data itself, under the data key the
+	// leader made and sends it sealed.
+	ac := tlsAdmin(t, cl, 0)
+	leader := clusterLeaderTLS(t, ac, cl)
+	here := func() map[string][2]int64 {
+		info, err := ac.ServerInfo(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := map[string][2]int64{}
+		for _, n := range info.Nodes {
+			out[n.Address] = [2]int64{n.WritesHere, n.ReadsHere}
+		}
+		return out
+	}
+	ssec, err := encrypt.NewSSEC(bytes.Repeat([]byte("c"), 32))
+	if err != nil {
+		t.Fatal(err)
+	}
+	secretBody := make([]byte, 2<<20+7)
+	rng := rand.New(rand.NewPCG(3, 4))
+	for i := range secretBody {
+		secretBody[i] = byte(rng.Uint32())
+	}
+	before := here()
+	for i := range clients {
+		if i == leader {
+			continue
+		}
+		key := fmt.Sprint("ssec-", i)
+		if _, err := clients[i].PutObject(ctx, "tls", key, bytes.NewReader(secretBody), int64(len(secretBody)), minio.PutObjectOptions{ServerSideEncryption: ssec}); err != nil {
+			t.Fatalf("an SSE-C PUT through node %d: %v", i, err)
+		}
+		opts := minio.GetObjectOptions{ServerSideEncryption: ssec}
+		opts.SetRange(1<<20+3, 2<<20+6)
+		for _, want := range [][]byte{secretBody, secretBody[1<<20+3:]} {
+			if len(want) < len(secretBody) {
+				obj, err := clients[i].GetObject(ctx, "tls", key, opts)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got, err := io.ReadAll(obj)
+				obj.Close()
+				if err != nil || !bytes.Equal(got, want) {
+					t.Fatalf("a range of %s through node %d: %d bytes of %d, %v", key, i, len(got), len(want), err)
+				}
+				continue
+			}
+			obj, err := clients[i].GetObject(ctx, "tls", key, minio.GetObjectOptions{ServerSideEncryption: ssec})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := io.ReadAll(obj)
+			obj.Close()
+			if err != nil || !bytes.Equal(got, want) {
+				t.Fatalf("%s through node %d: %d bytes, %v", key, i, len(got), err)
+			}
+		}
+		if _, err := getObject(ctx, clients[leader], "tls", key); err == nil {
+			t.Fatalf("%s read without its key", key)
+		}
+	}
+	after := here()
+	for i, n := range cl.Addrs {
+		d := [2]int64{after[n][0] - before[n][0], after[n][1] - before[n][1]}
+		if want := [2]int64{1, 2}; i != leader && d != want {
+			t.Errorf("node %d wrote and read %v SSE-C bodies itself, want %v", i, d, want)
+		}
+	}
+
 	// etcd's peer port takes nothing without the nodes' certificate; its
 	// client port speaks only TLS (and needs the nodes' etcd password).
 	host, port, _ := net.SplitHostPort(cl.Addrs[0])
@@ -543,8 +625,6 @@ func TestClusterTLSAndDrives(t *testing.T) {
 	resp.Body.Close()
 
 	// The leader lost: another takes over through etcd over TLS.
-	ac := tlsAdmin(t, cl, 0)
-	leader := clusterLeaderTLS(t, ac, cl)
 	cl.KillNode(leader)
 	live := []int{(leader + 1) % 3, (leader + 2) % 3}
 	testsite.Eventually(t, 60*time.Second, func() error {
@@ -576,7 +656,10 @@ func TestClusterTLSAndDrives(t *testing.T) {
 	})
 	plain.Kill(t)
 
-	// Back as it started, its drives get the shard they missed.
+	// Back as it started, its drives get the shard they missed: each
+	// drive then holds one of every object above 1 KiB (the three, the
+	// SSE-C ones and "after").
+	shardsEach := len(clients) + len(clients) - 1 + 1
 	cl.Start()
 	testsite.Eventually(t, 60*time.Second, func() error {
 		rep, err := tlsAdmin(t, cl, leader).HealScan(ctx, adminclient.HealOptions{})
@@ -586,8 +669,8 @@ func TestClusterTLSAndDrives(t *testing.T) {
 		return nil
 	})
 	for j, d := range cl.DriveDirs(leader) {
-		if got := len(nodeShards(t, cl, leader, j)); got != len(clients)+1 {
-			t.Fatalf("drive %s holds %d shards after the heal, want %d", d, got, len(clients)+1)
+		if got := len(nodeShards(t, cl, leader, j)); got != shardsEach {
+			t.Fatalf("drive %s holds %d shards after the heal, want %d", d, got, shardsEach)
 		}
 	}
 
@@ -608,8 +691,8 @@ func TestClusterTLSAndDrives(t *testing.T) {
 		return nil
 	})
 	for j, d := range cl.DriveDirs(empty) {
-		if got := len(nodeShards(t, cl, empty, j)); got != len(clients)+1 {
-			t.Fatalf("drive %s of the node put back empty holds %d shards, want %d", d, got, len(clients)+1)
+		if got := len(nodeShards(t, cl, empty, j)); got != shardsEach {
+			t.Fatalf("drive %s of the node put back empty holds %d shards, want %d", d, got, shardsEach)
 		}
 	}
 	info, err = tlsAdmin(t, cl, empty).ServerInfo(ctx)

@@ -250,7 +250,8 @@ func writesThroughEveryNode(t *testing.T, e cliEnv, clients []*minio.Client, nod
 		if _, err := getObject(ctx, clients[i], "data", cut); minio.ToErrorResponse(err).Code != "NoSuchKey" {
 			t.Errorf("a PUT cut short through %s: its key reads %v", nodes[i], err)
 		}
-		// Encrypted (the leader reads the body) and in parts.
+		// Encrypted at rest (the node encrypts under the data key the
+		// leader made) and in parts.
 		sealed := fmt.Sprintf("w-sealed-%d", i)
 		if _, err := clients[i].PutObject(ctx, "data", sealed, bytes.NewReader(body), int64(len(body)), minio.PutObjectOptions{ServerSideEncryption: encrypt.NewSSE()}); err != nil {
 			t.Fatalf("an encrypted PUT through %s: %v", nodes[i], err)
@@ -268,9 +269,10 @@ func writesThroughEveryNode(t *testing.T, e cliEnv, clients []*minio.Client, nod
 	}
 	after := writesHere()
 	for _, i := range followers(len(nodes), dead, leader) {
-		// Through each: the 6 good raw PUTs and the upload's 3 parts.
-		if n := nodes[i]; after[n]-before[n] < 9 {
-			t.Errorf("%s wrote %d PUTs' data itself, want at least 9", n, after[n]-before[n])
+		// Through each: the 6 good raw PUTs, the encrypted one and the
+		// upload's 3 parts.
+		if n := nodes[i]; after[n]-before[n] < 10 {
+			t.Errorf("%s wrote %d PUTs' data itself, want at least 10", n, after[n]-before[n])
 		}
 	}
 	if n := nodes[leader]; after[n] != before[n] {

@@ -23,8 +23,8 @@ import (
 // to a 4-node site through one of its nodes that does not lead; that node
 // writes the data of the versions it receives itself (the leader checks
 // and commits them), and every version arrives whole: large ones, one in
-// parts and an encrypted one (whose data the leader reads), read through
-// the leader and through the node. When that node dies, the primary
+// parts and an encrypted one (which the node encrypts under the data key
+// the leader made), read through the leader and through the node. When that node dies, the primary
 // sends to another node of the site.
 func TestClusterReplicaWritesWhereItArrives(t *testing.T) {
 	if testing.Short() {
@@ -100,8 +100,8 @@ func TestClusterReplicaWritesWhereItArrives(t *testing.T) {
 	}
 	for _, n := range info().Nodes {
 		switch {
-		case n.Address == via && n.WritesHere < 3:
-			t.Errorf("the node the primary sends to wrote the data of %d versions itself, want at least the 3 large ones", n.WritesHere)
+		case n.Address == via && n.WritesHere < 4:
+			t.Errorf("the node the primary sends to wrote the data of %d versions itself, want at least the 3 large ones and the encrypted one", n.WritesHere)
 		case n.Address != via && n.WritesHere != 0:
 			t.Errorf("node %s (%s) counts %d writes offered by it", n.Address, n.State, n.WritesHere)
 		}

@@ -19,6 +19,11 @@ type Run struct {
 	Blob string `json:"blob"`
 	Off  int64  `json:"off"`
 	Len  int64  `json:"len"`
+	// Key, for a blob encrypted at rest, is its data key, unsealed: the
+	// range is then of its plaintext, which the layer's
+	// Cipher.DecryptRange reads. A RunWriter never sends it in the
+	// clear.
+	Key []byte `json:"key,omitempty"`
 }
 
 // RunWriter is a response writer that can send a body as the runs of
@@ -42,8 +47,8 @@ type ByteCounter interface {
 const byRefMin = 1 << 20
 
 // runs returns the rest of r's range as runs of blobs, or false when some
-// of it is not plain blob data (inline, or encrypted: those are sent as
-// bytes) or it is smaller than byRefMin.
+// of it is not blob data (inline: sent as bytes) or it is smaller than
+// byRefMin.
 func (r *segmentReader) runs() ([]Run, bool) {
 	if r.remain < byRefMin {
 		return nil, false
@@ -53,15 +58,22 @@ func (r *segmentReader) runs() ([]Run, bool) {
 	if r.cur != nil {
 		// The first segment, opened by OpenRange: as much of it as
 		// its reader has not read.
-		sr, ok := r.cur.(*io.SectionReader)
-		if !ok || r.run == nil {
+		if r.run == nil {
 			return nil, false
 		}
-		pos, err := sr.Seek(0, io.SeekCurrent)
-		if err != nil {
+		var pos int64
+		switch cur := r.cur.(type) {
+		case *io.SectionReader:
+			var err error
+			if pos, err = cur.Seek(0, io.SeekCurrent); err != nil {
+				return nil, false
+			}
+		case *countingReader:
+			pos = cur.n
+		default:
 			return nil, false
 		}
-		first := Run{Blob: r.run.Blob, Off: r.run.Off + pos, Len: r.run.Len - pos}
+		first := Run{Blob: r.run.Blob, Off: r.run.Off + pos, Len: r.run.Len - pos, Key: r.run.Key}
 		out = append(out, first)
 		remain -= first.Len
 	}
@@ -74,11 +86,18 @@ func (r *segmentReader) runs() ([]Run, bool) {
 			off -= seg.Size
 			continue
 		}
-		if seg.BlobID == "" || len(seg.SealedKey) > 0 {
+		if seg.BlobID == "" {
 			return nil, false
 		}
+		var dk []byte
+		if len(seg.SealedKey) > 0 {
+			var err error
+			if dk, err = r.c.Unseal(seg.SealedKey, r.aad); err != nil {
+				return nil, false // the bytes, then, fail as they would
+			}
+		}
 		n := min(seg.Size-off, remain)
-		out = append(out, Run{Blob: seg.BlobID, Off: off, Len: n})
+		out = append(out, Run{Blob: seg.BlobID, Off: off, Len: n, Key: dk})
 		off, remain = 0, remain-n
 	}
 	return out, remain == 0
@@ -118,4 +137,17 @@ func (r *segmentReader) sendByReference(w io.Writer) (int64, bool, error) {
 		w = u.Unwrap()
 	}
 	return 0, false, nil
+}
+
+// countingReader counts what is read through it: how far into a sealed
+// segment's range its decrypting reader is.
+type countingReader struct {
+	io.Reader
+	n int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.Reader.Read(p)
+	c.n += int64(n)
+	return n, err
 }

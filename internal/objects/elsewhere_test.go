@@ -3,7 +3,10 @@ package objects
 import (
 	"bytes"
 	"context"
+	"crypto/aes"
+	"crypto/cipher"
 	"crypto/md5"
+	"crypto/rand"
 	"encoding/hex"
 	"errors"
 	"io"
@@ -27,7 +30,7 @@ type elsewhere struct {
 	l         *Layer
 }
 
-func (e *elsewhere) StoreAs(id string, algs []checksum.Algorithm) (StoredElsewhere, error) {
+func (e *elsewhere) StoreAs(id string, algs []checksum.Algorithm, dataKey []byte) (StoredElsewhere, error) {
 	e.ids = append(e.ids, id)
 	e.intent = e.l.intentExists(id)
 	w, err := e.blobs.CreateAs(id)
@@ -35,7 +38,13 @@ func (e *elsewhere) StoreAs(id string, algs []checksum.Algorithm) (StoredElsewhe
 		return StoredElsewhere{}, err
 	}
 	hs, _ := checksum.NewSet(algs...)
-	w.Write(e.data)
+	var data io.Reader = bytes.NewReader(e.data)
+	if dataKey != nil {
+		if data, err = e.l.cfg.Cipher.Encrypt(dataKey, data); err != nil {
+			return StoredElsewhere{}, err
+		}
+	}
+	io.Copy(w, data)
 	hs.Write(e.data)
 	if _, err := w.Commit(); err != nil {
 		return StoredElsewhere{}, err
@@ -54,10 +63,11 @@ func (e *elsewhere) StoreAs(id string, algs []checksum.Algorithm) (StoredElsewhe
 // TestStoreElsewhere: a body written elsewhere is committed as one written
 // here, under a durable intent while it is written; a failure, an answer
 // that lacks a digest or a size that is not the declared one leaves
-// neither the object nor its blob; an encrypted or inline object is read
-// here instead.
+// neither the object nor its blob; an encrypted object is written there
+// encrypted; an inline object is read here instead.
 func TestStoreElsewhere(t *testing.T) {
 	l := newLayerInline(t, 8)
+	l.cfg.Cipher = ctrCipher{}
 	ctx := context.Background()
 	if err := l.CreateBucket(ctx, "bkt"); err != nil {
 		t.Fatal(err)
@@ -112,11 +122,70 @@ func TestStoreElsewhere(t *testing.T) {
 		}
 	}
 
-	// Data small enough to keep inline is read here (encrypted data, in
-	// the cluster tests of internal/cli).
+	// Encrypted: the data key goes with the call, the blob holds the
+	// ciphertext, the object reads back plain.
+	sealed := body()
+	v, err = l.PutObject(ctx, "bkt", "sealed", sealed, PutOptions{Size: int64(len(data)), SSE: SSEAlgorithm})
+	if err != nil || len(sealed.ids) != 1 || len(v.Segments[0].SealedKey) == 0 || v.ETag != hex.EncodeToString(sum[:]) {
+		t.Fatalf("an encrypted object stored elsewhere (%v): %+v, %v", sealed.ids, v, err)
+	}
+	br, err := l.blobs.Open(sealed.ids[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := make([]byte, len(data))
+	n, _ := br.ReadAt(at, 0)
+	br.Close()
+	if n != len(data) || bytes.Equal(at, data) {
+		t.Fatalf("the blob of an encrypted object holds %d bytes, plain: %t", n, bytes.Equal(at, data))
+	}
+	_, rc, err = l.GetObject(ctx, "bkt", "sealed", "", 0, int64(len(data)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ = io.ReadAll(rc)
+	rc.Close()
+	if !bytes.Equal(got, data) {
+		t.Fatalf("an encrypted object stored elsewhere reads back %d bytes, not what was sent", len(got))
+	}
+
+	// Data small enough to keep inline is read here.
 	small := body()
 	small.Reader = strings.NewReader("tiny")
 	if _, err := l.PutObject(ctx, "bkt", "small", small, PutOptions{Size: 4}); err != nil || len(small.ids) != 0 {
 		t.Fatalf("an inline object stored elsewhere (%v): %v", small.ids, err)
 	}
+}
+
+// ctrCipher is a Cipher for tests: AES-CTR under the data key, which is
+// its own sealed form.
+type ctrCipher struct{}
+
+func (ctrCipher) NewKey([]byte) ([]byte, []byte, error) {
+	k := make([]byte, 32)
+	rand.Read(k)
+	return k, k, nil
+}
+
+func (ctrCipher) Unseal(sealed, _ []byte) ([]byte, error) { return sealed, nil }
+
+func (ctrCipher) Encrypt(key []byte, plaintext io.Reader) (io.Reader, error) {
+	block, err := aes.NewCipher(key)
+	if err != nil {
+		return nil, err
+	}
+	return cipher.StreamReader{S: cipher.NewCTR(block, make([]byte, aes.BlockSize)), R: plaintext}, nil
+}
+
+func (ctrCipher) EncryptedSize(n int64) int64 { return n }
+
+func (c ctrCipher) DecryptRange(key []byte, ct io.ReaderAt, encSize, off, n int64) (io.Reader, error) {
+	plain, err := c.Encrypt(key, io.NewSectionReader(ct, 0, encSize))
+	if err != nil {
+		return nil, err
+	}
+	if _, err := io.CopyN(io.Discard, plain, off); err != nil {
+		return nil, err
+	}
+	return io.LimitReader(plain, n), nil
 }

@@ -212,8 +212,10 @@ type ElsewhereBody interface {
 	// StoreAs writes the whole body to a new blob id, hashing it with
 	// its MD5 and algs, and reports what it wrote; the blob is durable
 	// at the store's write quorum when it returns without error. On an
-	// error, shards of id may have been written.
-	StoreAs(id string, algs []checksum.Algorithm) (StoredElsewhere, error)
+	// error, shards of id may have been written. With a dataKey, what
+	// it writes is the body encrypted under that key, as the layer's
+	// Cipher.Encrypt does; the hashes and size are the plaintext's.
+	StoreAs(id string, algs []checksum.Algorithm, dataKey []byte) (StoredElsewhere, error)
 }
 
 // StoredElsewhere is what an ElsewhereBody wrote.
@@ -224,14 +226,14 @@ type StoredElsewhere struct {
 }
 
 // storeElsewhere has body write the data of object bucket/key to a new blob
-// under a durable intent, as storeBlob does here, and sets seg's blob and
-// size.
-func (l *Layer) storeElsewhere(seg *Segment, body ElsewhereBody, bucket, key string, algs []checksum.Algorithm) (StoredElsewhere, error) {
+// under a durable intent, as storeBlob does here, encrypted under dataKey
+// if set, and sets seg's blob and size.
+func (l *Layer) storeElsewhere(seg *Segment, body ElsewhereBody, bucket, key string, algs []checksum.Algorithm, dataKey []byte) (StoredElsewhere, error) {
 	id := blob.NewPlacedID(bucket, key)
 	if err := l.intents.write(l, id); err != nil {
 		return StoredElsewhere{}, err
 	}
-	got, err := body.StoreAs(id, algs)
+	got, err := body.StoreAs(id, algs, dataKey)
 	if err == nil && got.MD5 == "" {
 		err = errors.New("objects: a body stored elsewhere came back without its MD5")
 	}

@@ -127,7 +127,7 @@ type segmentReader struct {
 	remain int64
 	cur    io.Reader
 	file   blob.File
-	// run is the part of a plain blob cur reads, for sendByReference.
+	// run is the part of a blob cur reads, for sendByReference.
 	run *Run
 }
 
@@ -251,8 +251,14 @@ func (r *segmentReader) next() error {
 		if err != nil {
 			return err
 		}
-		if r.cur, err = r.c.DecryptRange(dk, src, size, r.off, n); err != nil {
+		plain, err := r.c.DecryptRange(dk, src, size, r.off, n)
+		if err != nil {
 			return err
+		}
+		r.cur = plain
+		if seg.BlobID != "" {
+			r.cur = &countingReader{Reader: plain}
+			r.run = &Run{Blob: seg.BlobID, Off: r.off, Len: n, Key: dk}
 		}
 	}
 	r.segs = r.segs[1:]

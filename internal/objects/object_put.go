@@ -197,23 +197,26 @@ func (l *Layer) store(bucket, key string, body io.Reader, size int64, enc *encry
 		return nil, fmt.Errorf("%w: %v", ErrInvalidArgument, err)
 	}
 	var seg Segment
-	if rb, ok := body.(ElsewhereBody); ok && enc == nil && (size < 0 || size > l.cfg.InlineLimit) {
-		got, err := l.storeElsewhere(&seg, rb, bucket, key, algs)
-		if err != nil {
-			return nil, err
-		}
-		return l.finishStore(seg, size, got.MD5, got.Sums, nil)
-	}
-	src := io.TeeReader(body, hs)
+	var dk []byte
 	if enc != nil {
-		dk, sealed, err := enc.c.NewKey(enc.aad)
-		if err != nil {
-			return nil, err
-		}
-		if src, err = enc.c.Encrypt(dk, src); err != nil {
+		var sealed []byte
+		if dk, sealed, err = enc.c.NewKey(enc.aad); err != nil {
 			return nil, err
 		}
 		seg.SealedKey = sealed
+	}
+	if rb, ok := body.(ElsewhereBody); ok && (size < 0 || size > l.cfg.InlineLimit) {
+		got, err := l.storeElsewhere(&seg, rb, bucket, key, algs, dk)
+		if err != nil {
+			return nil, err
+		}
+		return l.finishStore(seg, size, got.MD5, got.Sums, enc)
+	}
+	src := io.TeeReader(body, hs)
+	if enc != nil {
+		if src, err = enc.c.Encrypt(dk, src); err != nil {
+			return nil, err
+		}
 	}
 	if size >= 0 && size <= l.cfg.InlineLimit {
 		seg.Inline, err = ReadSized(src, size)

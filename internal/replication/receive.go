@@ -35,8 +35,8 @@ type countingElsewhere struct {
 	body objects.ElsewhereBody
 }
 
-func (c countingElsewhere) StoreAs(id string, algs []checksum.Algorithm) (objects.StoredElsewhere, error) {
-	st, err := c.body.StoreAs(id, algs)
+func (c countingElsewhere) StoreAs(id string, algs []checksum.Algorithm, dataKey []byte) (objects.StoredElsewhere, error) {
+	st, err := c.body.StoreAs(id, algs, dataKey)
 	c.n += st.Size
 	return st, err
 }

@@ -23,9 +23,10 @@ import (
 // offers to write itself.
 type OfferedBody interface {
 	// StoreAs reads the body, checking it as w says, writes it to the
-	// new blob id hashed with its MD5 and algs, and reports what it
-	// wrote and the trailing headers it read.
-	StoreAs(id string, w Elsewhere, algs []checksum.Algorithm) (objects.StoredElsewhere, http.Header, error)
+	// new blob id hashed with its MD5 and algs (encrypted under dataKey
+	// if set, as objects.ElsewhereBody says), and reports what it wrote
+	// and the trailing headers it read.
+	StoreAs(id string, w Elsewhere, algs []checksum.Algorithm, dataKey []byte) (objects.StoredElsewhere, http.Header, error)
 }
 
 // Elsewhere is how a body written elsewhere is to be read: the checks of
@@ -81,8 +82,8 @@ func OfferedPayload(ctx context.Context, body io.Reader, res *sigv4.Result, idle
 		how: Elsewhere{Check: check, Idle: idle, End: end}}
 }
 
-func (p *offeredPayload) StoreAs(id string, algs []checksum.Algorithm) (objects.StoredElsewhere, error) {
-	st, trailers, err := p.body.StoreAs(id, p.how, algs)
+func (p *offeredPayload) StoreAs(id string, algs []checksum.Algorithm, dataKey []byte) (objects.StoredElsewhere, error) {
+	st, trailers, err := p.body.StoreAs(id, p.how, algs, dataKey)
 	if p.info != nil {
 		p.info.BodyElsewhere = true
 	}
