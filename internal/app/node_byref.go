@@ -59,6 +59,7 @@ func offersRead(r *http.Request) bool {
 type runsWriter struct {
 	http.ResponseWriter
 	secret []byte // the node secret, which seals the runs' data keys
+	keys   bool   // the node decrypts runs (its offer's level is 2 or more)
 	code   int    // the status held, 0 while none is
 	passed bool   // the header is written below
 }
@@ -121,6 +122,9 @@ func (w *runsWriter) WriteRuns(runs []objects.Run) (bool, error) {
 	for i, r := range runs {
 		if r.Key == nil {
 			continue
+		}
+		if !w.keys {
+			return false, nil // the bytes, then
 		}
 		sealed, err := nodeapi.Seal(w.secret, runKeyAAD(r.Blob), r.Key)
 		if err != nil {
@@ -289,9 +293,11 @@ func (b *runsBody) Close() error {
 	return nil
 }
 
-// verifiedOffer reports whether r, which this node serves as the leader,
-// carries a read offer from a node of the site.
-func (n *Node) verifiedOffer(r *http.Request) bool {
-	return r.Method == http.MethodGet && r.Header.Get(nodeapi.HeaderReadOffer) != "" &&
-		nodeapi.VerifyReadOffer(n.cfg.NodeSecret, r)
+// verifiedOffer returns the level of the read offer from a node of the
+// site that r, which this node serves as the leader, carries, or false.
+func (n *Node) verifiedOffer(r *http.Request) (int, bool) {
+	if r.Method != http.MethodGet || r.Header.Get(nodeapi.HeaderReadOffer) == "" {
+		return 0, false
+	}
+	return nodeapi.VerifiedReadOffer(n.cfg.NodeSecret, r)
 }

@@ -3,6 +3,8 @@ package app
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
+	"encoding/json"
 	"io"
 	"math/rand/v2"
 	"net"
@@ -189,6 +191,41 @@ func TestRunsWriterHoldsTheStatus(t *testing.T) {
 	w.pass() // the handler's end
 	if rec.Code != http.StatusNotModified {
 		t.Fatalf("end: %d", rec.Code)
+	}
+}
+
+// TestRunsWriterSealsKeys: runs of an encrypted blob go to a node whose
+// offer says it decrypts them with their data keys sealed under the node
+// secret, never in the clear; a node of an older build (an offer of level
+// 1) gets the bytes instead.
+func TestRunsWriterSealsKeys(t *testing.T) {
+	key := bytes.Repeat([]byte{0xa5}, 32)
+	runs := []objects.Run{{Blob: "b1", Len: 10}, {Blob: "b2", Len: 5, Key: key}}
+	rec := httptest.NewRecorder()
+	w := &runsWriter{ResponseWriter: rec, secret: testNodeSecret}
+	if took, _ := w.WriteRuns(runs); took || rec.Body.Len() != 0 {
+		t.Fatalf("runs with a key taken for a node of level 1: %t, %q", took, rec.Body.String())
+	}
+	rec = httptest.NewRecorder()
+	w = &runsWriter{ResponseWriter: rec, secret: testNodeSecret, keys: true}
+	if took, err := w.WriteRuns(runs); !took || err != nil {
+		t.Fatalf("runs with a key refused: %v", err)
+	}
+	var ans runsAnswer
+	if err := json.Unmarshal(rec.Body.Bytes(), &ans); err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Contains(rec.Body.Bytes(), []byte(base64.StdEncoding.EncodeToString(key)[:16])) || ans.Runs[0].Key != nil {
+		t.Fatalf("the answer holds the key in the clear: %s", rec.Body.String())
+	}
+	if got, err := nodeapi.Open(testNodeSecret, runKeyAAD("b2"), ans.Runs[1].Key); err != nil || !bytes.Equal(got, key) {
+		t.Fatalf("the sealed key opens as %x, %v", got, err)
+	}
+	if _, err := nodeapi.Open(testNodeSecret, runKeyAAD("b1"), ans.Runs[1].Key); err == nil {
+		t.Fatal("the key of one blob opens for another")
+	}
+	if runs[1].Key[0] != 0xa5 {
+		t.Fatal("the caller's runs were changed")
 	}
 }
 

@@ -151,8 +151,8 @@ func (n *Node) route(w http.ResponseWriter, r *http.Request) {
 				r.RemoteAddr = addr
 			}
 			r = n.withOfferedBody(r)
-			if n.verifiedOffer(r) {
-				rw := &runsWriter{ResponseWriter: w, secret: n.cfg.NodeSecret}
+			if level, ok := n.verifiedOffer(r); ok {
+				rw := &runsWriter{ResponseWriter: w, secret: n.cfg.NodeSecret, keys: level >= 2}
 				(*h).ServeHTTP(rw, r)
 				rw.pass()
 				return

@@ -112,22 +112,34 @@ func newToken() string {
 
 // writeCall is the leader's call to a node to write the body it offered.
 type writeCall struct {
-	Blob string               `json:"blob"`
+	// Blob is the one blob to write the whole body to, in a call to a
+	// node whose offer is of level 1.
+	Blob string               `json:"blob,omitempty"`
 	How  s3api.Elsewhere      `json:"how"` // its Check.Key sealed
 	Algs []checksum.Algorithm `json:"algs,omitempty"`
-	// DataKey, sealed, encrypts the data at rest (none: written plain).
+	// Blobs are the blobs to write, one after another, in a call to a
+	// node whose offer is of level 2 or more.
+	Blobs []writeBlob `json:"blobs,omitempty"`
+}
+
+// writeBlob is one blob a writeCall names: the next Size bytes of the
+// body (all the rest: negative), encrypted under DataKey, sealed, if set.
+type writeBlob struct {
+	ID      string `json:"id"`
+	Size    int64  `json:"size"`
 	DataKey []byte `json:"dataKey,omitempty"`
 }
 
-// dataKeyAAD binds the sealed data key of a write offered under token to
-// that write, apart from the signing key sealed for the same token.
-func dataKeyAAD(token string) []byte { return []byte(token + "\x00data-key") }
+// dataKeyAAD binds the sealed data key of a blob written under token to
+// them, apart from the signing key sealed for the same token.
+func dataKeyAAD(token, blob string) []byte { return []byte(token + "\x00data-key\x00" + blob) }
 
 // writeAnswer is a node's answer to a writeCall: what it wrote, or why it
 // did not.
 type writeAnswer struct {
-	Stored   objects.StoredElsewhere `json:"stored"`
-	Trailers http.Header             `json:"trailers,omitempty"`
+	Stored   objects.StoredElsewhere   `json:"stored"`          // a level 1 call's blob
+	Blobs    []objects.StoredElsewhere `json:"blobs,omitempty"` // or a call's Blobs
+	Trailers http.Header               `json:"trailers,omitempty"`
 	// BodyError names the end of reading the body that has an answer
 	// of its own (s3api.BodyErrorName); Error tells any other failure.
 	BodyError string `json:"bodyError,omitempty"`
@@ -181,19 +193,9 @@ func (n *Node) writeHere(ctx context.Context, o *offeredWrite, token string, cal
 	if err != nil {
 		return fail(err)
 	}
-	var dataKey sse.ObjectKey
-	if len(call.DataKey) > 0 {
-		key, err := nodeapi.Open(n.cfg.NodeSecret, dataKeyAAD(token), call.DataKey)
-		if err != nil {
-			return fail(err)
-		}
-		if dataKey, err = objectKey(key); err != nil {
-			return fail(err)
-		}
-	}
-	hs, err := checksum.NewSet(call.Algs...)
-	if err != nil {
-		return fail(err)
+	blobs := call.Blobs
+	if len(blobs) == 0 {
+		blobs = []writeBlob{{ID: call.Blob, Size: -1}}
 	}
 	now := time.Now()
 	client := s3api.ClientBody(o.client, o.body, call.How.Idle, call.How.End.Sub(now), now)
@@ -201,26 +203,79 @@ func (n *Node) writeHere(ctx context.Context, o *offeredWrite, token string, cal
 	stop := context.AfterFunc(ctx, func() { http.NewResponseController(o.client).SetReadDeadline(time.Now()) })
 	defer stop()
 	body := res.Body(&http.Request{Body: ctxBody{ctx, client}})
-	bw, err := n.set.CreateAs(call.Blob)
-	if err != nil {
-		return fail(err)
+	var stored []objects.StoredElsewhere
+	var written int64
+	for _, b := range blobs {
+		st, err := n.writeBlob(body, b, token, call.Algs)
+		if err != nil {
+			return fail(err)
+		}
+		stored = append(stored, st)
+		written += st.Size
 	}
-	data := io.TeeReader(body, hs)
-	if len(call.DataKey) > 0 {
+	if blobs[len(blobs)-1].Size >= 0 {
+		// The body ends with the last blob: its end is where its
+		// checks are made.
+		var one [1]byte
+		switch k, err := io.ReadFull(body, one[:]); {
+		case k > 0:
+			return fail(errors.New("the body is longer than the blobs to write"))
+		case err != io.EOF:
+			return fail(err)
+		}
+	}
+	n.writesHere.Add(1)
+	n.writeBytes.Add(written)
+	ans := writeAnswer{Trailers: res.Trailers()}
+	if len(call.Blobs) == 0 {
+		ans.Stored = stored[0]
+	} else {
+		ans.Blobs = stored
+	}
+	return ans
+}
+
+// writeBlob writes b from body, which the leader's call under token
+// names, hashed with its MD5 and algs.
+func (n *Node) writeBlob(body io.Reader, b writeBlob, token string, algs []checksum.Algorithm) (objects.StoredElsewhere, error) {
+	hs, err := checksum.NewSet(algs...)
+	if err != nil {
+		return objects.StoredElsewhere{}, err
+	}
+	data := body
+	if b.Size >= 0 {
+		data = io.LimitReader(body, b.Size)
+	}
+	data = io.TeeReader(data, hs)
+	if len(b.DataKey) > 0 {
+		raw, err := nodeapi.Open(n.cfg.NodeSecret, dataKeyAAD(token, b.ID), b.DataKey)
+		if err != nil {
+			return objects.StoredElsewhere{}, err
+		}
+		key, err := objectKey(raw)
+		if err != nil {
+			return objects.StoredElsewhere{}, err
+		}
 		// As the leader's cipher (sseCipher.Encrypt) writes it.
-		data = sse.EncryptReader(dataKey, data)
+		data = sse.EncryptReader(key, data)
+	}
+	bw, err := n.set.CreateAs(b.ID)
+	if err != nil {
+		return objects.StoredElsewhere{}, err
 	}
 	if _, err := io.Copy(bw, data); err != nil {
 		bw.Abort()
-		return fail(err)
+		return objects.StoredElsewhere{}, err
+	}
+	if b.Size >= 0 && hs.Size() != b.Size {
+		bw.Abort()
+		return objects.StoredElsewhere{}, objects.ErrIncompleteBody
 	}
 	if _, err := bw.Commit(); err != nil {
-		return fail(err)
+		return objects.StoredElsewhere{}, err
 	}
-	n.writesHere.Add(1)
-	n.writeBytes.Add(hs.Size())
 	md5Hex, sums := hs.Sum()
-	return writeAnswer{Stored: objects.StoredElsewhere{Size: hs.Size(), MD5: md5Hex, Sums: sums}, Trailers: res.Trailers()}
+	return objects.StoredElsewhere{Size: hs.Size(), MD5: md5Hex, Sums: sums}, nil
 }
 
 // ctxBody is a body that ends when ctx does.
@@ -248,12 +303,12 @@ func (n *Node) withOfferedBody(r *http.Request) *http.Request {
 	if r.Method != http.MethodPut || r.Header.Get(nodeapi.HeaderWriteOffer) == "" {
 		return r
 	}
-	node, token, ok := nodeapi.VerifiedWriteOffer(n.cfg.NodeSecret, r)
+	node, token, level, ok := nodeapi.VerifiedWriteOffer(n.cfg.NodeSecret, r)
 	peer := n.peerAt[node]
 	if !ok || peer == nil {
 		return r
 	}
-	body := &elsewhereBody{n: n, peer: peer, token: token, ctx: r.Context()}
+	body := &elsewhereBody{n: n, peer: peer, token: token, level: level, ctx: r.Context()}
 	return r.WithContext(s3api.WithOfferedBody(r.Context(), body))
 }
 
@@ -263,40 +318,63 @@ type elsewhereBody struct {
 	n     *Node
 	peer  *nodeapi.Drive
 	token string
+	level int             // the offer's
 	ctx   context.Context // the request's
+}
+
+// CanStore implements s3api.OfferedBody: a node whose offer is of level 1
+// writes a whole body, plain, as one blob.
+func (b *elsewhereBody) CanStore(blobs int, encrypted bool) bool {
+	return b.level >= 2 || blobs == 1 && !encrypted
 }
 
 // StoreAs implements s3api.OfferedBody: it calls the node to write the
 // body.
-func (b *elsewhereBody) StoreAs(id string, how s3api.Elsewhere, algs []checksum.Algorithm, dataKey []byte) (objects.StoredElsewhere, http.Header, error) {
-	call := writeCall{Blob: id, Algs: algs}
+func (b *elsewhereBody) StoreAs(blobs []objects.ElsewhereBlob, how s3api.Elsewhere, algs []checksum.Algorithm) ([]objects.StoredElsewhere, http.Header, error) {
+	fail := func(err error) ([]objects.StoredElsewhere, http.Header, error) { return nil, nil, err }
+	call := writeCall{Algs: algs}
 	if len(how.Check.Key) > 0 {
 		sealed, err := nodeapi.Seal(b.n.cfg.NodeSecret, []byte(b.token), how.Check.Key)
 		if err != nil {
-			return objects.StoredElsewhere{}, nil, err
+			return fail(err)
 		}
 		how.Check.Key = sealed
 	}
 	call.How = how
-	if dataKey != nil {
-		sealed, err := nodeapi.Seal(b.n.cfg.NodeSecret, dataKeyAAD(b.token), dataKey)
-		if err != nil {
-			return objects.StoredElsewhere{}, nil, err
+	switch {
+	case b.level >= 2:
+		for _, bl := range blobs {
+			wb := writeBlob{ID: bl.ID, Size: bl.Size}
+			if bl.DataKey != nil {
+				sealed, err := nodeapi.Seal(b.n.cfg.NodeSecret, dataKeyAAD(b.token, bl.ID), bl.DataKey)
+				if err != nil {
+					return fail(err)
+				}
+				wb.DataKey = sealed
+			}
+			call.Blobs = append(call.Blobs, wb)
 		}
-		call.DataKey = sealed
+	case len(blobs) == 1 && blobs[0].Size < 0 && blobs[0].DataKey == nil:
+		call.Blob = blobs[0].ID
+	default:
+		return fail(fmt.Errorf("node %s: its offer (level %d) is to write a whole body, plain, as one blob", b.peer, b.level))
 	}
 	var ans writeAnswer
 	if err := b.peer.StoreWrite(b.ctx, b.token, call, &ans); err != nil {
-		return objects.StoredElsewhere{}, nil, err
+		return fail(err)
 	}
 	switch {
 	case ans.BodyError != "":
 		if err := s3api.BodyError(ans.BodyError); err != nil {
-			return objects.StoredElsewhere{}, nil, err
+			return fail(err)
 		}
-		return objects.StoredElsewhere{}, nil, fmt.Errorf("node %s: reading the body: %s", b.peer, ans.BodyError)
+		return fail(fmt.Errorf("node %s: reading the body: %s", b.peer, ans.BodyError))
 	case ans.Error != "":
-		return objects.StoredElsewhere{}, nil, fmt.Errorf("node %s: writing the body: %s", b.peer, ans.Error)
+		return fail(fmt.Errorf("node %s: writing the body: %s", b.peer, ans.Error))
+	case call.Blobs == nil:
+		return []objects.StoredElsewhere{ans.Stored}, ans.Trailers, nil
+	case len(ans.Blobs) != len(call.Blobs):
+		return fail(fmt.Errorf("node %s: wrote %d blobs of %d", b.peer, len(ans.Blobs), len(call.Blobs)))
 	}
-	return ans.Stored, ans.Trailers, nil
+	return ans.Blobs, ans.Trailers, nil
 }

@@ -23,8 +23,9 @@ import (
 // to a 4-node site through one of its nodes that does not lead; that node
 // writes the data of the versions it receives itself (the leader checks
 // and commits them), and every version arrives whole: large ones, one in
-// parts and an encrypted one (which the node encrypts under the data key
-// the leader made), read through the leader and through the node. When that node dies, the primary
+// parts (each to a blob of its own) and encrypted ones, whole and in
+// parts (which the node encrypts under the data keys the leader made),
+// read through the leader and through the node. When that node dies, the primary
 // sends to another node of the site.
 func TestClusterReplicaWritesWhereItArrives(t *testing.T) {
 	if testing.Short() {
@@ -80,6 +81,7 @@ func TestClusterReplicaWritesWhereItArrives(t *testing.T) {
 	}
 	put("parts", 11<<20, minio.PutObjectOptions{PartSize: 5 << 20})
 	put("sealed", 2<<20, minio.PutObjectOptions{DisableMultipart: true, ServerSideEncryption: encrypt.NewSSE()})
+	put("sealed-parts", 11<<20, minio.PutObjectOptions{PartSize: 5 << 20, ServerSideEncryption: encrypt.NewSSE()})
 
 	for _, addr := range []string{leader, via} {
 		c := client(addr)
@@ -100,8 +102,8 @@ func TestClusterReplicaWritesWhereItArrives(t *testing.T) {
 	}
 	for _, n := range info().Nodes {
 		switch {
-		case n.Address == via && n.WritesHere < 4:
-			t.Errorf("the node the primary sends to wrote the data of %d versions itself, want at least the 3 large ones and the encrypted one", n.WritesHere)
+		case n.Address == via && n.WritesHere < 6:
+			t.Errorf("the node the primary sends to wrote the data of %d versions itself, want at least the 3 large ones, the one in parts and the 2 encrypted ones", n.WritesHere)
 		case n.Address != via && n.WritesHere != 0:
 			t.Errorf("node %s (%s) counts %d writes offered by it", n.Address, n.State, n.WritesHere)
 		}

@@ -81,36 +81,67 @@ func inSkew(d time.Duration) bool { return d <= MaxSkew && d >= -MaxSkew }
 
 // HeaderReadOffer carries, on a GET a node passes to the leader, the
 // node's offer to read the response's data from the drives itself (see
-// objects.RunWriter): the time it was signed and its signature, under the
-// node secret, of the method and path with its query. The client's own
-// signature stays in Authorization for the leader to check.
+// objects.RunWriter): the time it was signed, the node's OfferLevel and
+// their signature, under the node secret, with the method and path with
+// its query. The client's own signature stays in Authorization for the
+// leader to check.
 const HeaderReadOffer = "X-Twinlake-Node-Read-Offer"
 
-// offerSignature is signature's for a read offer: under a label of its
-// own, so that neither can stand for the other.
-func offerSignature(secret []byte, method, uri, date string) string {
-	return signature(secret, "read-offer "+method, uri, date)
+// OfferLevel is what a node does with a leader's answer to its offers:
+// from 2, it also decrypts runs of encrypted blobs with the data key sent
+// with them, encrypts a body it writes under the data key sent with the
+// call, and writes a body as several blobs. A build before levels signed
+// offers of level 1 ("date:sig", "date;node;token;sig"), which this build
+// takes as such; such a build takes a level 2 offer for none, and answers
+// with the data itself.
+const OfferLevel = 2
+
+// offerSignature is signature's for a read offer of level: under a label
+// of its own, so that neither can stand for the other.
+func offerSignature(secret []byte, method, uri, date string, level int) string {
+	if level == 1 {
+		return signature(secret, "read-offer "+method, uri, date)
+	}
+	return signature(secret, "read-offer/"+strconv.Itoa(level)+" "+method, uri, date)
 }
 
 // SignReadOffer adds the node's read offer to r, which it passes to the
 // leader, in place of any the client sent.
 func SignReadOffer(secret []byte, r *http.Request, now time.Time) {
 	date := strconv.FormatInt(now.Unix(), 10)
-	r.Header.Set(HeaderReadOffer, date+":"+offerSignature(secret, r.Method, r.URL.RequestURI(), date))
+	r.Header.Set(HeaderReadOffer, date+":"+strconv.Itoa(OfferLevel)+":"+offerSignature(secret, r.Method, r.URL.RequestURI(), date, OfferLevel))
 }
 
-// VerifyReadOffer reports whether r carries a read offer signed by a node
-// of the site within MaxSkew.
-func VerifyReadOffer(secret []byte, r *http.Request) bool {
-	date, got, ok := strings.Cut(r.Header.Get(HeaderReadOffer), ":")
-	if !ok {
-		return false
+// VerifiedReadOffer returns the level of the read offer a node of the
+// site signed on r within MaxSkew, or false.
+func VerifiedReadOffer(secret []byte, r *http.Request) (level int, ok bool) {
+	parts := strings.Split(r.Header.Get(HeaderReadOffer), ":")
+	var date, got string
+	switch len(parts) {
+	case 2:
+		date, level, got = parts[0], 1, parts[1]
+	case 3:
+		date, got = parts[0], parts[2]
+		if level = offerLevel(parts[1]); level < 2 {
+			return 0, false
+		}
+	default:
+		return 0, false
 	}
 	if d, ok := signedAgo(date); !ok || !inSkew(d) {
-		return false
+		return 0, false
 	}
-	want := offerSignature(secret, r.Method, r.URL.RequestURI(), date)
-	return hmac.Equal([]byte(got), []byte(want))
+	want := offerSignature(secret, r.Method, r.URL.RequestURI(), date, level)
+	return level, hmac.Equal([]byte(got), []byte(want))
+}
+
+// offerLevel parses a level written in an offer: 0 if it is none.
+func offerLevel(s string) int {
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 1 || n > 1000 || strconv.Itoa(n) != s {
+		return 0
+	}
+	return n
 }
 
 // HeaderClientAddr carries, on every request a node passes to the leader,
@@ -164,35 +195,48 @@ func VerifiedClientAddr(secret []byte, r *http.Request) (string, bool) {
 // calls the node's PathWrites + token instead (Drive.StoreWrite).
 const HeaderWriteOffer = "X-Twinlake-Node-Write-Offer"
 
-// writeOfferSignature is signature's for a write offer, under a label
-// of its own.
-func writeOfferSignature(secret []byte, method, uri, date, node, token string) string {
-	return signature(secret, "write-offer "+method, uri, date+"\n"+node+"\n"+token)
+// writeOfferSignature is signature's for a write offer of level, under a
+// label of its own.
+func writeOfferSignature(secret []byte, method, uri, date, node, token string, level int) string {
+	label := "write-offer "
+	if level != 1 {
+		label = "write-offer/" + strconv.Itoa(level) + " "
+	}
+	return signature(secret, label+method, uri, date+"\n"+node+"\n"+token)
 }
 
 // SignWriteOffer adds to r, which node passes to the leader, its offer to
-// write r's body itself, known there as token.
+// write r's body itself, known there as token, at this build's OfferLevel.
 func SignWriteOffer(secret []byte, r *http.Request, node, token string, now time.Time) {
 	date := strconv.FormatInt(now.Unix(), 10)
-	r.Header.Set(HeaderWriteOffer, date+";"+node+";"+token+";"+writeOfferSignature(secret, r.Method, r.URL.RequestURI(), date, node, token))
+	level := strconv.Itoa(OfferLevel)
+	r.Header.Set(HeaderWriteOffer, date+";"+node+";"+token+";"+level+";"+writeOfferSignature(secret, r.Method, r.URL.RequestURI(), date, node, token, OfferLevel))
 }
 
-// VerifiedWriteOffer returns the node and the token of the write offer a
-// node of the site signed on r within MaxSkew, or false.
-func VerifiedWriteOffer(secret []byte, r *http.Request) (node, token string, ok bool) {
+// VerifiedWriteOffer returns the node, the token and the level of the
+// write offer a node of the site signed on r within MaxSkew, or false.
+func VerifiedWriteOffer(secret []byte, r *http.Request) (node, token string, level int, ok bool) {
 	parts := strings.Split(r.Header.Get(HeaderWriteOffer), ";")
-	if len(parts) != 4 {
-		return "", "", false
+	var date, got string
+	switch len(parts) {
+	case 4:
+		date, node, token, level, got = parts[0], parts[1], parts[2], 1, parts[3]
+	case 5:
+		date, node, token, got = parts[0], parts[1], parts[2], parts[4]
+		if level = offerLevel(parts[3]); level < 2 {
+			return "", "", 0, false
+		}
+	default:
+		return "", "", 0, false
 	}
-	date, node, token, got := parts[0], parts[1], parts[2], parts[3]
 	if d, ok := signedAgo(date); !ok || !inSkew(d) || node == "" || token == "" {
-		return "", "", false
+		return "", "", 0, false
 	}
-	want := writeOfferSignature(secret, r.Method, r.URL.RequestURI(), date, node, token)
+	want := writeOfferSignature(secret, r.Method, r.URL.RequestURI(), date, node, token, level)
 	if !hmac.Equal([]byte(got), []byte(want)) {
-		return "", "", false
+		return "", "", 0, false
 	}
-	return node, token, true
+	return node, token, level, true
 }
 
 // sealKey is the key Seal and Open use: the node secret's, under a label

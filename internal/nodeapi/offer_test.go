@@ -10,7 +10,8 @@ import (
 )
 
 // TestReadOffer: an offer verifies on the request it was signed for, under
-// the node secret, within MaxSkew, and on no other.
+// the node secret, within MaxSkew, and on no other; one an older build
+// signed verifies at level 1, and a level changed does not verify.
 func TestReadOffer(t *testing.T) {
 	secret := []byte("0123456789abcdef")
 	signed := func(path string, at time.Time) string {
@@ -21,27 +22,32 @@ func TestReadOffer(t *testing.T) {
 	now := time.Now()
 	good := signed("/b/k?versionId=1", now)
 	date := strconv.FormatInt(now.Unix(), 10)
+	older := date + ":" + offerSignature(secret, "GET", "/b/k?versionId=1", date, 1)
 	for _, tc := range []struct {
 		name, method, path, offer string
 		secret                    []byte
 		want                      bool
+		level                     int
 	}{
-		{"signed", "GET", "/b/k?versionId=1", good, secret, true},
-		{"another secret", "GET", "/b/k?versionId=1", good, []byte("fedcba9876543210"), false},
-		{"another query", "GET", "/b/k?versionId=2", good, secret, false},
-		{"another method", "HEAD", "/b/k?versionId=1", good, secret, false},
-		{"too old", "GET", "/b/k", signed("/b/k", now.Add(-MaxSkew-time.Minute)), secret, false},
-		{"a node API signature", "GET", "/b/k", date + ":" + signature(secret, "GET", "/b/k", date), secret, false},
-		{"no signature", "GET", "/b/k", date, secret, false},
-		{"no time", "GET", "/b/k", ":00", secret, false},
-		{"none", "GET", "/b/k", "", secret, false},
+		{"signed", "GET", "/b/k?versionId=1", good, secret, true, OfferLevel},
+		{"an older build's", "GET", "/b/k?versionId=1", older, secret, true, 1},
+		{"another level", "GET", "/b/k?versionId=1", strings.Replace(good, ":2:", ":3:", 1), secret, false, 0},
+		{"level 1 written", "GET", "/b/k?versionId=1", strings.Replace(good, ":2:", ":1:", 1), secret, false, 0},
+		{"another secret", "GET", "/b/k?versionId=1", good, []byte("fedcba9876543210"), false, 0},
+		{"another query", "GET", "/b/k?versionId=2", good, secret, false, 0},
+		{"another method", "HEAD", "/b/k?versionId=1", good, secret, false, 0},
+		{"too old", "GET", "/b/k", signed("/b/k", now.Add(-MaxSkew-time.Minute)), secret, false, 0},
+		{"a node API signature", "GET", "/b/k", date + ":" + signature(secret, "GET", "/b/k", date), secret, false, 0},
+		{"no signature", "GET", "/b/k", date, secret, false, 0},
+		{"no time", "GET", "/b/k", ":00", secret, false, 0},
+		{"none", "GET", "/b/k", "", secret, false, 0},
 	} {
 		r := httptest.NewRequest(tc.method, tc.path, nil)
 		if tc.offer != "" {
 			r.Header.Set(HeaderReadOffer, tc.offer)
 		}
-		if got := VerifyReadOffer(tc.secret, r); got != tc.want {
-			t.Errorf("%s: verified %t, want %t", tc.name, got, tc.want)
+		if level, got := VerifiedReadOffer(tc.secret, r); got != tc.want || got && level != tc.level {
+			t.Errorf("%s: verified %t at level %d, want %t", tc.name, got, level, tc.want)
 		}
 	}
 }
@@ -69,7 +75,7 @@ func TestClientAddr(t *testing.T) {
 		{"another path", "/b/other", good, ""},
 		{"another address", "/b/k", strings.Replace(good, "192.0.2.7", "192.0.2.8", 1), ""},
 		{"too old", "/b/k", signed("/b/k", "192.0.2.7:5555", now.Add(-MaxSkew-time.Minute)), ""},
-		{"a read offer's signature", "/b/k", date + ";192.0.2.7:5555;" + offerSignature(secret, "GET", "/b/k", date), ""},
+		{"a read offer's signature", "/b/k", date + ";192.0.2.7:5555;" + offerSignature(secret, "GET", "/b/k", date, 1), ""},
 		{"no signature", "/b/k", date + ";192.0.2.7:5555", ""},
 		{"no address", "/b/k", date + ";;" + clientSignature(secret, "GET", "/b/k", date, ""), ""},
 		{"none", "/b/k", "", ""},
@@ -110,7 +116,10 @@ func TestWriteOffer(t *testing.T) {
 		{"another node", "PUT", "/b/k?partNumber=1&uploadId=u", strings.Replace(good, "9000", "9001", 1), secret, false},
 		{"another token", "PUT", "/b/k?partNumber=1&uploadId=u", strings.Replace(good, ";tok;", ";tik;", 1), secret, false},
 		{"too old", "PUT", "/b/k", signed("PUT", "/b/k", "n", "t", now.Add(-MaxSkew-time.Minute)), secret, false},
-		{"a read offer", "PUT", "/b/k", date + ":" + offerSignature(secret, "PUT", "/b/k", date), secret, false},
+		{"a read offer", "PUT", "/b/k", date + ":" + offerSignature(secret, "PUT", "/b/k", date, 1), secret, false},
+		{"an older build's", "PUT", "/b/k", date + ";127.0.0.1:9000;tok;" + writeOfferSignature(secret, "PUT", "/b/k", date, "127.0.0.1:9000", "tok", 1), secret, true},
+		{"another level", "PUT", "/b/k?partNumber=1&uploadId=u", strings.Replace(good, ";tok;2;", ";tok;3;", 1), secret, false},
+		{"no level", "PUT", "/b/k?partNumber=1&uploadId=u", strings.Replace(good, ";tok;2;", ";tok;", 1), secret, false},
 		{"no token", "PUT", "/b/k", signed("PUT", "/b/k", "n", "", now), secret, false},
 		{"no node", "PUT", "/b/k", signed("PUT", "/b/k", "", "t", now), secret, false},
 		{"none", "PUT", "/b/k", "", secret, false},
@@ -119,9 +128,13 @@ func TestWriteOffer(t *testing.T) {
 		if tc.offer != "" {
 			r.Header.Set(HeaderWriteOffer, tc.offer)
 		}
-		node, token, ok := VerifiedWriteOffer(tc.secret, r)
-		if ok != tc.want || ok && (node != "127.0.0.1:9000" || token != "tok") {
-			t.Errorf("%s: verified %t (%q, %q), want %t", tc.name, ok, node, token, tc.want)
+		node, token, level, ok := VerifiedWriteOffer(tc.secret, r)
+		wantLevel := OfferLevel
+		if tc.name == "an older build's" {
+			wantLevel = 1
+		}
+		if ok != tc.want || ok && (node != "127.0.0.1:9000" || token != "tok" || level != wantLevel) {
+			t.Errorf("%s: verified %t (%q, %q, level %d), want %t", tc.name, ok, node, token, level, tc.want)
 		}
 	}
 }
@@ -179,16 +192,17 @@ func FuzzNodeHeaders(f *testing.F) {
 		r.Header.Set(HeaderClientAddr, client)
 		r.Header.Set(HeaderReadOffer, read)
 		other := []byte("fedcba9876543210")
-		if _, _, ok := VerifiedWriteOffer(other, r); ok {
+		if _, _, _, ok := VerifiedWriteOffer(other, r); ok {
 			t.Fatalf("write offer %q verified under another secret", write)
 		}
 		if _, ok := VerifiedClientAddr(other, r); ok {
 			t.Fatalf("client address %q verified under another secret", client)
 		}
-		if VerifyReadOffer(other, r) {
+		if _, ok := VerifiedReadOffer(other, r); ok {
 			t.Fatalf("read offer %q verified under another secret", read)
 		}
 		VerifiedWriteOffer(secret, r)
+		VerifiedReadOffer(secret, r)
 		VerifiedClientAddr(secret, r)
 		if _, err := Open(other, []byte("tok"), seal); err == nil {
 			t.Fatalf("%x opened under another secret", seal)

@@ -26,38 +26,54 @@ type elsewhere struct {
 	answer    func(StoredElsewhere) StoredElsewhere // alters the answer
 	fail      error                                 // after writing
 	ids       []string                              // the blobs asked for
-	intent    bool                                  // the blob's intent was durable when asked
+	intent    bool                                  // the blobs' intents were durable when asked
+	plainOne  bool                                  // it writes only a whole body, plain (an older node)
 	l         *Layer
 }
 
-func (e *elsewhere) StoreAs(id string, algs []checksum.Algorithm, dataKey []byte) (StoredElsewhere, error) {
-	e.ids = append(e.ids, id)
-	e.intent = e.l.intentExists(id)
-	w, err := e.blobs.CreateAs(id)
-	if err != nil {
-		return StoredElsewhere{}, err
-	}
-	hs, _ := checksum.NewSet(algs...)
-	var data io.Reader = bytes.NewReader(e.data)
-	if dataKey != nil {
-		if data, err = e.l.cfg.Cipher.Encrypt(dataKey, data); err != nil {
-			return StoredElsewhere{}, err
+func (e *elsewhere) CanStore(blobs int, encrypted bool) bool {
+	return !e.plainOne || blobs == 1 && !encrypted
+}
+
+func (e *elsewhere) StoreAs(blobs []ElsewhereBlob, algs []checksum.Algorithm) ([]StoredElsewhere, error) {
+	rest := e.data
+	var out []StoredElsewhere
+	e.intent = true
+	for _, b := range blobs {
+		e.ids = append(e.ids, b.ID)
+		e.intent = e.intent && e.l.intentExists(b.ID)
+		part := rest
+		if b.Size >= 0 {
+			part = rest[:min(b.Size, int64(len(rest)))]
 		}
-	}
-	io.Copy(w, data)
-	hs.Write(e.data)
-	if _, err := w.Commit(); err != nil {
-		return StoredElsewhere{}, err
+		rest = rest[len(part):]
+		w, err := e.blobs.CreateAs(b.ID)
+		if err != nil {
+			return nil, err
+		}
+		hs, _ := checksum.NewSet(algs...)
+		var data io.Reader = bytes.NewReader(part)
+		if b.DataKey != nil {
+			if data, err = e.l.cfg.Cipher.Encrypt(b.DataKey, data); err != nil {
+				return nil, err
+			}
+		}
+		io.Copy(w, data)
+		hs.Write(part)
+		if _, err := w.Commit(); err != nil {
+			return nil, err
+		}
+		md5Hex, sums := hs.Sum()
+		st := StoredElsewhere{Size: hs.Size(), MD5: md5Hex, Sums: sums}
+		if e.answer != nil {
+			st = e.answer(st)
+		}
+		out = append(out, st)
 	}
 	if e.fail != nil {
-		return StoredElsewhere{}, e.fail
+		return nil, e.fail
 	}
-	md5Hex, sums := hs.Sum()
-	st := StoredElsewhere{Size: hs.Size(), MD5: md5Hex, Sums: sums}
-	if e.answer != nil {
-		st = e.answer(st)
-	}
-	return st, nil
+	return out, nil
 }
 
 // TestStoreElsewhere: a body written elsewhere is committed as one written
@@ -149,6 +165,14 @@ func TestStoreElsewhere(t *testing.T) {
 		t.Fatalf("an encrypted object stored elsewhere reads back %d bytes, not what was sent", len(got))
 	}
 
+	// A node that writes only whole bodies, plain (an older build): an
+	// encrypted one is read here.
+	older := body()
+	older.plainOne = true
+	if _, err := l.PutObject(ctx, "bkt", "sealed-older", older, PutOptions{Size: int64(len(data)), SSE: SSEAlgorithm}); err != nil || len(older.ids) != 0 {
+		t.Fatalf("an encrypted object stored by a node that cannot (%v): %v", older.ids, err)
+	}
+
 	// Data small enough to keep inline is read here.
 	small := body()
 	small.Reader = strings.NewReader("tiny")
@@ -188,4 +212,78 @@ func (c ctrCipher) DecryptRange(key []byte, ct io.ReaderAt, encSize, off, n int6
 		return nil, err
 	}
 	return io.LimitReader(plain, n), nil
+}
+
+// TestReplicaInPartsStoredElsewhere: a peer's version in parts whose body
+// a node offered to write is written there, each part to a blob of its
+// own under a durable intent, encrypted when the version is; a part whose
+// digest is not its ETag leaves neither the version nor any blob; a node
+// that writes only whole bodies has the body read here.
+func TestReplicaInPartsStoredElsewhere(t *testing.T) {
+	l := newLayerInline(t, 8)
+	l.cfg.Cipher = ctrCipher{}
+	ctx := context.Background()
+	if err := l.CreateBucket(ctx, "bkt"); err != nil {
+		t.Fatal(err)
+	}
+	first := bytes.Repeat([]byte("first part "), 30)
+	second := strings.Repeat("second part ", 20)
+	whole := append(bytes.Clone(first), second...)
+	for _, tc := range []struct {
+		name      string
+		sse       string
+		plainOne  bool
+		badDigest bool
+		wantIDs   int
+	}{
+		{name: "plain", wantIDs: 2},
+		{name: "encrypted", sse: SSEAlgorithm, wantIDs: 2},
+		{name: "bad digest", badDigest: true, wantIDs: 2},
+		{name: "older node", sse: SSEAlgorithm, plainOne: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			key := "r-" + strings.ReplaceAll(tc.name, " ", "-")
+			in := replicaOf(second, first)
+			in.SSE = tc.sse
+			if tc.badDigest {
+				in.Segments[1].ETag = strings.Repeat("0", 32)
+			}
+			e := &elsewhere{Reader: bytes.NewReader(whole), blobs: l.blobs, data: whole, plainOne: tc.plainOne, l: l}
+			_, err := l.ApplyReplica(ctx, "bkt", key, in, e)
+			if len(e.ids) != tc.wantIDs || tc.wantIDs > 0 && !e.intent {
+				t.Fatalf("blobs written elsewhere %v (intents durable: %t), want %d", e.ids, e.intent, tc.wantIDs)
+			}
+			if tc.badDigest {
+				if !errors.Is(err, ErrBadDigest) {
+					t.Fatalf("a part that is not its ETag: %v", err)
+				}
+				for _, id := range e.ids {
+					if _, err := l.blobs.Open(id); !errors.Is(err, blob.ErrNotFound) || l.intentExists(id) {
+						t.Errorf("blob %s (or its intent) left: %v", id, err)
+					}
+				}
+				if _, _, err := l.GetObject(ctx, "bkt", key, "", 0, 1); !errors.Is(err, ErrObjectNotFound) {
+					t.Fatalf("the key reads %v", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			v, rc, err := l.GetObject(ctx, "bkt", key, "", 0, int64(len(whole)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, _ := io.ReadAll(rc)
+			rc.Close()
+			if !bytes.Equal(got, whole) || len(v.Segments) != 2 || (tc.sse != "") != (len(v.Segments[0].SealedKey) > 0) {
+				t.Fatalf("read back %d bytes (want %d), segments %+v", len(got), len(whole), v.Segments)
+			}
+			for i, id := range e.ids {
+				if v.Segments[i].BlobID != id {
+					t.Fatalf("segment %d is in blob %s, not %s as written", i, v.Segments[i].BlobID, id)
+				}
+			}
+		})
+	}
 }

@@ -209,44 +209,65 @@ func (g *intentGroup) write(l *Layer, id string) error {
 // offer declined).
 type ElsewhereBody interface {
 	io.Reader
-	// StoreAs writes the whole body to a new blob id, hashing it with
-	// its MD5 and algs, and reports what it wrote; the blob is durable
-	// at the store's write quorum when it returns without error. On an
-	// error, shards of id may have been written. With a dataKey, what
-	// it writes is the body encrypted under that key, as the layer's
-	// Cipher.Encrypt does; the hashes and size are the plaintext's.
-	StoreAs(id string, algs []checksum.Algorithm, dataKey []byte) (StoredElsewhere, error)
+	// CanStore reports whether StoreAs can write the body as blobs
+	// blobs, encrypted or not; when it cannot, the layer reads it.
+	CanStore(blobs int, encrypted bool) bool
+	// StoreAs writes the body to new blobs, one after another, hashing
+	// each with its MD5 and algs, and reports what it wrote to each; the
+	// blobs are durable at the store's write quorum when it returns
+	// without error, and the body has ended with the last of them. On
+	// an error, shards of any of them may have been written.
+	StoreAs(blobs []ElsewhereBlob, algs []checksum.Algorithm) ([]StoredElsewhere, error)
 }
 
-// StoredElsewhere is what an ElsewhereBody wrote.
+// ElsewhereBlob is one blob an ElsewhereBody writes: the next Size bytes
+// of the body, or all the rest when Size is negative. With a DataKey, what
+// it writes is those bytes encrypted under that key, as the layer's
+// Cipher.Encrypt does; the hashes and size reported are the plaintext's.
+type ElsewhereBlob struct {
+	ID      string
+	Size    int64
+	DataKey []byte
+}
+
+// StoredElsewhere is what an ElsewhereBody wrote to a blob.
 type StoredElsewhere struct {
 	Size int64                         `json:"size"`
 	MD5  string                        `json:"md5"` // hex
 	Sums map[checksum.Algorithm]string `json:"sums,omitempty"`
 }
 
-// storeElsewhere has body write the data of object bucket/key to a new blob
-// under a durable intent, as storeBlob does here, encrypted under dataKey
-// if set, and sets seg's blob and size.
-func (l *Layer) storeElsewhere(seg *Segment, body ElsewhereBody, bucket, key string, algs []checksum.Algorithm, dataKey []byte) (StoredElsewhere, error) {
-	id := blob.NewPlacedID(bucket, key)
-	if err := l.intents.write(l, id); err != nil {
-		return StoredElsewhere{}, err
+// storeElsewhere has body write the data of object bucket/key to new blobs
+// under durable intents, as storeBlob does here, one for each of blobs,
+// whose IDs it sets, and returns what was written to each.
+func (l *Layer) storeElsewhere(body ElsewhereBody, bucket, key string, blobs []ElsewhereBlob, algs []checksum.Algorithm) ([]StoredElsewhere, error) {
+	segs := make([]Segment, 0, len(blobs))
+	for i := range blobs {
+		blobs[i].ID = blob.NewPlacedID(bucket, key)
+		if err := l.intents.write(l, blobs[i].ID); err != nil {
+			l.release(segs...)
+			return nil, err
+		}
+		segs = append(segs, Segment{BlobID: blobs[i].ID})
 	}
-	got, err := body.StoreAs(id, algs, dataKey)
-	if err == nil && got.MD5 == "" {
-		err = errors.New("objects: a body stored elsewhere came back without its MD5")
+	got, err := body.StoreAs(blobs, algs)
+	if err == nil && len(got) != len(blobs) {
+		err = fmt.Errorf("objects: a body stored elsewhere as %d blobs came back with %d", len(blobs), len(got))
 	}
-	for _, alg := range algs {
-		if err == nil && got.Sums[alg] == "" {
-			err = fmt.Errorf("objects: a body stored elsewhere came back without its %s", alg)
+	for i := range got {
+		if err == nil && got[i].MD5 == "" {
+			err = errors.New("objects: a body stored elsewhere came back without its MD5")
+		}
+		for _, alg := range algs {
+			if err == nil && got[i].Sums[alg] == "" {
+				err = fmt.Errorf("objects: a body stored elsewhere came back without its %s", alg)
+			}
 		}
 	}
 	if err != nil {
-		l.release(Segment{BlobID: id}) // its shards, whatever was written, then the intent
-		return StoredElsewhere{}, err
+		l.release(segs...) // their shards, whatever was written, then the intents
+		return nil, err
 	}
 	l.crashPoint("blob")
-	seg.BlobID, seg.Size = id, got.Size
 	return got, nil
 }

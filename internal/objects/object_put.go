@@ -205,12 +205,14 @@ func (l *Layer) store(bucket, key string, body io.Reader, size int64, enc *encry
 		}
 		seg.SealedKey = sealed
 	}
-	if rb, ok := body.(ElsewhereBody); ok && (size < 0 || size > l.cfg.InlineLimit) {
-		got, err := l.storeElsewhere(&seg, rb, bucket, key, algs, dk)
+	if rb, ok := body.(ElsewhereBody); ok && (size < 0 || size > l.cfg.InlineLimit) && rb.CanStore(1, enc != nil) {
+		blobs := []ElsewhereBlob{{Size: -1, DataKey: dk}}
+		got, err := l.storeElsewhere(rb, bucket, key, blobs, algs)
 		if err != nil {
 			return nil, err
 		}
-		return l.finishStore(seg, size, got.MD5, got.Sums, enc)
+		seg.BlobID, seg.Size = blobs[0].ID, got[0].Size
+		return l.finishStore(seg, size, got[0].MD5, got[0].Sums, enc)
 	}
 	src := io.TeeReader(body, hs)
 	if enc != nil {

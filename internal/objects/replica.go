@@ -7,6 +7,7 @@ import (
 	"io"
 	"maps"
 	"math"
+	"slices"
 	"sort"
 	"time"
 
@@ -261,6 +262,10 @@ func (l *Layer) storeReplicaData(bucket, key string, in *Version, body io.Reader
 	if err != nil {
 		return nil, err
 	}
+	if eb, ok := body.(ElsewhereBody); ok && len(in.Segments) > 1 && eb.CanStore(len(in.Segments), enc != nil) &&
+		!slices.ContainsFunc(in.Segments, func(s Segment) bool { return s.Size <= l.cfg.InlineLimit }) {
+		return l.storeReplicaElsewhere(bucket, key, in, eb, enc)
+	}
 	var segs []Segment
 	for i, s := range in.Segments {
 		var data io.Reader = io.LimitReader(body, s.Size)
@@ -278,6 +283,46 @@ func (l *Layer) storeReplicaData(bucket, key string, in *Version, body io.Reader
 		}
 		st.seg.Number, st.seg.ETag, st.seg.Checksum = s.Number, s.ETag, s.Checksum
 		segs = append(segs, st.seg)
+	}
+	return segs, nil
+}
+
+// storeReplicaElsewhere is storeReplicaData for a version in parts, none
+// small enough to keep inline, whose body the node that received it
+// writes: each part to a blob of its own, in one call.
+func (l *Layer) storeReplicaElsewhere(bucket, key string, in *Version, body ElsewhereBody, enc *encryption) ([]Segment, error) {
+	blobs := make([]ElsewhereBlob, len(in.Segments))
+	segs := make([]Segment, len(in.Segments))
+	for i, s := range in.Segments {
+		blobs[i].Size = s.Size
+		if enc != nil {
+			dk, sealed, err := enc.c.NewKey(enc.aad)
+			if err != nil {
+				return nil, err
+			}
+			blobs[i].DataKey, segs[i].SealedKey = dk, sealed
+		}
+	}
+	got, err := l.storeElsewhere(body, bucket, key, blobs, nil)
+	if err != nil {
+		return nil, err
+	}
+	for i, s := range in.Segments {
+		segs[i].BlobID, segs[i].Size = blobs[i].ID, got[i].Size
+		segs[i].Number, segs[i].ETag, segs[i].Checksum = s.Number, s.ETag, s.Checksum
+	}
+	for i, s := range in.Segments {
+		err := error(nil)
+		switch want := replicaDigest(in, s); {
+		case got[i].Size != s.Size:
+			err = ErrIncompleteBody
+		case want != "" && got[i].MD5 != want:
+			err = fmt.Errorf("%w: segment %d", ErrBadDigest, i)
+		}
+		if err != nil {
+			l.release(segs...)
+			return nil, err
+		}
 	}
 	return segs, nil
 }

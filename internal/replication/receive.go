@@ -35,9 +35,15 @@ type countingElsewhere struct {
 	body objects.ElsewhereBody
 }
 
-func (c countingElsewhere) StoreAs(id string, algs []checksum.Algorithm, dataKey []byte) (objects.StoredElsewhere, error) {
-	st, err := c.body.StoreAs(id, algs, dataKey)
-	c.n += st.Size
+func (c countingElsewhere) CanStore(blobs int, encrypted bool) bool {
+	return c.body.CanStore(blobs, encrypted)
+}
+
+func (c countingElsewhere) StoreAs(blobs []objects.ElsewhereBlob, algs []checksum.Algorithm) ([]objects.StoredElsewhere, error) {
+	st, err := c.body.StoreAs(blobs, algs)
+	for _, s := range st {
+		c.n += s.Size
+	}
 	return st, err
 }
 

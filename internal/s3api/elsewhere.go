@@ -22,11 +22,12 @@ import (
 // An OfferedBody is a request's body that the process which received it
 // offers to write itself.
 type OfferedBody interface {
+	// CanStore is objects.ElsewhereBody's.
+	CanStore(blobs int, encrypted bool) bool
 	// StoreAs reads the body, checking it as w says, writes it to the
-	// new blob id hashed with its MD5 and algs (encrypted under dataKey
-	// if set, as objects.ElsewhereBody says), and reports what it wrote
-	// and the trailing headers it read.
-	StoreAs(id string, w Elsewhere, algs []checksum.Algorithm, dataKey []byte) (objects.StoredElsewhere, http.Header, error)
+	// new blobs as objects.ElsewhereBody says, and reports what it
+	// wrote and the trailing headers it read.
+	StoreAs(blobs []objects.ElsewhereBlob, w Elsewhere, algs []checksum.Algorithm) ([]objects.StoredElsewhere, http.Header, error)
 }
 
 // Elsewhere is how a body written elsewhere is to be read: the checks of
@@ -82,8 +83,12 @@ func OfferedPayload(ctx context.Context, body io.Reader, res *sigv4.Result, idle
 		how: Elsewhere{Check: check, Idle: idle, End: end}}
 }
 
-func (p *offeredPayload) StoreAs(id string, algs []checksum.Algorithm, dataKey []byte) (objects.StoredElsewhere, error) {
-	st, trailers, err := p.body.StoreAs(id, p.how, algs, dataKey)
+func (p *offeredPayload) CanStore(blobs int, encrypted bool) bool {
+	return p.body.CanStore(blobs, encrypted)
+}
+
+func (p *offeredPayload) StoreAs(blobs []objects.ElsewhereBlob, algs []checksum.Algorithm) ([]objects.StoredElsewhere, error) {
+	st, trailers, err := p.body.StoreAs(blobs, p.how, algs)
 	if p.info != nil {
 		p.info.BodyElsewhere = true
 	}
