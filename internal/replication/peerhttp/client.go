@@ -24,6 +24,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -85,7 +86,23 @@ type Client struct {
 	// calls go to: the first that answered when base's host did not.
 	nodes atomic.Pointer[[]string]
 	host  atomic.Pointer[string]
+	// lives hold, for each host calls have gone to, a context that ends
+	// when calls move off it (giveUp): the calls still out to it end
+	// then, as ErrLinkDown, rather than wait for their own deadline at
+	// a node that takes calls and answers nothing.
+	mu    sync.Mutex
+	lives map[string]hostLife
 }
+
+// hostLife is the time calls go to one host: its ctx ends when they move off.
+type hostLife struct {
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+}
+
+// errMovedOff ends the calls out to a node of the peer that calls moved
+// off.
+var errMovedOff = errors.New("calls moved to another node of the peer")
 
 var _ replication.Peer = (*Client)(nil)
 
@@ -249,7 +266,7 @@ func (c *Client) send(ctx context.Context, method, path string, q url.Values, hd
 	for _, other := range c.otherHosts(host) {
 		resp, oerr := c.sendTo(ctx, other, method, path, q, hdr, body, size, proto)
 		if oerr == nil {
-			c.host.Store(&other)
+			c.moveTo(host, other)
 			return resp, nil
 		}
 		if !dialFailed(oerr) {
@@ -257,6 +274,36 @@ func (c *Client) send(ctx context.Context, method, path string, q url.Values, hd
 		}
 	}
 	return nil, err
+}
+
+// moveTo makes host the one calls go to, off from, whose calls still out
+// end (see Client.lives).
+func (c *Client) moveTo(from, host string) {
+	c.host.Store(&host)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if life, ok := c.lives[from]; ok {
+		life.cancel(errMovedOff)
+		delete(c.lives, from)
+	}
+}
+
+// tie returns ctx, for a call to host, ending too when calls move off host.
+func (c *Client) tie(ctx context.Context, host string) context.Context {
+	c.mu.Lock()
+	life, ok := c.lives[host]
+	if !ok {
+		if c.lives == nil {
+			c.lives = map[string]hostLife{}
+		}
+		life.ctx, life.cancel = context.WithCancelCause(context.Background())
+		c.lives[host] = life
+	}
+	c.mu.Unlock()
+	ctx, cancel := context.WithCancelCause(ctx)
+	unhook := context.AfterFunc(life.ctx, func() { cancel(context.Cause(life.ctx)) })
+	context.AfterFunc(ctx, func() { unhook() })
+	return ctx
 }
 
 // current is the host calls go to: base's, or the node that answered
@@ -312,6 +359,7 @@ func (c *Client) sendTo(ctx context.Context, host, method, path string, q url.Va
 		// Never closed by a call that fails: it may go to another node.
 		rd = io.NopCloser(b)
 	}
+	ctx = c.tie(ctx, host)
 	req, err := http.NewRequestWithContext(ctx, method, u.String(), rd)
 	if err != nil {
 		return nil, err
@@ -332,6 +380,9 @@ func (c *Client) sendTo(ctx context.Context, host, method, path string, q url.Va
 	}
 	resp, err := c.http.Do(req)
 	if err != nil {
+		if cause := context.Cause(ctx); errors.Is(cause, errMovedOff) {
+			err = cause
+		}
 		return nil, fmt.Errorf("%w: %s: %w", replication.ErrLinkDown, host, err)
 	}
 	return resp, nil
@@ -436,10 +487,11 @@ func (c *Client) Health(ctx context.Context) error {
 	var ans healthAnswer
 	err := c.callJSON(ctx, http.MethodGet, pathHealth, nil, nil, &ans)
 	if errors.Is(err, replication.ErrLinkDown) {
-		for _, other := range c.otherHosts(c.current()) {
+		host := c.current()
+		for _, other := range c.otherHosts(host) {
 			if a, oerr := c.healthAt(ctx, other); oerr == nil {
 				ans, err = a, nil
-				c.host.Store(&other)
+				c.moveTo(host, other)
 				break
 			}
 		}

@@ -86,12 +86,34 @@ func TestClientCallsAnotherNode(t *testing.T) {
 	}
 
 	// A node that takes calls and answers nothing (paused) gives way, at
-	// the next health call, to one that answers, which calls then go to.
-	srvs[1].Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { <-r.Context().Done() })
+	// the next health call, to one that answers, which calls then go to;
+	// a call already out to it ends then, to be sent again, rather than
+	// at its own deadline.
+	taken := make(chan struct{}, 1)
+	srvs[1].Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		taken <- struct{}{}
+		<-r.Context().Done()
+	})
+	out := make(chan error, 1)
+	go func() {
+		octx, cancel := context.WithTimeout(ctx, 5*time.Minute)
+		defer cancel()
+		_, err := c.SendPurge(octx, "b", "k", "v1", 0, objects.PurgeVersion)
+		out <- err
+	}()
+	<-taken
 	hctx, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
 	defer cancel()
 	if err := c.Health(hctx); err != nil {
 		t.Fatalf("health with node 1 hung: %v", err)
+	}
+	select {
+	case err := <-out:
+		if !errors.Is(err, replication.ErrLinkDown) || !errors.Is(err, errMovedOff) {
+			t.Fatalf("the call out to node 1 when calls moved off it ended with %v", err)
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("the call out to node 1 still waits after calls moved off it")
 	}
 	if err := purge(c); err != nil || peers[2].calls.Load() != 2 {
 		t.Fatalf("a call after node 1 hung: %v; node 2 took %d calls, want the health call and it", err, peers[2].calls.Load())
