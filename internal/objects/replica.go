@@ -310,19 +310,17 @@ func (l *Layer) storeReplicaElsewhere(bucket, key string, in *Version, body Else
 	for i, s := range in.Segments {
 		segs[i].BlobID, segs[i].Size = blobs[i].ID, got[i].Size
 		segs[i].Number, segs[i].ETag, segs[i].Checksum = s.Number, s.ETag, s.Checksum
-	}
-	for i, s := range in.Segments {
-		err := error(nil)
 		switch want := replicaDigest(in, s); {
+		case err != nil:
 		case got[i].Size != s.Size:
 			err = ErrIncompleteBody
 		case want != "" && got[i].MD5 != want:
 			err = fmt.Errorf("%w: segment %d", ErrBadDigest, i)
 		}
-		if err != nil {
-			l.release(segs...)
-			return nil, err
-		}
+	}
+	if err != nil {
+		l.release(segs...)
+		return nil, err
 	}
 	return segs, nil
 }
