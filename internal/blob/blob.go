@@ -30,6 +30,11 @@ type Store struct {
 	// names are the drives' places ("0", "1", ...), which shard
 	// placement hashes.
 	names []string
+	// hung marks, by drive, one that left a read's open unanswered past
+	// openHedge, until it answers one: reads do not wait for it, nor
+	// call it while probing says an open to it is still out.
+	mu            sync.Mutex
+	hung, probing []bool
 }
 
 // Open prepares the blob tree under dir.

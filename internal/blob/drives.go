@@ -54,7 +54,8 @@ func NewDriveSet(drives []Drive, blockSize int) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Store{set: append([]Drive(nil), drives...), code: code}
+	s := &Store{set: append([]Drive(nil), drives...), code: code,
+		hung: make([]bool, len(drives)), probing: make([]bool, len(drives))}
 	for i := range drives {
 		s.names = append(s.names, strconv.Itoa(i))
 	}
@@ -248,10 +249,14 @@ func (f *shardFile) Close() error {
 // node. Otherwise every shard is opened, as heal does, and those missing
 // or of another length are read around.
 func (s *Store) openShards(id string) (File, error) {
-	if f, ok := s.openDataShards(id); ok {
+	start := time.Now()
+	if f, ok := s.openDataShards(id, start); ok {
 		return f, nil
 	}
-	shards, size, err := s.shardReaders(id)
+	if !validID(id) {
+		return nil, ErrInvalidID
+	}
+	shards, size, err := s.openOnWithin(id, s.driveOf(id), s.code.Layout().ReadQuorum(), false, start)
 	if err != nil {
 		return nil, err
 	}
@@ -275,16 +280,18 @@ func (s *Store) openShards(id string) (File, error) {
 	return &shardFile{Reader: r, shards: shards, size: size}, nil
 }
 
-// openDataShards opens only blob id's data shards; ok is false (and
-// nothing is left open) unless every one opened with the length the
-// object's size gives.
-func (s *Store) openDataShards(id string) (File, bool) {
+// openDataShards opens only blob id's data shards, for a read that
+// started at start; ok is false (and nothing is left open) unless every
+// one opened with the length the object's size gives.
+func (s *Store) openDataShards(id string, start time.Time) (File, bool) {
 	if !validID(id) {
 		return nil, false
 	}
 	lay := s.code.Layout()
+	idx := s.driveOf(id)
 	drives := s.placed(id)
-	shards, size, err := s.openOn(id, drives[:lay.Data])
+	// Not all there within openHedge: every shard is opened, as below.
+	shards, size, err := s.openOnWithin(id, idx[:lay.Data], lay.Data, true, start)
 	if err != nil {
 		return nil, false
 	}
@@ -375,6 +382,115 @@ func (s *Store) openOn(id string, drives []Drive) ([]ShardReader, int64, error) 
 		}
 		return r
 	})
+	return s.sizeShards(id, shards)
+}
+
+// openHedge is how long a read waits for every shard it opened before it
+// goes on with those it has, when they are enough: a drive whose node is
+// paused or cut off answers only at its call's timeout (30 s for another
+// node's).
+var openHedge = 2 * time.Second
+
+// openOnWithin is openOn for a read that started at start, of blob id's
+// shards on the drives of s.set at idx: once openHedge has passed since
+// start with need shards opened, or at once then when settle is set, it
+// goes on without those that have not answered (nil, as missing ones;
+// they are closed when they answer), and marks their drives hung; nor
+// does it wait for a drive marked so, which it unmarks when it answers.
+func (s *Store) openOnWithin(id string, idx []int, need int, settle bool, start time.Time) ([]ShardReader, int64, error) {
+	type opened struct {
+		i int
+		r ShardReader
+	}
+	const (
+		pending = iota
+		answered
+		abandoned
+	)
+	answers := make(chan opened, len(idx)) // buffered: a late answer is closed by the drain below
+	state := make([]int, len(idx))         // guarded by s.mu
+	for i, d := range idx {
+		s.mu.Lock()
+		probe := s.hung[d]
+		if probe && s.probing[d] {
+			s.mu.Unlock()
+			state[i] = answered // not asked: a hung drive with an open out already
+			answers <- opened{i, nil}
+			continue
+		}
+		s.probing[d] = s.probing[d] || probe
+		s.mu.Unlock()
+		go func() {
+			r, err := s.set[d].Open(id)
+			s.mu.Lock()
+			s.hung[d] = false
+			if probe || state[i] == abandoned {
+				s.probing[d] = false
+			}
+			state[i] = answered
+			s.mu.Unlock()
+			if err != nil {
+				r = nil
+			}
+			answers <- opened{i, r}
+		}()
+	}
+	shards := make([]ShardReader, len(idx))
+	got := make([]bool, len(idx))
+	// waitsOnlyForHung reports whether every drive not answered yet is
+	// marked hung.
+	waitsOnlyForHung := func() bool {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		for i, d := range idx {
+			if !got[i] && !s.hung[d] {
+				return false
+			}
+		}
+		return true
+	}
+	timer := time.NewTimer(time.Until(start.Add(openHedge)))
+	defer timer.Stop()
+	n, sound, hedged := 0, 0, false
+	for n < len(idx) {
+		if (hedged || waitsOnlyForHung()) && (sound >= need || settle) {
+			break
+		}
+		select {
+		case a := <-answers:
+			n++
+			got[a.i] = true
+			if shards[a.i] = a.r; a.r != nil {
+				sound++
+			}
+		case <-timer.C:
+			hedged = true
+		}
+	}
+	if left := len(idx) - n; left > 0 {
+		s.mu.Lock()
+		for i, d := range idx {
+			if state[i] == pending { // its open still out is the drive's probe
+				state[i] = abandoned
+				s.hung[d], s.probing[d] = true, true
+			}
+		}
+		s.mu.Unlock()
+		go func() {
+			for range left {
+				if a := <-answers; a.r != nil {
+					a.r.Close()
+				}
+			}
+		}()
+	}
+	return s.sizeShards(id, shards)
+}
+
+// sizeShards learns the object's size from the first sound footer among
+// shards, blob id's opened (nil: missing), and drops (closing) those of
+// another length.
+func (s *Store) sizeShards(id string, shards []ShardReader) ([]ShardReader, int64, error) {
 	size := int64(-1)
 	found := false
 	for _, r := range shards {

@@ -467,3 +467,104 @@ func TestClaimGoesOnWithoutAHungDrive(t *testing.T) {
 		t.Fatalf("the empty drive after a refused claim: %v, want no mark", err)
 	}
 }
+
+// hungOpenDrive opens nothing until release is closed (its node paused,
+// or its machine gone), and counts the opens that waited.
+type hungOpenDrive struct {
+	Drive
+	release <-chan struct{}
+	waited  *atomic.Int64
+}
+
+func (d hungOpenDrive) Open(id string) (ShardReader, error) {
+	d.waited.Add(1)
+	<-d.release
+	return d.Drive.Open(id)
+}
+
+// TestReadGoesOnWithoutAHungDrive: a read whose data shard's drive does
+// not answer goes on, after openHedge, with the shards the other drives
+// opened, instead of waiting for that drive's call to time out; the next
+// reads do not wait for that drive at all, nor call it again while the
+// first call is out; once it answers, reads wait for it again; the shard
+// it opened late is closed.
+func TestReadGoesOnWithoutAHungDrive(t *testing.T) {
+	defer func(w time.Duration) { openHedge = w }(openHedge)
+	s, drives := driveSet(t, 4)
+	rng := rand.New(rand.NewPCG(4, 4))
+	data := make([]byte, 2*erasure.MinBlockSize+33)
+	for i := range data {
+		data[i] = byte(rng.Uint32())
+	}
+	id := writeBlob(t, s, data)
+	order := s.driveOf(id) // shard i is on drive order[i]; 0 and 1 hold data
+	for _, hung := range []int{order[0], order[1], order[3]} {
+		release := make(chan struct{})
+		var waited, opened, open atomic.Int64
+		set := make([]Drive, 4)
+		for i := range set {
+			set[i] = countingDrive{&LocalDrive{root: filepath.Join(drives[i], "blobs"), dirSynced: map[string]bool{}}, &opened, &open}
+			if i == hung {
+				set[i] = hungOpenDrive{set[i], release, &waited}
+			}
+		}
+		hs, err := NewDriveSet(set, erasure.MinBlockSize)
+		if err != nil {
+			t.Fatal(err)
+		}
+		read := func(what string) {
+			t.Helper()
+			type result struct {
+				got []byte
+				err error
+			}
+			done := make(chan result, 1)
+			go func() {
+				got, err := readBlob(hs, id)
+				done <- result{got, err}
+			}()
+			select {
+			case r := <-done:
+				if r.err != nil || !bytes.Equal(r.got, data) {
+					t.Fatalf("drive %d hung, %s: read %d bytes, %v", hung, what, len(r.got), r.err)
+				}
+			case <-time.After(time.Minute):
+				t.Fatalf("drive %d hung, %s: the read waits for it", hung, what)
+			}
+		}
+		openHedge = 50 * time.Millisecond
+		read("the first read")
+		if hung == order[3] {
+			if waited.Load() != 0 {
+				t.Errorf("a sound read opened the hung parity shard's drive")
+			}
+			close(release)
+			continue
+		}
+		calls := waited.Load()
+		openHedge = time.Hour // a read that waited for the hedge would wait for this
+		read("the next read")
+		if waited.Load() != calls {
+			t.Errorf("drive %d hung: called again while its first call is out", hung)
+		}
+		close(release)
+		waitAllClosed(t, func() bool { return open.Load() == 0 })
+		read("once it answered")
+		if waited.Load() == calls {
+			t.Errorf("drive %d: not called again once it answered", hung)
+		}
+		waitAllClosed(t, func() bool { return open.Load() == 0 })
+	}
+}
+
+// waitAllClosed waits (up to a minute) until cond, that every shard
+// opened is closed, holds.
+func waitAllClosed(t *testing.T, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(time.Minute); !cond(); {
+		if time.Now().After(deadline) {
+			t.Fatal("a shard opened late is left open")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
