@@ -548,7 +548,11 @@ func TestReadGoesOnWithoutAHungDrive(t *testing.T) {
 			t.Errorf("drive %d hung: called again while its first call is out", hung)
 		}
 		close(release)
-		waitAllClosed(t, func() bool { return open.Load() == 0 })
+		waitAllClosed(t, func() bool {
+			hs.mu.Lock()
+			defer hs.mu.Unlock()
+			return !hs.hung[hung] && open.Load() == 0
+		})
 		read("once it answered")
 		if waited.Load() == calls {
 			t.Errorf("drive %d: not called again once it answered", hung)
@@ -558,7 +562,7 @@ func TestReadGoesOnWithoutAHungDrive(t *testing.T) {
 }
 
 // waitAllClosed waits (up to a minute) until cond, that every shard
-// opened is closed, holds.
+// opened is closed (and the hung drive answered), holds.
 func waitAllClosed(t *testing.T, cond func() bool) {
 	t.Helper()
 	for deadline := time.Now().Add(time.Minute); !cond(); {
