@@ -249,14 +249,14 @@ func (f *shardFile) Close() error {
 // node. Otherwise every shard is opened, as heal does, and those missing
 // or of another length are read around.
 func (s *Store) openShards(id string) (File, error) {
-	start := time.Now()
-	if f, ok := s.openDataShards(id, start); ok {
-		return f, nil
-	}
 	if !validID(id) {
 		return nil, ErrInvalidID
 	}
-	shards, size, err := s.openOnWithin(id, s.driveOf(id), s.code.Layout().ReadQuorum(), false, start)
+	start, idx := time.Now(), s.driveOf(id)
+	if f, ok := s.openDataShards(id, idx, start); ok {
+		return f, nil
+	}
+	shards, size, err := s.openOnWithin(id, idx, s.code.Layout().ReadQuorum(), false, start)
 	if err != nil {
 		return nil, err
 	}
@@ -280,16 +280,13 @@ func (s *Store) openShards(id string) (File, error) {
 	return &shardFile{Reader: r, shards: shards, size: size}, nil
 }
 
-// openDataShards opens only blob id's data shards, for a read that
-// started at start; ok is false (and nothing is left open) unless every
-// one opened with the length the object's size gives.
-func (s *Store) openDataShards(id string, start time.Time) (File, bool) {
-	if !validID(id) {
-		return nil, false
-	}
+// openDataShards opens only the data shards of blob id, placed on the
+// drives at idx (driveOf), for a read that started at start; ok is false
+// (and nothing is left open) unless every one opened with the length the
+// object's size gives.
+func (s *Store) openDataShards(id string, idx []int, start time.Time) (File, bool) {
 	lay := s.code.Layout()
-	idx := s.driveOf(id)
-	drives := s.placed(id)
+	drives := s.drivesAt(idx)
 	// Not all there within openHedge: every shard is opened, as below.
 	shards, size, err := s.openOnWithin(id, idx[:lay.Data], lay.Data, true, start)
 	if err != nil {
@@ -534,8 +531,10 @@ func closeAll(shards []ShardReader) {
 // parity shards are spread evenly over the drives rather than always on
 // the same ones. An ID without a key hash (NewID, and every blob written
 // before placement by key) is placed by the ID itself (erasure.PlaceName).
-func (s *Store) placed(id string) []Drive {
-	idx := s.driveOf(id)
+func (s *Store) placed(id string) []Drive { return s.drivesAt(s.driveOf(id)) }
+
+// drivesAt is the drives of s.set at idx.
+func (s *Store) drivesAt(idx []int) []Drive {
 	out := make([]Drive, len(idx))
 	for i, d := range idx {
 		out[i] = s.set[d]
