@@ -87,7 +87,7 @@ type Client struct {
 	nodes atomic.Pointer[[]string]
 	host  atomic.Pointer[string]
 	// lives hold, for each host calls have gone to, a context that ends
-	// when calls move off it (giveUp): the calls still out to it end
+	// when calls move off it (moveTo): the calls still out to it end
 	// then, as ErrLinkDown, rather than wait for their own deadline at
 	// a node that takes calls and answers nothing.
 	mu    sync.Mutex
@@ -288,8 +288,9 @@ func (c *Client) moveTo(from, host string) {
 	}
 }
 
-// tie returns ctx, for a call to host, ending too when calls move off host.
-func (c *Client) tie(ctx context.Context, host string) context.Context {
+// tie returns ctx, for a call to host, ending too when calls move off
+// host, and the end of the call (which releases what ties it).
+func (c *Client) tie(ctx context.Context, host string) (context.Context, func()) {
 	c.mu.Lock()
 	life, ok := c.lives[host]
 	if !ok {
@@ -302,8 +303,22 @@ func (c *Client) tie(ctx context.Context, host string) context.Context {
 	c.mu.Unlock()
 	ctx, cancel := context.WithCancelCause(ctx)
 	unhook := context.AfterFunc(life.ctx, func() { cancel(context.Cause(life.ctx)) })
-	context.AfterFunc(ctx, func() { unhook() })
-	return ctx
+	return ctx, func() {
+		unhook()
+		cancel(nil)
+	}
+}
+
+// endingBody is a call's answer whose Close ends the call.
+type endingBody struct {
+	io.ReadCloser
+	end func()
+}
+
+func (b endingBody) Close() error {
+	err := b.ReadCloser.Close()
+	b.end()
+	return err
 }
 
 // current is the host calls go to: base's, or the node that answered
@@ -359,9 +374,10 @@ func (c *Client) sendTo(ctx context.Context, host, method, path string, q url.Va
 		// Never closed by a call that fails: it may go to another node.
 		rd = io.NopCloser(b)
 	}
-	ctx = c.tie(ctx, host)
+	ctx, end := c.tie(ctx, host)
 	req, err := http.NewRequestWithContext(ctx, method, u.String(), rd)
 	if err != nil {
+		end()
 		return nil, err
 	}
 	if rd != nil {
@@ -376,6 +392,7 @@ func (c *Client) sendTo(ctx context.Context, host, method, path string, q url.Va
 	req.Header.Set(peerwire.Header, strconv.Itoa(proto))
 	req.Header.Set("X-Amz-Content-Sha256", hash)
 	if err := c.signer.SignHTTP(ctx, c.creds, req, hash, service, region, time.Now().UTC()); err != nil {
+		end()
 		return nil, err
 	}
 	resp, err := c.http.Do(req)
@@ -383,8 +400,10 @@ func (c *Client) sendTo(ctx context.Context, host, method, path string, q url.Va
 		if cause := context.Cause(ctx); errors.Is(cause, errMovedOff) {
 			err = cause
 		}
+		end()
 		return nil, fmt.Errorf("%w: %s: %w", replication.ErrLinkDown, host, err)
 	}
+	resp.Body = endingBody{resp.Body, end}
 	return resp, nil
 }
 
