@@ -24,9 +24,16 @@ import (
 type nodePeer struct {
 	nodes       *[]string
 	calls, body atomic.Int64
+	// instead, when set, serves its calls instead (swapped while its
+	// server runs).
+	instead atomic.Pointer[http.HandlerFunc]
 }
 
 func (p *nodePeer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if h := p.instead.Load(); h != nil {
+		(*h)(w, r)
+		return
+	}
 	p.calls.Add(1)
 	n, _ := io.Copy(io.Discard, r.Body)
 	p.body.Add(n)
@@ -78,9 +85,10 @@ func TestClientCallsAnotherNode(t *testing.T) {
 	}
 
 	// A call that reached a node and failed there stays failed.
-	srvs[1].Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	cut := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		panic(http.ErrAbortHandler) // the connection cut mid-call
 	})
+	peers[1].instead.Store(&cut)
 	if err := purge(c); !errors.Is(err, replication.ErrLinkDown) || peers[2].calls.Load() != 0 {
 		t.Fatalf("a call cut at node 1: %v; node 2 took %d calls", err, peers[2].calls.Load())
 	}
@@ -90,10 +98,11 @@ func TestClientCallsAnotherNode(t *testing.T) {
 	// a call already out to it ends then, to be sent again, rather than
 	// at its own deadline.
 	taken := make(chan struct{}, 1)
-	srvs[1].Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	hung := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		taken <- struct{}{}
 		<-r.Context().Done()
 	})
+	peers[1].instead.Store(&hung)
 	out := make(chan error, 1)
 	go func() {
 		octx, cancel := context.WithTimeout(ctx, 5*time.Minute)
