@@ -7,7 +7,6 @@ import (
 	"io"
 	"net/http"
 	"path/filepath"
-	"slices"
 	"testing"
 	"time"
 
@@ -34,7 +33,7 @@ func TestClusterLeaderKilledFailsOverBeforeItsLease(t *testing.T) {
 	const lease, within = "60s", 30 * time.Second
 	bin := testsite.BuildBinary(t)
 	dir := t.TempDir()
-	env := append(slices.Clone(runbookEnv), "TWINLAKE_KMS_SECRET_KEY=MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY=")
+	env := clusterEnv()
 	cl := testsite.StartClusterWith(t, bin, filepath.Join(dir, "site"), 3, testsite.ClusterOptions{Lease: lease}, env...)
 	op := &operator{t: t, bin: bin, cfg: filepath.Join(dir, "client")}
 	s3 := make([]*minio.Client, len(cl.Addrs))

@@ -35,7 +35,7 @@ func TestClusterReplicaWritesWhereItArrives(t *testing.T) {
 	}
 	bin := testsite.BuildBinary(t)
 	dir := t.TempDir()
-	env := append(slices.Clone(runbookEnv), "TWINLAKE_KMS_SECRET_KEY=MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY=")
+	env := clusterEnv()
 	primary := newSingleSite(t, bin, filepath.Join(dir, "primary"), env)
 	dr := testsite.StartCluster(t, bin, filepath.Join(dir, "dr"), 4, env...)
 	op := &operator{t: t, bin: bin, cfg: filepath.Join(dir, "client")}

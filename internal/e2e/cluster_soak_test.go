@@ -62,7 +62,7 @@ func TestClusterFaults(t *testing.T) {
 
 	bin := testsite.BuildBinary(t)
 	dir := t.TempDir()
-	env := append(slices.Clone(runbookEnv), "TWINLAKE_KMS_SECRET_KEY=MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY=")
+	env := clusterEnv()
 	cl := testsite.StartCluster(t, bin, filepath.Join(dir, "site"), 4, env...)
 	op := &operator{t: t, bin: bin, cfg: filepath.Join(dir, "client")}
 	for i, a := range cl.Addrs {

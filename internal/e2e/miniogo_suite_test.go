@@ -60,7 +60,7 @@ func TestMinioGoFunctionalSuite(t *testing.T) {
 		// lead (about 60 s more): requests passed to the leader, large
 		// GETs' data read by that node itself, every object beyond the
 		// inline limit erasure-coded across the nodes.
-		env = append(env, "TWINLAKE_KMS_SECRET_KEY=MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY=")
+		env = append(env, kmsEnv)
 		cl := testsite.StartCluster(t, bin, t.TempDir(), 4, env...)
 		var err error
 		adm, err = adminclient.New("http://"+cl.Addrs[0], adminclient.Credentials{AccessKey: access, SecretKey: secret}, adminclient.Config{})
@@ -253,7 +253,7 @@ func TestMinioGoSuiteReplicated(t *testing.T) {
 	bin := testsite.BuildBinary(t)
 	const access, secret = "suite-admin", "suite-secret-password-1"
 	env := []string{"TWINLAKE_ROOT_USER=" + access, "TWINLAKE_ROOT_PASSWORD=" + secret,
-		"TWINLAKE_KMS_SECRET_KEY=MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY=",
+		kmsEnv,
 		// Retries quick and few: the sender keeps each bucket's record
 		// and objects in order, so nothing the suite does is refused for
 		// long; one refused for good is dropped, or still retrying, when

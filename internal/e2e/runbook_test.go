@@ -124,6 +124,14 @@ var runbookEnv = []string{"TWINLAKE_ROOT_USER=" + rootUser, "TWINLAKE_ROOT_PASSW
 	"TWINLAKE_TABLES_REPLICA_CATALOG_SCAN_INTERVAL=200ms", "TWINLAKE_REPLICATION_RETRY_BASE_DELAY=50ms",
 	"TWINLAKE_REPLICATION_RETRY_MAX_DELAY=500ms", "TWINLAKE_REPLICATION_MAX_RETRIES=3"}
 
+// kmsEnv is the KMS key of the sites the tests start: a multi-node
+// site's nodes all need the same one.
+const kmsEnv = "TWINLAKE_KMS_SECRET_KEY=MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY="
+
+// clusterEnv is runbookEnv with kmsEnv, for a runbook site of several
+// nodes.
+func clusterEnv() []string { return append(slices.Clone(runbookEnv), kmsEnv) }
+
 // TestRunbookThroughTheBinary follows spec 000 end to end: make the DR
 // site the replica, join the sites naming the primary first, confirm the
 // roles, write tables, watch status, fail over after the primary dies,
@@ -147,7 +155,7 @@ func TestRunbookFourNodeSites(t *testing.T) {
 	}
 	bin := testsite.BuildBinary(t)
 	dir := t.TempDir()
-	env := append(slices.Clone(runbookEnv), "TWINLAKE_KMS_SECRET_KEY=MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY=")
+	env := clusterEnv()
 	// The DR site's scanner scans every 3s (it runs at once on arrivals
 	// and commands): long enough that its waiting state after a change
 	// of leader is seen before the new leader's first cycle.

@@ -117,8 +117,8 @@ func TestTablesFailoverUnderFaults(t *testing.T) {
 		primary = newSingleSite(t, bin, filepath.Join(dir, "primary"), env)
 		dr = &faultySingle{newSingleSite(t, bin, filepath.Join(dir, "dr"), drEnv)}
 	} else {
-		env = append(env, "TWINLAKE_KMS_SECRET_KEY=MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY=")
-		drEnv = append(drEnv, "TWINLAKE_KMS_SECRET_KEY=MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY=")
+		env = append(env, kmsEnv)
+		drEnv = append(drEnv, kmsEnv)
 		primary = clusterSite{testsite.StartCluster(t, bin, filepath.Join(dir, "primary"), nodes, env...)}
 		dr = faultyCluster{clusterSite{testsite.StartCluster(t, bin, filepath.Join(dir, "dr"), nodes, drEnv...)}}
 	}
