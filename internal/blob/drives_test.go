@@ -34,6 +34,17 @@ func driveSet(t *testing.T, n int) (*Store, []string) {
 	return s, drives
 }
 
+// seededData is n bytes drawn from a generator seeded with seed: the same
+// for the same seed.
+func seededData(seed uint64, n int) []byte {
+	rng := rand.New(rand.NewPCG(seed, seed))
+	data := make([]byte, n)
+	for i := range data {
+		data[i] = byte(rng.Uint32())
+	}
+	return data
+}
+
 func writeBlob(t *testing.T, s *Store, data []byte) string {
 	t.Helper()
 	w, err := s.Create()
@@ -71,11 +82,7 @@ func shardPath(drives []string, i int, id string) string {
 // whole with any 2 shard files gone or one corrupt, and not with 3 gone.
 func TestDriveSetReadsAroundLostDrives(t *testing.T) {
 	s, drives := driveSet(t, 4)
-	rng := rand.New(rand.NewPCG(1, 1))
-	data := make([]byte, 5*erasure.MinBlockSize+123)
-	for i := range data {
-		data[i] = byte(rng.Uint32())
-	}
+	data := seededData(1, 5*erasure.MinBlockSize+123)
 	id := writeBlob(t, s, data)
 	if _, ok := OSFile(mustOpen(t, s, id)); ok {
 		t.Fatal("a shard-coded blob offered a plain file")
@@ -376,11 +383,7 @@ func TestDriveSetReadsDataShardsOnly(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rng := rand.New(rand.NewPCG(2, 2))
-	data := make([]byte, 3*erasure.MinBlockSize+77)
-	for i := range data {
-		data[i] = byte(rng.Uint32())
-	}
+	data := seededData(2, 3*erasure.MinBlockSize+77)
 	id := writeBlob(t, s, data)
 	read := func(what string, wantOpened int64) {
 		t.Helper()
@@ -491,11 +494,7 @@ func (d hungOpenDrive) Open(id string) (ShardReader, error) {
 func TestReadGoesOnWithoutAHungDrive(t *testing.T) {
 	defer func(w time.Duration) { openHedge = w }(openHedge)
 	s, drives := driveSet(t, 4)
-	rng := rand.New(rand.NewPCG(4, 4))
-	data := make([]byte, 2*erasure.MinBlockSize+33)
-	for i := range data {
-		data[i] = byte(rng.Uint32())
-	}
+	data := seededData(4, 2*erasure.MinBlockSize+33)
 	id := writeBlob(t, s, data)
 	order := s.driveOf(id) // shard i is on drive order[i]; 0 and 1 hold data
 	for _, hung := range []int{order[0], order[1], order[3]} {
