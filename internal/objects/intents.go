@@ -155,7 +155,7 @@ type intentGroup struct {
 }
 
 type intentReq struct {
-	id   string
+	ids  []string
 	done bool
 	err  error
 }
@@ -164,10 +164,10 @@ type intentReq struct {
 // carrying it panicked.
 var errIntentCommitAborted = errors.New("objects: intent commit aborted")
 
-// write makes blob id's intent durable, in a commit shared with those of
-// the writes waiting at the same time.
-func (g *intentGroup) write(l *Layer, id string) error {
-	r := &intentReq{id: id}
+// write makes the intents of blobs ids durable, in a commit shared with
+// those of the writes waiting at the same time.
+func (g *intentGroup) write(l *Layer, ids ...string) error {
+	r := &intentReq{ids: ids}
 	g.mu.Lock()
 	if g.cond == nil {
 		g.cond = sync.NewCond(&g.mu)
@@ -197,7 +197,9 @@ func (g *intentGroup) write(l *Layer, id string) error {
 	}()
 	batch := l.meta.NewBatch()
 	for _, q := range reqs {
-		batch.Set(intentKey(q.id), nil)
+		for _, id := range q.ids {
+			batch.Set(intentKey(id), nil)
+		}
 	}
 	err = l.commitPlain(batch, true)
 	return err
@@ -241,14 +243,14 @@ type StoredElsewhere struct {
 // under durable intents, as storeBlob does here, one for each of blobs,
 // whose IDs it sets, and returns what was written to each.
 func (l *Layer) storeElsewhere(body ElsewhereBody, bucket, key string, blobs []ElsewhereBlob, algs []checksum.Algorithm) ([]StoredElsewhere, error) {
-	segs := make([]Segment, 0, len(blobs))
+	segs := make([]Segment, len(blobs))
+	ids := make([]string, len(blobs))
 	for i := range blobs {
 		blobs[i].ID = blob.NewPlacedID(bucket, key)
-		if err := l.intents.write(l, blobs[i].ID); err != nil {
-			l.release(segs...)
-			return nil, err
-		}
-		segs = append(segs, Segment{BlobID: blobs[i].ID})
+		ids[i], segs[i].BlobID = blobs[i].ID, blobs[i].ID
+	}
+	if err := l.intents.write(l, ids...); err != nil {
+		return nil, err
 	}
 	got, err := body.StoreAs(blobs, algs)
 	if err == nil && len(got) != len(blobs) {
