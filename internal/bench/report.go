@@ -23,7 +23,8 @@ type Row struct {
 	P90Ms       float64 `json:"p90_ms"`
 	P99Ms       float64 `json:"p99_ms"`
 	MaxMs       float64 `json:"max_ms"`
-	// KeysPerSec is, for a listing, the keys listed per second.
+	// KeysPerSec is, for a listing, the keys listed per second; for a
+	// deletion in multi-object requests, the keys deleted per second.
 	KeysPerSec float64 `json:"keys_per_sec,omitempty"`
 	// ServerCPUPerOp is the CPU time the site's servers (every node of a
 	// multi-node site) spent per operation, in microseconds, and

@@ -514,23 +514,27 @@ func TestBenchS3(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &rep); err != nil {
 		t.Fatalf("bench --json output %q: %v", out, err)
 	}
+	// The DELETE phase removes the 20 written in one multi-object
+	// request, one request at a time.
 	want := []struct {
-		op   string
-		size int64
-		ops  int64
-	}{{"PUT", 1024, 20}, {"GET", 1024, 20}, {"LIST", 1024, 1}, {"PUT", 3072, 20}, {"GET", 3072, 20}, {"LIST", 3072, 1}}
+		op          string
+		size        int64
+		ops         int64
+		concurrency int
+	}{{"PUT", 1024, 20, 4}, {"GET", 1024, 20, 4}, {"LIST", 1024, 1, 4}, {"DELETE", 1024, 1, 1},
+		{"PUT", 3072, 20, 4}, {"GET", 3072, 20, 4}, {"LIST", 3072, 1, 4}, {"DELETE", 3072, 1, 1}}
 	if len(rep.Results) != len(want) {
 		t.Fatalf("results = %+v", rep.Results)
 	}
 	for i, w := range want {
 		r := rep.Results[i]
-		if r.Op != w.op || r.Size != w.size || r.Ops != w.ops || r.Errors != 0 || r.Concurrency != 4 ||
+		if r.Op != w.op || r.Size != w.size || r.Ops != w.ops || r.Errors != 0 || r.Concurrency != w.concurrency ||
 			r.OpsPerSec <= 0 || r.P50Ms <= 0 || r.P50Ms > r.P90Ms || r.P90Ms > r.P99Ms || r.P99Ms > r.MaxMs {
 			t.Errorf("result %d = %+v", i, r)
 		}
-		// A listing moves no object data: it counts keys (one page of
-		// the 20 written, under --count).
-		if list := r.Op == "LIST"; list != (r.MBPerSec == 0) || list != (r.KeysPerSec > 0) {
+		// A listing or a deletion moves no object data: it counts keys
+		// (one page of the 20 written, under --count).
+		if keys := r.Op == "LIST" || r.Op == "DELETE"; keys != (r.MBPerSec == 0) || keys != (r.KeysPerSec > 0) {
 			t.Errorf("result %d: %v MB/s, %v keys/s", i, r.MBPerSec, r.KeysPerSec)
 		}
 		// The site's server shares the test's process: only that its CPU
@@ -561,7 +565,10 @@ func TestBenchS3(t *testing.T) {
 		t.Errorf("kept %d objects, want 5: %v", len(keys), keys)
 	}
 	// Without --keep an existing bucket stays but the objects go.
-	e.must("bench", "s3", "s1", "--bucket", "perf", "--size", "100B", "--concurrency", "2", "--duration", "200ms")
+	out = e.must("bench", "s3", "s1", "--bucket", "perf", "--size", "100B", "--concurrency", "2", "--duration", "200ms")
+	if !strings.Contains(out, "DELETE") || !strings.Contains(out, "keys deleted per second") {
+		t.Errorf("bench table:\n%s", out)
+	}
 	if keys := e.keys(t, "perf", "twinlake-bench/"); len(keys) != 5 {
 		t.Errorf("bench without --keep left %d objects, want only the 5 kept before", len(keys))
 	}

@@ -2,12 +2,15 @@ package s3api
 
 import (
 	"errors"
+	"hash/fnv"
 	"io"
 	"net/http"
 	"net/url"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"github.com/twinlake/twinlake/internal/checksum"
 	"github.com/twinlake/twinlake/internal/objects"
@@ -275,31 +278,88 @@ func (s *Server) deleteObjects(req *request) error {
 	if len(dr.Objects) > 1000 {
 		return errTooManyKeys
 	}
+	outs := make([]deleteOutcome, len(dr.Objects))
+	var (
+		wg       sync.WaitGroup
+		panicked atomic.Pointer[any]
+	)
+	for _, lane := range deleteLanesOf(len(dr.Objects), func(i int) string { return dr.Objects[i].Key }) {
+		wg.Go(func() {
+			defer func() {
+				// A panic is the handler's, as when it deleted the keys itself.
+				if p := recover(); p != nil {
+					panicked.CompareAndSwap(nil, &p)
+				}
+			}()
+			for _, i := range lane {
+				o := dr.Objects[i]
+				outs[i] = s.deleteListed(req, o.Key, o.VersionID)
+			}
+		})
+	}
+	wg.Wait()
+	if p := panicked.Load(); p != nil {
+		panic(*p)
+	}
 	res := deleteResult{NS: s3NS}
-	for _, o := range dr.Objects {
-		if !s.allowed(req, actionFor("DeleteObject", o.VersionID != ""), req.bucket, o.Key, nil) {
-			ae := toAPIError(errAccessDenied)
-			res.Errors = append(res.Errors, deleteErrorEntry{Key: o.Key, VersionID: o.VersionID, Code: ae.Code, Message: ae.Message})
-			continue
+	for _, out := range outs {
+		switch {
+		case out.err != nil:
+			res.Errors = append(res.Errors, *out.err)
+		case !dr.Quiet:
+			res.Deleted = append(res.Deleted, out.deleted)
 		}
-		r, err := s.obj.DeleteObjectWith(req.ctx, req.bucket, o.Key, o.VersionID,
-			objects.DeleteOptions{BypassGovernance: s.bypassGovernance(req, o.Key)})
-		if err != nil {
-			ae := toAPIError(err)
-			res.Errors = append(res.Errors, deleteErrorEntry{Key: o.Key, VersionID: o.VersionID, Code: ae.Code, Message: ae.Message})
-			continue
-		}
-		if dr.Quiet {
-			continue
-		}
-		e := deletedEntry{Key: o.Key, VersionID: o.VersionID, DeleteMarker: r.DeleteMarker}
-		if r.DeleteMarker && o.VersionID == "" {
-			e.DeleteMarkerVersionID = r.VersionID
-		}
-		res.Deleted = append(res.Deleted, e)
 	}
 	writeXML(req.w, http.StatusOK, res)
 	return nil
+}
+
+// maxDeleteLanes is how many of a DeleteObjects request's keys are deleted
+// at once. Each delete commits (synced) on its own: one after another, each
+// waited for its own sync, or on a multi-node site its own etcd rounds;
+// side by side, the metadata store's group commit makes one of several.
+const maxDeleteLanes = 16
+
+// deleteLanesOf splits the n keys of a DeleteObjects request (key(i) the
+// i-th) into at most maxDeleteLanes lanes of indexes, each in the
+// request's order, every copy of a key in the same lane: a key named twice
+// is deleted in the order the request names it.
+func deleteLanesOf(n int, key func(int) string) [][]int {
+	lanes := make([][]int, min(n, maxDeleteLanes))
+	for i := range n {
+		h := fnv.New32a()
+		h.Write([]byte(key(i)))
+		l := int(h.Sum32() % uint32(len(lanes)))
+		lanes[l] = append(lanes[l], i)
+	}
+	return slices.DeleteFunc(lanes, func(l []int) bool { return len(l) == 0 })
+}
+
+// deleteOutcome is one key's entry in a DeleteObjects answer.
+type deleteOutcome struct {
+	deleted deletedEntry
+	err     *deleteErrorEntry
+}
+
+// deleteListed deletes one key (or version) a DeleteObjects request names.
+func (s *Server) deleteListed(req *request, key, versionID string) deleteOutcome {
+	failed := func(err error) deleteOutcome {
+		ae := toAPIError(err)
+		return deleteOutcome{err: &deleteErrorEntry{Key: key, VersionID: versionID, Code: ae.Code, Message: ae.Message}}
+	}
+	if !s.allowed(req, actionFor("DeleteObject", versionID != ""), req.bucket, key, nil) {
+		return failed(errAccessDenied)
+	}
+	r, err := s.obj.DeleteObjectWith(req.ctx, req.bucket, key, versionID,
+		objects.DeleteOptions{BypassGovernance: s.bypassGovernance(req, key)})
+	if err != nil {
+		return failed(err)
+	}
+	e := deletedEntry{Key: key, VersionID: versionID, DeleteMarker: r.DeleteMarker}
+	if r.DeleteMarker && versionID == "" {
+		e.DeleteMarkerVersionID = r.VersionID
+	}
+	return deleteOutcome{deleted: e}
 }
 
 func algsOf(d checksum.Declared) []checksum.Algorithm {

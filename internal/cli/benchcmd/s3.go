@@ -40,12 +40,14 @@ func newBenchS3Cmd(opts *cmdutil.Options) *cobra.Command {
 	var f benchS3Flags
 	cmd := &cobra.Command{
 		Use:   "s3 ALIAS",
-		Short: "Measure S3 PUT, GET and LIST throughput and latency",
+		Short: "Measure S3 PUT, GET, LIST and DELETE throughput and latency",
 		Long: `For each object size: a PUT phase writes new objects, a GET phase reads them
 back, and a LIST phase lists them in pages of 1,000 keys (ListObjectsV2 from
 places spread over what was written), each at the given concurrency for
 --duration or --count operations (a LIST phase under --count lists what was
-written once).
+written once). Unless --keep, a DELETE phase then removes what was written as
+'twinlake rm --recursive' does: multi-object delete requests (DeleteObjects) of
+1,000 keys, one after another.
 Objects are written with single PUT requests from one payload generated up front,
 over shared keep-alive connections, so the client is not the bottleneck.
 
@@ -156,7 +158,11 @@ func runBenchS3(cmd *cobra.Command, opts *cmdutil.Options, aliasName string, f b
 	}
 	for _, r := range rep.Results {
 		if r.KeysPerSec > 0 {
-			fmt.Fprintf(w, "keys listed per second (%s objects): %.0f\n", bench.FormatSize(r.Size), r.KeysPerSec)
+			what := "listed"
+			if r.Op == "DELETE" {
+				what = "deleted"
+			}
+			fmt.Fprintf(w, "keys %s per second (%s objects): %.0f\n", what, bench.FormatSize(r.Size), r.KeysPerSec)
 		}
 		if r.ServerCPUPerOp > 0 {
 			fmt.Fprintf(w, "server CPU per %s %s: %.0fµs%s\n", r.Op, bench.FormatSize(r.Size), r.ServerCPUPerOp, byNode(r.NodeCPUPerOp))
@@ -298,7 +304,53 @@ func (b *s3Bench) runSize(ctx context.Context, cmd *cobra.Command, size int64, k
 		})
 	})
 	rows = append(rows, listRow)
-	return rows, benchPhaseErr("LIST", size, list, err)
+	if err := benchPhaseErr("LIST", size, list, err); err != nil || keep {
+		return rows, err
+	}
+	fmt.Fprintf(cmd.ErrOrStderr(), "bench: DELETE %s ...\n", bench.FormatSize(size))
+	// As `twinlake rm --recursive` removes them: pages of listPage keys,
+	// one multi-object delete request after another.
+	pages := (written + listPage - 1) / listPage
+	dcfg := bench.Config{Concurrency: 1, Count: pages, StopOnError: true}
+	var deleted atomic.Int64
+	delRow, del, err := b.measure(ctx, func(r bench.Result) bench.Row {
+		row := bench.NewRow("DELETE", size, dcfg.Concurrency, r)
+		row.MBPerSec = 0
+		if r.Elapsed > 0 {
+			row.KeysPerSec = float64(deleted.Load()) / r.Elapsed.Seconds()
+		}
+		return row
+	}, func() (bench.Result, error) {
+		return runPhase(ctx, cmd, "DELETE", dcfg, func(ctx context.Context, seq int64) error {
+			n, err := b.deletePage(ctx, dir, seq, written)
+			deleted.Add(n)
+			return err
+		})
+	})
+	rows = append(rows, delRow)
+	return rows, benchPhaseErr("DELETE", size, del, err)
+}
+
+// deletePage removes the seq-th page of the keys written in one
+// multi-object delete request and returns how many it removed.
+func (b *s3Bench) deletePage(ctx context.Context, dir string, seq, written int64) (int64, error) {
+	first := seq * listPage
+	n := min(listPage, written-first)
+	keys := make(chan minio.ObjectInfo, n)
+	for i := range n {
+		keys <- minio.ObjectInfo{Key: benchKey(dir, first+i)}
+	}
+	close(keys)
+	var err error
+	for e := range b.c.RemoveObjects(ctx, b.bucket, keys, minio.RemoveObjectsOptions{}) {
+		if err == nil {
+			err = fmt.Errorf("DELETE %s: %w", e.ObjectName, e.Err)
+		}
+	}
+	if err != nil {
+		return 0, err
+	}
+	return n, nil
 }
 
 // listPage is how many keys one LIST operation asks for: S3's most.
