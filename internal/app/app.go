@@ -62,6 +62,10 @@ type Config struct {
 	// version record in Meta instead of coded across the drives:
 	// MinInlineLimit to MaxInlineLimit, 0 for DefaultInlineLimit.
 	InlineLimit int64
+	// MinFreeSpace is the reserve of free space a site without Meta keeps
+	// on the file system of Dir (room.go): MinMinFreeSpace to
+	// MaxMinFreeSpace, 0 for DefaultMinFreeSpace.
+	MinFreeSpace int64
 	// Nodes, when set, reports a multi-node site's nodes for admin info.
 	Nodes func(ctx context.Context) []adminclient.NodeInfo
 	// NodeAddrs are a multi-node site's nodes (host:port), which its
@@ -135,6 +139,9 @@ func (c *Config) Validate() error {
 	}
 	if err := validInlineLimit(c.InlineLimit); err != nil {
 		errs = append(errs, fmt.Errorf("--cluster-inline-limit: %w", err))
+	}
+	if err := validMinFreeSpace(c.MinFreeSpace); err != nil {
+		errs = append(errs, fmt.Errorf("--min-free-space: %w", err))
 	}
 	return errors.Join(errs...)
 }
@@ -220,6 +227,18 @@ func validInlineLimit(n int64) error {
 	return nil
 }
 
+// room is the object layer's check for room for new data: a reserve of
+// free space kept in Dir where the metadata store is this node's own
+// Pebble; none on a multi-node site, whose metadata is in etcd (which
+// refuses writes past its quota) and whose drives refuse a small shard
+// below their own reserve.
+func (s *Server) room() func(int64) error {
+	if s.cfg.Meta != nil {
+		return nil
+	}
+	return newSpaceGuard(s.cfg.Dir, s.cfg.MinFreeSpace).room
+}
+
 // inlineLimit is the object layer's inline limit: the layer's default
 // (128 KiB) when the metadata is this node's own Pebble, the site's
 // InlineLimit when it is a multi-node site's etcd.
@@ -293,7 +312,7 @@ func (s *Server) build() error {
 	}
 	s.objects, err = objects.New(s.meta, blobs, objects.Config{
 		SiteID: s.deploymentID, Cipher: sseCipher{ring}, Logger: s.log, Clock: hlc.New(cfg.Clock),
-		InlineLimit: s.inlineLimit(),
+		InlineLimit: s.inlineLimit(), Room: s.room(),
 	})
 	if err != nil {
 		return err

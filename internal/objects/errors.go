@@ -1,6 +1,10 @@
 package objects
 
-import "errors"
+import (
+	"errors"
+	"fmt"
+	"syscall"
+)
 
 // Sentinel errors. The S3 edge maps each to its S3 error code (named in the
 // comment).
@@ -56,6 +60,11 @@ var (
 	ErrNoSuchEncryption = errors.New("objects: no encryption configuration")
 	// ErrSSEUnavailable: SSE requested but no key is configured (InvalidRequest).
 	ErrSSEUnavailable = errors.New("objects: server-side encryption unavailable")
+	// ErrStorageFull: the site keeps its free space for what it must
+	// write to go on (its metadata, deletes) and takes no new object data
+	// (XMinioStorageFull). It wraps syscall.ENOSPC, as a drive that is
+	// full answers.
+	ErrStorageFull = fmt.Errorf("objects: %w: the data directory is down to its reserve of free space", syscall.ENOSPC)
 )
 
 // ErrFormat is returned by New when the store was written by a newer

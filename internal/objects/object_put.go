@@ -188,6 +188,9 @@ func (l *Layer) resolveSSE(b Bucket, requested string) (string, error) {
 // small, else in a fsynced blob. Plaintext of an encrypted object never
 // touches the disk.
 func (l *Layer) store(bucket, key string, body io.Reader, size int64, enc *encryption, alg checksum.Algorithm) (*stored, error) {
+	if err := l.room(size); err != nil {
+		return nil, err
+	}
 	var algs []checksum.Algorithm
 	if alg != "" {
 		algs = append(algs, alg)
@@ -415,4 +418,13 @@ func (l *Layer) getVersion(bucket, key, versionID string) (*Version, error) {
 		return nil, err
 	}
 	return v, nil
+}
+
+// room asks Config.Room whether size bytes of new object data may be
+// written.
+func (l *Layer) room(size int64) error {
+	if l.cfg.Room == nil {
+		return nil
+	}
+	return l.cfg.Room(size)
 }

@@ -33,6 +33,11 @@ type Config struct {
 	Cipher Cipher
 	Logger *slog.Logger
 	Clock  *hlc.Clock
+	// Room, when set, is asked before object data of size bytes (-1:
+	// not known yet) is written; an error (ErrStorageFull) refuses the
+	// write before any of it is stored. Deletes and changes of metadata
+	// alone are never asked about.
+	Room func(size int64) error
 }
 
 func (c *Config) ensureDefaults() {

@@ -232,6 +232,9 @@ func (l *Layer) storeReplicaHeld(in *Version, data []byte) (segs []Segment, ok b
 	if s.Size != int64(len(data)) || s.Size > l.cfg.InlineLimit {
 		return nil, false, nil
 	}
+	if err := l.room(s.Size); err != nil {
+		return nil, true, err
+	}
 	hs, err := checksum.NewSet()
 	if err != nil {
 		return nil, true, err
@@ -291,6 +294,9 @@ func (l *Layer) storeReplicaData(bucket, key string, in *Version, body io.Reader
 // small enough to keep inline, whose body the node that received it
 // writes: each part to a blob of its own, in one call.
 func (l *Layer) storeReplicaElsewhere(bucket, key string, in *Version, body ElsewhereBody, enc *encryption) ([]Segment, error) {
+	if err := l.room(in.Size); err != nil {
+		return nil, err
+	}
 	blobs := make([]ElsewhereBlob, len(in.Segments))
 	segs := make([]Segment, len(in.Segments))
 	for i, s := range in.Segments {

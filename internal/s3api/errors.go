@@ -4,6 +4,7 @@ import (
 	"encoding/xml"
 	"errors"
 	"net/http"
+	"syscall"
 
 	"github.com/twinlake/twinlake/internal/checksum"
 	"github.com/twinlake/twinlake/internal/meta"
@@ -82,6 +83,10 @@ var errorTable = []struct {
 	{objects.ErrNoSuchPolicy, apiErr("NoSuchBucketPolicy", 404, "The bucket policy does not exist.")},
 	{objects.ErrNoSuchEncryption, apiErr("ServerSideEncryptionConfigurationNotFoundError", 404, "The server side encryption configuration was not found.")},
 	{objects.ErrQuotaExceeded, apiErr("XMinioAdminBucketQuotaExceeded", 400, "Bucket quota exceeded.")},
+	// The site's reserve of free space (objects.ErrStorageFull) or a full
+	// drive: MinIO's code for it, which its clients know.
+	{syscall.ENOSPC, apiErr("XMinioStorageFull", http.StatusInsufficientStorage,
+		"The site has no room for new data: delete objects or add capacity, then try again.")},
 	{objects.ErrSSEUnavailable, apiErr("InvalidRequest", 400, "Server-side encryption is not available on this server.")},
 	{objects.ErrCustomerKeyRequired, apiErr("InvalidRequest", 400, "The object was stored using a form of Server Side Encryption. The correct parameters must be provided to retrieve the object.")},
 	{objects.ErrCustomerKeyMismatch, apiErr("InvalidArgument", 400, "The provided customer key does not match the key the object was encrypted with.")},

@@ -3,6 +3,7 @@ package rest
 import (
 	"errors"
 	"net/http"
+	"syscall"
 
 	"github.com/twinlake/twinlake/internal/catalog"
 	"github.com/twinlake/twinlake/internal/catalogwire"
@@ -72,6 +73,9 @@ var errorTable = []struct {
 	// The node stopped leading its site while it served the request: the
 	// write was refused whole; retried, the next leader serves it.
 	{meta.ErrFenced, typeUnavailable, http.StatusServiceUnavailable},
+	// Out of room for new data (objects.ErrStorageFull, a full drive):
+	// refused before anything was committed.
+	{syscall.ENOSPC, typeUnavailable, http.StatusServiceUnavailable},
 	{catalog.ErrNoSuchWarehouse, typeNoSuchWarehouse, http.StatusNotFound},
 	{catalog.ErrNoSuchNamespace, typeNoSuchNamespace, http.StatusNotFound},
 	{catalog.ErrNoSuchTable, typeNoSuchTable, http.StatusNotFound},

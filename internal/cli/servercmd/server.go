@@ -25,7 +25,7 @@ func AddServerCommands(root *cobra.Command, opts *cmdutil.Options) {
 	var nodes, etcd []string
 	var etcdSite string
 	var leaseTTL time.Duration
-	var inlineLimit, etcdQuota string
+	var inlineLimit, etcdQuota, minFree string
 	cmd := &cobra.Command{
 		Use:   "server",
 		Short: "Run a twinlake site",
@@ -91,6 +91,16 @@ one) the site refuses to start and changes nothing.`,
 				}
 				cfg.InlineLimit = n // bounds checked with the rest of the node's settings
 			}
+			if minFree != "" {
+				if len(nodes) > 0 {
+					return fmt.Errorf("--min-free-space is for a single-node site: a multi-node site's metadata is in etcd (--etcd-quota)")
+				}
+				n, err := bench.ParseSize(minFree)
+				if err != nil {
+					return fmt.Errorf("--min-free-space: %w", err)
+				}
+				cfg.MinFreeSpace = n // bounds checked with the rest of the settings
+			}
 			var quota int64
 			if etcdQuota != "" {
 				if len(nodes) == 0 {
@@ -134,6 +144,7 @@ one) the site refuses to start and changes nothing.`,
 	f.StringSliceVar(&etcd, "etcd", nil, "with --cluster: keep the site's records in this etcd cluster (its client URLs, comma-separated, all http:// or all https://; its user and password from TWINLAKE_ETCD_USER and TWINLAKE_ETCD_PASSWORD; https trusts the system roots and --certs-dir CAs/*.crt) instead of running etcd on the nodes; sites sharing it need --etcd-site")
 	f.StringVar(&etcdSite, "etcd-site", "", "with --etcd: keep the site's records under /twinlake/NAME/ (default \"site\"), so that several sites can share one etcd, each under its own name")
 	f.StringVar(&inlineLimit, "cluster-inline-limit", "", "with --cluster: keep objects of at most this size (1KiB to 64KiB; default 1KiB) inside their version record in etcd instead of erasure-coding them across the nodes: small objects get faster, and etcd's quota holds fewer versions (see the operator's guide)")
+	f.StringVar(&minFree, "min-free-space", "", "the free space to keep on the data directory's file system (128MiB to 64GiB; default 1GiB): below it the site refuses new object data with 507 XMinioStorageFull, so that it never fills the disk and stops, and deletes keep working")
 	f.StringVar(&etcdQuota, "etcd-quota", "", "with --cluster and without --etcd: the size of each node's etcd database past which etcd refuses writes until space is freed (1GiB to 8GiB; default 2GiB): the site's metadata is there, so the quota bounds how many object versions a multi-node site holds (see the operator's guide); give every node the same")
 	f.DurationVar(&leaseTTL, "cluster-lease", 0, "with --cluster: how long a dead leader holds the lead before another node takes over (2s to 60s; default 10s)")
 	f.StringSliceVar(&cfg.Drives, "drives", nil, "erasure-code object data across these 2 to 16 directories, one per drive (comma-separated; --dir keeps the metadata; fixed when the site first starts; with --cluster: this node's drives, as many on every node, 16 in all at most)")
