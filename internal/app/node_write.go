@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/twinlake/twinlake/internal/blob/sse"
@@ -144,6 +145,9 @@ type writeAnswer struct {
 	// of its own (s3api.BodyErrorName); Error tells any other failure.
 	BodyError string `json:"bodyError,omitempty"`
 	Error     string `json:"error,omitempty"`
+	// Full is set with Error when the drives were out of room
+	// (syscall.ENOSPC), which the client is told as such.
+	Full bool `json:"full,omitempty"`
 }
 
 // storeWrite answers the leader's call to write a body this node offered:
@@ -179,7 +183,7 @@ func (n *Node) writeHere(ctx context.Context, o *offeredWrite, token string, cal
 		if name := s3api.BodyErrorName(err); name != "" {
 			return writeAnswer{BodyError: name}
 		}
-		return writeAnswer{Error: err.Error()}
+		return writeAnswer{Error: err.Error(), Full: errors.Is(err, syscall.ENOSPC)}
 	}
 	check := call.How.Check
 	if len(check.Key) > 0 {
@@ -369,6 +373,8 @@ func (b *elsewhereBody) StoreAs(blobs []objects.ElsewhereBlob, how s3api.Elsewhe
 			return fail(err)
 		}
 		return fail(fmt.Errorf("node %s: reading the body: %s", b.peer, ans.BodyError))
+	case ans.Full:
+		return fail(fmt.Errorf("node %s: writing the body: %s: %w", b.peer, ans.Error, syscall.ENOSPC))
 	case ans.Error != "":
 		return fail(fmt.Errorf("node %s: writing the body: %s", b.peer, ans.Error))
 	case call.Blobs == nil:

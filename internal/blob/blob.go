@@ -168,6 +168,7 @@ func (w *Writer) Write(p []byte) (int, error) {
 	var err error
 	if w.sh != nil {
 		n, err = w.sh.ew.Write(p)
+		err = w.sh.reason(err)
 	} else {
 		n, err = w.f.Write(p)
 	}
@@ -186,6 +187,9 @@ func (w *Writer) ReadFrom(r io.Reader) (int64, error) {
 	defer copyBufs.Put(buf)
 	n, err := io.CopyBuffer(struct{ io.Writer }{dst}, r, *buf)
 	w.n += n
+	if w.sh != nil {
+		err = w.sh.reason(err)
+	}
 	return n, err
 }
 

@@ -1,6 +1,7 @@
 package blob
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -8,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/twinlake/twinlake/internal/erasure"
@@ -127,6 +129,7 @@ type shardWriter struct {
 	s    *Store
 	id   string
 	outs []ShardWriter // nil where the drive failed
+	errs []error       // why, where it did
 	ew   *erasure.Writer
 }
 
@@ -136,10 +139,12 @@ func (s *Store) createShards(id string) (*shardWriter, error) {
 	if !validID(id) {
 		return nil, ErrInvalidID
 	}
-	w := &shardWriter{s: s, id: id}
-	w.outs = each(s.placed(id), func(_ int, d Drive) ShardWriter {
+	placed := s.placed(id)
+	w := &shardWriter{s: s, id: id, errs: make([]error, len(placed))}
+	w.outs = each(placed, func(i int, d Drive) ShardWriter {
 		sw, err := d.Create(id)
 		if err != nil {
+			w.errs[i] = err
 			return nil
 		}
 		return sw
@@ -153,6 +158,9 @@ func (s *Store) createShards(id string) (*shardWriter, error) {
 	ew, err := s.code.NewWriter(dst)
 	if err != nil {
 		w.abort()
+		if qe := quorumError(w.errs, s.code.Layout().WriteQuorum()); qe != nil && errors.Is(err, erasure.ErrWriteQuorum) {
+			return nil, qe // with the drives' reasons: ENOSPC when they are full
+		}
 		return nil, fmt.Errorf("blob: create: %w", err)
 	}
 	w.ew = ew
@@ -172,7 +180,7 @@ func (w *shardWriter) commit() error {
 		o := w.outs[i]
 		switch {
 		case o == nil:
-			return ErrNotFound
+			return cmp.Or(w.errs[i], ErrNotFound)
 		case werrs[i] != nil:
 			o.Abort()
 			return werrs[i]
@@ -180,16 +188,50 @@ func (w *shardWriter) commit() error {
 		return o.Commit()
 	})
 	w.outs = nil
-	durable := 0
+	return quorumError(errs, w.s.code.Layout().WriteQuorum())
+}
+
+// quorumError is a write's error from its shards' (nil where durable): none
+// while q are durable, else erasure.ErrWriteQuorum, which also wraps
+// syscall.ENOSPC when the drives found full (or down to their reserve)
+// are enough alone to break the quorum: the site is out of room, not
+// out of drives.
+func quorumError(errs []error, q int) error {
+	durable, full := 0, 0
 	for _, err := range errs {
-		if err == nil {
+		switch {
+		case err == nil:
 			durable++
+		case errors.Is(err, syscall.ENOSPC):
+			full++
 		}
 	}
-	if q := w.s.code.Layout().WriteQuorum(); durable < q {
-		return fmt.Errorf("blob: %w: %d of %d shards durable, %d needed", erasure.ErrWriteQuorum, durable, len(errs), q)
+	switch {
+	case durable >= q:
+		return nil
+	case len(errs)-full < q:
+		return fmt.Errorf("blob: %w: %d of %d shards durable, %d needed, %d drives full: %w",
+			erasure.ErrWriteQuorum, durable, len(errs), q, full, syscall.ENOSPC)
 	}
-	return nil
+	return fmt.Errorf("blob: %w: %d of %d shards durable, %d needed", erasure.ErrWriteQuorum, durable, len(errs), q)
+}
+
+// reason gives an error of the coding's write (the write quorum lost as
+// the shards went out) the drives' reasons when they are full: ENOSPC.
+func (w *shardWriter) reason(err error) error {
+	if !errors.Is(err, erasure.ErrWriteQuorum) {
+		return err
+	}
+	errs := slices.Clone(w.ew.Errs())
+	for i, e := range w.errs {
+		if e != nil && i < len(errs) {
+			errs[i] = e
+		}
+	}
+	if qe := quorumError(errs, w.s.code.Layout().WriteQuorum()); errors.Is(qe, syscall.ENOSPC) {
+		return qe
+	}
+	return err
 }
 
 // abort discards the shards being written.

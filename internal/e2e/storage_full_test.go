@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"path/filepath"
 	"syscall"
 	"testing"
@@ -155,6 +156,85 @@ func TestStorageFullKeepsTheSiteUp(t *testing.T) {
 		time.Sleep(200 * time.Millisecond)
 	}
 	checkKept(append(kept, "after"))
+}
+
+// TestStorageFullAcrossNodes fills a 4-node site whose nodes each have a
+// small file system (tmpfs the test mounts; it skips where it may not):
+// once the drives are down to their reserve, a write through any node is
+// refused with 507 XMinioStorageFull (it was 500 InternalError), and every
+// node stays up, reads and deletes.
+func TestStorageFullAcrossNodes(t *testing.T) {
+	base := t.TempDir()
+	for i := range 4 {
+		dir := filepath.Join(base, fmt.Sprint("node", i))
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		// The voters' etcd members take about 125 MiB of it, and a drive
+		// keeps 256 MiB free.
+		if err := syscall.Mount("tmpfs", dir, "tmpfs", 0, "size=440m"); err != nil {
+			t.Skipf("mount a tmpfs to fill: %v", err)
+		}
+		t.Cleanup(func() { syscall.Unmount(dir, syscall.MNT_DETACH) })
+	}
+	bin := testsite.BuildBinary(t)
+	cl := testsite.StartCluster(t, bin, base, 4, clusterEnv()...)
+	client := func(i int) *minio.Client {
+		c, err := minio.New(cl.Addrs[i], &minio.Options{Creds: credentials.NewStaticV4(rootUser, rootSecret, ""), Region: "us-east-1"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	ctx := context.Background()
+	c := client(1)
+	if err := c.MakeBucket(ctx, "fill", minio.MakeBucketOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	body := bytes.Repeat([]byte("full"), 2<<20)
+	put := func(c *minio.Client, key string) error {
+		_, err := c.PutObject(ctx, "fill", key, bytes.NewReader(body), int64(len(body)), minio.PutObjectOptions{DisableMultipart: true})
+		return err
+	}
+	full := func(err error) bool {
+		var er minio.ErrorResponse
+		return errors.As(err, &er) && er.Code == "XMinioStorageFull" && er.StatusCode == http.StatusInsufficientStorage
+	}
+	taken := 0
+	for ; ; taken++ {
+		if taken == 60 {
+			t.Fatal("60 objects of 8 MiB taken, none refused")
+		}
+		err := put(c, fmt.Sprintf("big-%02d", taken))
+		if err == nil {
+			continue
+		}
+		if !full(err) {
+			t.Fatalf("PUT on a full site: %v, want 507 XMinioStorageFull", err)
+		}
+		break
+	}
+	for i := range 4 {
+		if cl.Node(i).Exited() {
+			t.Fatalf("node %d stopped when the drives filled", i)
+		}
+		if err := put(client(i), fmt.Sprintf("via-%d", i)); !full(err) {
+			t.Fatalf("PUT through node %d on a full site: %v", i, err)
+		}
+	}
+	obj, err := client(2).GetObject(ctx, "fill", "big-00", minio.GetObjectOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := io.ReadAll(obj)
+	obj.Close()
+	if err != nil || !bytes.Equal(got, body) {
+		t.Fatalf("GET big-00 on a full site: %d bytes, %v", len(got), err)
+	}
+	if err := client(3).RemoveObject(ctx, "fill", "big-00", minio.RemoveObjectOptions{}); err != nil {
+		t.Fatalf("delete on a full site: %v", err)
+	}
+	t.Logf("%d objects of 8 MiB taken before the drives were full", taken)
 }
 
 func freeBytes(t *testing.T, dir string) int64 {

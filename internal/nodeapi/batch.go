@@ -179,14 +179,7 @@ func shardError(base, id string, status int, msg string) error {
 	if status/100 == 2 {
 		return nil
 	}
-	err := fmt.Errorf("node %s: batched shard %s: %d %s", base, id, status, msg)
-	switch status {
-	case http.StatusNotFound:
-		err = fmt.Errorf("%w: %v", blob.ErrNotFound, err)
-	case http.StatusBadRequest:
-		err = fmt.Errorf("%w: %v", errRefused, err)
-	}
-	return err
+	return statusError(fmt.Errorf("node %s: batched shard %s: %d %s", base, id, status, msg), status)
 }
 
 // The batch body is each shard in turn: a mode byte ('c' create, 'r'

@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/twinlake/twinlake/internal/blob"
@@ -84,14 +85,22 @@ func (d *Drive) do(ctx context.Context, method, path string, body io.Reader, hdr
 	defer resp.Body.Close()
 	var e apiError
 	json.NewDecoder(io.LimitReader(resp.Body, 4<<10)).Decode(&e)
-	err = fmt.Errorf("node %s: %s %s: %d %s", d.base, method, path, resp.StatusCode, e.Error)
-	switch resp.StatusCode {
+	return nil, statusError(fmt.Errorf("node %s: %s %s: %d %s", d.base, method, path, resp.StatusCode, e.Error), resp.StatusCode)
+}
+
+// statusError is err, a node's answer of status, wrapping the error a
+// local drive would have given: blob.ErrNotFound, errRefused, or
+// syscall.ENOSPC for a drive full or down to its reserve.
+func statusError(err error, status int) error {
+	switch status {
 	case http.StatusNotFound:
-		err = fmt.Errorf("%w: %v", blob.ErrNotFound, err)
+		return fmt.Errorf("%w: %v", blob.ErrNotFound, err)
 	case http.StatusBadRequest:
-		err = fmt.Errorf("%w: %v", errRefused, err)
+		return fmt.Errorf("%w: %v", errRefused, err)
+	case http.StatusInsufficientStorage:
+		return fmt.Errorf("%w: %v", syscall.ENOSPC, err)
 	}
-	return nil, err
+	return err
 }
 
 // errRefused is a node's 400 answer: a request it does not take.
@@ -196,6 +205,19 @@ func (u *stream) Write(p []byte) (int, error) {
 	})
 	n, err := u.pw.Write(p)
 	t.Stop()
+	if errors.Is(err, io.ErrClosedPipe) {
+		// The transport closed the body: the node answered before it
+		// took the whole shard, and its answer (a full drive, say) is
+		// the reason, not the pipe.
+		select {
+		case answer := <-u.done:
+			u.done <- answer // for Commit or Abort
+			if answer != nil {
+				err = answer
+			}
+		case <-time.After(u.stall):
+		}
+	}
 	return n, err
 }
 

@@ -15,6 +15,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"syscall"
 
 	"github.com/twinlake/twinlake/internal/blob"
 	"github.com/twinlake/twinlake/internal/trace"
@@ -132,6 +133,8 @@ func statusOf(err error) int {
 		return http.StatusNotFound
 	case errors.Is(err, blob.ErrInvalidID), errors.Is(err, errBadRequest):
 		return http.StatusBadRequest
+	case errors.Is(err, syscall.ENOSPC):
+		return http.StatusInsufficientStorage // the drive full, or down to its reserve
 	}
 	return http.StatusInternalServerError
 }
