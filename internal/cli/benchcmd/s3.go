@@ -282,53 +282,49 @@ func (b *s3Bench) runSize(ctx context.Context, cmd *cobra.Command, size int64, k
 	if err := benchPhaseErr("GET", size, get, err); err != nil {
 		return rows, err
 	}
-	fmt.Fprintf(cmd.ErrOrStderr(), "bench: LIST %s ...\n", bench.FormatSize(size))
 	cfg := b.cfg
 	if cfg.Count > 0 {
 		cfg.Count = max(1, (written+listPage-1)/listPage) // one pass over what was written
 	}
 	core := minio.Core{Client: b.c}
-	var keys atomic.Int64
-	listRow, list, err := b.measure(ctx, func(r bench.Result) bench.Row {
-		row := bench.NewRow("LIST", size, cfg.Concurrency, r)
-		row.MBPerSec = 0 // no object data moves
-		if r.Elapsed > 0 {
-			row.KeysPerSec = float64(keys.Load()) / r.Elapsed.Seconds()
-		}
-		return row
-	}, func() (bench.Result, error) {
-		return runPhase(ctx, cmd, "LIST", cfg, func(ctx context.Context, seq int64) error {
-			n, err := b.listOne(core, dir, seq, written)
-			keys.Add(n)
-			return err
-		})
+	listRow, list, err := b.keysPhase(ctx, cmd, "LIST", size, cfg, func(ctx context.Context, seq int64) (int64, error) {
+		return b.listOne(core, dir, seq, written)
 	})
 	rows = append(rows, listRow)
 	if err := benchPhaseErr("LIST", size, list, err); err != nil || keep {
 		return rows, err
 	}
-	fmt.Fprintf(cmd.ErrOrStderr(), "bench: DELETE %s ...\n", bench.FormatSize(size))
 	// As `twinlake rm --recursive` removes them: pages of listPage keys,
 	// one multi-object delete request after another.
-	pages := (written + listPage - 1) / listPage
-	dcfg := bench.Config{Concurrency: 1, Count: pages, StopOnError: true}
-	var deleted atomic.Int64
-	delRow, del, err := b.measure(ctx, func(r bench.Result) bench.Row {
-		row := bench.NewRow("DELETE", size, dcfg.Concurrency, r)
-		row.MBPerSec = 0
-		if r.Elapsed > 0 {
-			row.KeysPerSec = float64(deleted.Load()) / r.Elapsed.Seconds()
-		}
-		return row
-	}, func() (bench.Result, error) {
-		return runPhase(ctx, cmd, "DELETE", dcfg, func(ctx context.Context, seq int64) error {
-			n, err := b.deletePage(ctx, dir, seq, written)
-			deleted.Add(n)
-			return err
-		})
+	dcfg := bench.Config{Concurrency: 1, Count: (written + listPage - 1) / listPage, StopOnError: true}
+	delRow, del, err := b.keysPhase(ctx, cmd, "DELETE", size, dcfg, func(ctx context.Context, seq int64) (int64, error) {
+		return b.deletePage(ctx, dir, seq, written)
 	})
 	rows = append(rows, delRow)
 	return rows, benchPhaseErr("DELETE", size, del, err)
+}
+
+// keysPhase runs a phase whose operations each move no object data but
+// handle keys (op returns how many): its row reports the keys per second
+// instead of MB/s.
+func (b *s3Bench) keysPhase(ctx context.Context, cmd *cobra.Command, name string, size int64, cfg bench.Config,
+	op func(ctx context.Context, seq int64) (int64, error)) (bench.Row, bench.Result, error) {
+	fmt.Fprintf(cmd.ErrOrStderr(), "bench: %s %s ...\n", name, bench.FormatSize(size))
+	var keys atomic.Int64
+	return b.measure(ctx, func(r bench.Result) bench.Row {
+		row := bench.NewRow(name, size, cfg.Concurrency, r)
+		row.MBPerSec = 0
+		if r.Elapsed > 0 {
+			row.KeysPerSec = float64(keys.Load()) / r.Elapsed.Seconds()
+		}
+		return row
+	}, func() (bench.Result, error) {
+		return runPhase(ctx, cmd, name, cfg, func(ctx context.Context, seq int64) error {
+			n, err := op(ctx, seq)
+			keys.Add(n)
+			return err
+		})
+	})
 }
 
 // deletePage removes the seq-th page of the keys written in one
