@@ -227,18 +227,6 @@ func validInlineLimit(n int64) error {
 	return nil
 }
 
-// room is the object layer's check for room for new data: a reserve of
-// free space kept in Dir where the metadata store is this node's own
-// Pebble; none on a multi-node site, whose metadata is in etcd (which
-// refuses writes past its quota) and whose drives refuse a small shard
-// below their own reserve.
-func (s *Server) room() func(int64) error {
-	if s.cfg.Meta != nil {
-		return nil
-	}
-	return newSpaceGuard(s.cfg.Dir, s.cfg.MinFreeSpace).room
-}
-
 // inlineLimit is the object layer's inline limit: the layer's default
 // (128 KiB) when the metadata is this node's own Pebble, the site's
 // InlineLimit when it is a multi-node site's etcd.

@@ -1,11 +1,12 @@
 package app
 
 import (
+	"cmp"
+	"errors"
 	"fmt"
-	"sync"
 	"syscall"
-	"time"
 
+	"github.com/twinlake/twinlake/internal/blob"
 	"github.com/twinlake/twinlake/internal/objects"
 )
 
@@ -33,57 +34,23 @@ func validMinFreeSpace(n int64) error {
 	return nil
 }
 
-// spaceRecheck is how long a look at the free space serves: writes taken
-// meanwhile are counted against it.
-const spaceRecheck = time.Second
-
-// spaceGuard keeps a reserve free on the file system of dir.
-type spaceGuard struct {
-	dir     string
-	reserve int64
-	free    func(dir string) (int64, error) // bytes free to this process
-	now     func() time.Time
-
-	mu    sync.Mutex
-	avail int64     // free at the last look, less the writes taken since
-	at    time.Time // the last look; zero: none yet
-}
-
-func newSpaceGuard(dir string, reserve int64) *spaceGuard {
-	if reserve == 0 {
-		reserve = DefaultMinFreeSpace
+// room is the object layer's check for room for new data: a reserve of
+// free space kept in Dir where the metadata store is this node's own
+// Pebble; none on a multi-node site, whose metadata is in etcd (which
+// refuses writes past its quota) and whose drives keep their own reserve.
+func (s *Server) room() func(int64) error {
+	if s.cfg.Meta != nil {
+		return nil
 	}
-	return &spaceGuard{dir: dir, reserve: reserve, free: freeSpace, now: time.Now}
-}
-
-// room is objects.Config.Room: it takes a write of size bytes (negative:
-// not known yet, counted as none) when the free space left after it
-// stays at least the reserve.
-func (g *spaceGuard) room(size int64) error {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	now := g.now()
-	if g.at.IsZero() || now.Sub(g.at) >= spaceRecheck || now.Before(g.at) {
-		free, err := g.free(g.dir)
-		if err != nil {
-			return fmt.Errorf("free space of %s: %w", g.dir, err)
+	keep := cmp.Or(s.cfg.MinFreeSpace, DefaultMinFreeSpace)
+	r := blob.NewReserve(s.cfg.Dir, keep)
+	return func(size int64) error {
+		if err := r.Take(size); err != nil {
+			if errors.Is(err, syscall.ENOSPC) {
+				return objects.ErrStorageFull
+			}
+			return err
 		}
-		g.avail, g.at = free, now
+		return nil
 	}
-	size = max(size, 0)
-	if g.avail-size < g.reserve {
-		return objects.ErrStorageFull
-	}
-	g.avail -= size
-	return nil
-}
-
-// freeSpace returns the bytes free to an unprivileged user on dir's file
-// system.
-func freeSpace(dir string) (int64, error) {
-	var fs syscall.Statfs_t
-	if err := syscall.Statfs(dir, &fs); err != nil {
-		return 0, err
-	}
-	return int64(fs.Bavail) * fs.Bsize, nil
 }

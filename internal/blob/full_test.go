@@ -1,10 +1,14 @@
 package blob
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
+	"io"
+	"path/filepath"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/twinlake/twinlake/internal/erasure"
 )
@@ -62,5 +66,38 @@ func TestDriveSetFullDrives(t *testing.T) {
 	}
 	if !errors.Is(err, erasure.ErrWriteQuorum) || !errors.Is(err, syscall.ENOSPC) {
 		t.Fatalf("write with 2 of 4 drives full: %v", err)
+	}
+}
+
+// TestDriveSetFillsMidWrite: a blob whose shards fill their drives as
+// they are written (each drive down to its reserve partway) fails for
+// want of room, not only for want of its quorum.
+func TestDriveSetFillsMidWrite(t *testing.T) {
+	base := t.TempDir()
+	var set []Drive
+	for i := range 4 {
+		d := shardDrive(t, filepath.Join(base, fmt.Sprint("d", i)))
+		if i > 0 {
+			d.small.reserve = &Reserve{dir: d.root, keep: 100 << 20, now: time.Now,
+				free: func(string) (int64, error) { return 101 << 20, nil }}
+		}
+		set = append(set, d)
+	}
+	s, err := NewDriveSet(set, erasure.MinBlockSize)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := s.Create()
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = io.Copy(w, bytes.NewReader(make([]byte, 8<<20)))
+	if err == nil {
+		_, err = w.Commit()
+	} else {
+		w.Abort()
+	}
+	if !errors.Is(err, erasure.ErrWriteQuorum) || !errors.Is(err, syscall.ENOSPC) {
+		t.Fatalf("a write that fills 3 of 4 drives: %v", err)
 	}
 }

@@ -8,9 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
-	"sync/atomic"
-	"syscall"
-	"time"
 
 	"github.com/twinlake/twinlake/internal/meta"
 )
@@ -26,11 +23,12 @@ import (
 // by a crash left in both is read from the store, which a rewrite writes
 // before it removes the file.
 
-// smallReserve is the free space a shard drive keeps: below it a new small
-// shard is refused, as a file is on a full disk. The store cannot go on
-// after a failed write (Pebble stops the process), so a drive filling up
-// must fail the shard's write, which the site's write quorum then
-// decides, instead of its node.
+// smallReserve is the free space a shard drive keeps: below it a new
+// shard is refused, and a shard written to a file fails as it would reach
+// into it, as a file does on a full disk. The store cannot go on after a
+// failed write (Pebble stops the process), nor can an etcd member on the
+// same disk, so a drive filling up must fail the shard's write, which the
+// site's write quorum then decides, instead of its node.
 const smallReserve = 256 << 20
 
 // The small store is a drive's, not the site's metadata: a modest block
@@ -51,7 +49,7 @@ func NewShardDrive(dir string, log *slog.Logger) (*LocalDrive, error) {
 	if err != nil {
 		return nil, fmt.Errorf("blob: small shards on %s: %w", d, err)
 	}
-	d.small = &smallStore{db: db, reserve: smallReserve}
+	d.small = &smallStore{db: db, reserve: NewReserve(dir, smallReserve)}
 	return d, nil
 }
 
@@ -59,9 +57,7 @@ func NewShardDrive(dir string, log *slog.Logger) (*LocalDrive, error) {
 // the drive's free space.
 type smallStore struct {
 	db      *meta.PebbleStore
-	reserve uint64
-	freeAt  atomic.Int64 // when free space was last checked, Unix nanoseconds
-	full    atomic.Bool  // less than reserve was free then
+	reserve *Reserve
 
 	closeOnce sync.Once
 	closeErr  error
@@ -93,8 +89,8 @@ func (d *LocalDrive) createSmall(id string, rewrite bool) (ShardWriter, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := d.roomForSmall(); err != nil {
-		return nil, err
+	if err := d.small.reserve.Take(0); err != nil {
+		return nil, fmt.Errorf("blob: create shard on %s: %w", d, err)
 	}
 	if rewrite {
 		return d.newSmallShard(id, true), nil
@@ -117,16 +113,27 @@ func (d *LocalDrive) newSmallShard(id string, rewrite bool) *smallShard {
 	return w
 }
 
-// spill starts the shard as a file.
+// spill starts the shard as a file, each write taking its room from the
+// drive's reserve (the held bytes with the first).
 func (w *smallShard) spill() (ShardWriter, error) {
+	var f ShardWriter
+	var err error
 	if w.rewrite {
-		return w.d.rewriteFile(w.id)
+		f, err = w.d.rewriteFile(w.id)
+	} else {
+		f, err = w.d.createFile(w.id)
 	}
-	return w.d.createFile(w.id)
+	if err != nil {
+		return nil, err
+	}
+	return reservedWriter{f, w.d.small.reserve}, nil
 }
 
 // store commits a held shard to the small store.
 func (w *smallShard) store(b []byte) error {
+	if err := w.d.small.reserve.Take(int64(len(b))); err != nil {
+		return fmt.Errorf("blob: commit shard on %s: %w", w.d, err)
+	}
 	batch := w.d.small.db.NewBatch()
 	batch.Set([]byte(w.id), b)
 	if err := batch.Commit(true); err != nil {
@@ -147,25 +154,6 @@ func (w *smallShard) Commit() error {
 	}
 	p, _ := w.d.path(w.id)
 	return removeFile(p)
-}
-
-// roomForSmall fails with ENOSPC while the drive has less than its
-// reserve free, as found at most a second ago.
-func (d *LocalDrive) roomForSmall() error {
-	now := time.Now().UnixNano()
-	st := d.small
-	if now-st.freeAt.Load() > int64(time.Second) {
-		var fs syscall.Statfs_t
-		if err := syscall.Statfs(d.root, &fs); err != nil {
-			return fmt.Errorf("blob: free space of %s: %w", d, err)
-		}
-		st.full.Store(fs.Bavail*uint64(fs.Bsize) < st.reserve)
-		st.freeAt.Store(now)
-	}
-	if st.full.Load() {
-		return fmt.Errorf("blob: create shard on %s: %w (less than %d MiB free)", d, syscall.ENOSPC, st.reserve>>20)
-	}
-	return nil
 }
 
 // hasSmall reports whether shard id is in the small store.

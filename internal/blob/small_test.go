@@ -9,6 +9,7 @@ import (
 	"slices"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/twinlake/twinlake/internal/erasure"
 )
@@ -216,8 +217,7 @@ func TestShardDriveKeepsItsReserve(t *testing.T) {
 	id := NewID()
 	w, err := d.Create(id)
 	putShard(t, w, err, []byte("kept"))
-	d.small.reserve = 1 << 62
-	d.small.freeAt.Store(0)
+	d.small.reserve = NewReserve(d.root, 1<<62)
 	if _, err := d.Create(NewID()); !errors.Is(err, syscall.ENOSPC) {
 		t.Fatalf("create on a full drive: %v", err)
 	}
@@ -229,5 +229,44 @@ func TestShardDriveKeepsItsReserve(t *testing.T) {
 	}
 	if err := d.Remove(id); err != nil {
 		t.Fatal(err)
+	}
+
+	// With 10 MiB above the reserve, a shard written to a file fails as
+	// it would reach into the reserve, and a small one held until its
+	// commit fails there; neither is left behind.
+	const mib = 1 << 20
+	d.small.reserve = &Reserve{dir: d.root, keep: 100 * mib, now: time.Now,
+		free: func(string) (int64, error) { return 110 * mib, nil }}
+	big := NewID()
+	w, err = d.Create(big)
+	if err != nil {
+		t.Fatal(err)
+	}
+	chunk := make([]byte, mib)
+	written := 0
+	for ; written < 20; written++ {
+		if _, err = w.Write(chunk); err != nil {
+			break
+		}
+	}
+	if !errors.Is(err, syscall.ENOSPC) || written != 10 {
+		t.Fatalf("a shard written into the reserve: %d MiB written, then %v", written, err)
+	}
+	w.Abort()
+	d.small.reserve = &Reserve{dir: d.root, keep: 100 * mib, now: time.Now,
+		free: func(string) (int64, error) { return 100*mib + 10, nil }}
+	small := NewID()
+	w, err = d.Create(small)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Write(make([]byte, 100))
+	if err := w.Commit(); !errors.Is(err, syscall.ENOSPC) {
+		t.Fatalf("a small shard reaching into the reserve at its commit: %v", err)
+	}
+	for _, id := range []string{big, small} {
+		if _, err := d.Open(id); !errors.Is(err, ErrNotFound) {
+			t.Fatalf("shard %s refused for room: open %v", id, err)
+		}
 	}
 }

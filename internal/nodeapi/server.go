@@ -178,6 +178,9 @@ func (s *Server) putShard(d blob.Drive, w http.ResponseWriter, r *http.Request, 
 	}
 	if err != nil {
 		sw.Abort()
+		if errors.Is(err, syscall.ENOSPC) {
+			return fmt.Errorf("shard %s: %w", id, err) // the drive down to its reserve as it was written
+		}
 		return fmt.Errorf("%w: shard %s: %v", errBadRequest, id, err)
 	}
 	if err := sw.Commit(); err != nil {

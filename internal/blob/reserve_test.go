@@ -1,25 +1,23 @@
-package app
+package blob
 
 import (
 	"errors"
 	"syscall"
 	"testing"
 	"time"
-
-	"github.com/twinlake/twinlake/internal/objects"
 )
 
-// TestSpaceGuard: a write is taken while the free space left after it is
-// at least the reserve; writes taken count against the last look until
-// the next, a second later; a size not known yet counts as none.
-func TestSpaceGuard(t *testing.T) {
+// TestReserve: a write is taken while the free space left after it is at
+// least the reserve; writes taken count against the last look until the
+// next, a second later; a size not known yet counts as none.
+func TestReserve(t *testing.T) {
 	const mib = 1 << 20
 	var (
 		free  int64 = 1000 * mib
 		looks int
 		clock = time.Unix(1000, 0)
 	)
-	g := &spaceGuard{dir: "d", reserve: 200 * mib, now: func() time.Time { return clock },
+	g := &Reserve{dir: "d", keep: 200 * mib, now: func() time.Time { return clock },
 		free: func(string) (int64, error) { looks++; return free, nil }}
 	steps := []struct {
 		advance time.Duration
@@ -43,12 +41,12 @@ func TestSpaceGuard(t *testing.T) {
 		if s.free != 0 {
 			free = s.free
 		}
-		err := g.room(s.size)
+		err := g.Take(s.size)
 		if got := err != nil; got != s.full {
 			t.Fatalf("step %d (%d bytes, %d free): err %v, want full %v", i, s.size, free, err, s.full)
 		}
-		if err != nil && (!errors.Is(err, objects.ErrStorageFull) || !errors.Is(err, syscall.ENOSPC)) {
-			t.Fatalf("step %d: %v is not ErrStorageFull and ENOSPC", i, err)
+		if err != nil && !errors.Is(err, syscall.ENOSPC) {
+			t.Fatalf("step %d: %v is not ENOSPC", i, err)
 		}
 	}
 	if looks != 5 {
@@ -56,13 +54,7 @@ func TestSpaceGuard(t *testing.T) {
 	}
 	g.free = func(string) (int64, error) { return 0, syscall.EIO }
 	clock = clock.Add(time.Second)
-	if err := g.room(1); !errors.Is(err, syscall.EIO) {
+	if err := g.Take(1); !errors.Is(err, syscall.EIO) {
 		t.Fatalf("a failed look: %v", err)
-	}
-	if err := validMinFreeSpace(64 << 20); err == nil {
-		t.Fatal("a reserve below 128MiB was taken")
-	}
-	if err := validMinFreeSpace(0); err != nil {
-		t.Fatal(err)
 	}
 }
