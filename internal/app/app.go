@@ -447,7 +447,7 @@ func (s *Server) handler() (http.Handler, error) {
 	}, func() float64 { return float64(s.trace.Dropped()) })); err != nil {
 		return nil, err
 	}
-	if err := metrics.RegisterDisk(s.metrics.Registerer(), s.cfg.Dir); err != nil {
+	if err := metrics.RegisterDisk(s.metrics.Registerer(), s.cfg.Dir, s.diskReserve()); err != nil {
 		return nil, err
 	}
 	if err := s.metrics.Registerer().Register(newNodeCollector(s)); err != nil {

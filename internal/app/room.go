@@ -42,8 +42,7 @@ func (s *Server) room() func(int64) error {
 	if s.cfg.Meta != nil {
 		return nil
 	}
-	keep := cmp.Or(s.cfg.MinFreeSpace, DefaultMinFreeSpace)
-	r := blob.NewReserve(s.cfg.Dir, keep)
+	r := blob.NewReserve(s.cfg.Dir, s.diskReserve())
 	return func(size int64) error {
 		if err := r.Take(size); err != nil {
 			if errors.Is(err, syscall.ENOSPC) {
@@ -53,4 +52,13 @@ func (s *Server) room() func(int64) error {
 		}
 		return nil
 	}
+}
+
+// diskReserve is the free space kept on the filesystem of Dir: the site's
+// reserve, or on a node of a multi-node site its drive's.
+func (s *Server) diskReserve() int64 {
+	if s.cfg.Meta != nil {
+		return blob.ShardDriveReserve
+	}
+	return cmp.Or(s.cfg.MinFreeSpace, DefaultMinFreeSpace)
 }

@@ -29,7 +29,10 @@ import (
 // failed write (Pebble stops the process), nor can an etcd member on the
 // same disk, so a drive filling up must fail the shard's write, which the
 // site's write quorum then decides, instead of its node.
-const smallReserve = 256 << 20
+const smallReserve = ShardDriveReserve
+
+// ShardDriveReserve is the free space a shard drive keeps (smallReserve).
+const ShardDriveReserve = 256 << 20
 
 // The small store is a drive's, not the site's metadata: a modest block
 // cache and memtable.

@@ -7,23 +7,30 @@ import (
 )
 
 // diskCollector reports the size and free space of the filesystem that
-// holds a site's data directory, read when scraped.
+// holds a site's data directory, read when scraped, and the reserve the
+// site keeps free there.
 type diskCollector struct {
-	dir         string
-	free, total *prometheus.Desc
+	dir                      string
+	reserve                  int64
+	free, total, reserveDesc *prometheus.Desc
 }
 
-// RegisterDisk registers the disk gauges of the filesystem holding dir.
-func RegisterDisk(reg prometheus.Registerer, dir string) error {
-	return reg.Register(&diskCollector{dir: dir,
+// RegisterDisk registers the disk gauges of the filesystem holding dir,
+// on which the site keeps reserve bytes free: below them it refuses new
+// object data.
+func RegisterDisk(reg prometheus.Registerer, dir string, reserve int64) error {
+	return reg.Register(&diskCollector{dir: dir, reserve: reserve,
 		free:  prometheus.NewDesc(DiskFreeBytes, "Bytes available to the server on the filesystem holding the data directory.", nil, nil),
 		total: prometheus.NewDesc(DiskTotalBytes, "Size in bytes of the filesystem holding the data directory.", nil, nil),
+		reserveDesc: prometheus.NewDesc(DiskReserveBytes,
+			"Bytes the site keeps free on the filesystem holding the data directory: with less free it refuses new object data (507 XMinioStorageFull).", nil, nil),
 	})
 }
 
 func (c *diskCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- c.free
 	ch <- c.total
+	ch <- c.reserveDesc
 }
 
 func (c *diskCollector) Collect(ch chan<- prometheus.Metric) {
@@ -34,4 +41,5 @@ func (c *diskCollector) Collect(ch chan<- prometheus.Metric) {
 	bs := float64(st.Bsize)
 	ch <- prometheus.MustNewConstMetric(c.free, prometheus.GaugeValue, float64(st.Bavail)*bs)
 	ch <- prometheus.MustNewConstMetric(c.total, prometheus.GaugeValue, float64(st.Blocks)*bs)
+	ch <- prometheus.MustNewConstMetric(c.reserveDesc, prometheus.GaugeValue, float64(c.reserve))
 }

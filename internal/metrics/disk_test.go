@@ -11,7 +11,7 @@ import (
 // nothing rather than zero.
 func TestDiskGauges(t *testing.T) {
 	reg := prometheus.NewRegistry()
-	if err := RegisterDisk(reg, t.TempDir()); err != nil {
+	if err := RegisterDisk(reg, t.TempDir(), 1<<30); err != nil {
 		t.Fatal(err)
 	}
 	got := map[string]float64{}
@@ -22,11 +22,11 @@ func TestDiskGauges(t *testing.T) {
 	for _, mf := range mfs {
 		got[mf.GetName()] = mf.GetMetric()[0].GetGauge().GetValue()
 	}
-	if got[DiskTotalBytes] <= 0 || got[DiskFreeBytes] <= 0 || got[DiskFreeBytes] > got[DiskTotalBytes] {
+	if got[DiskTotalBytes] <= 0 || got[DiskFreeBytes] <= 0 || got[DiskFreeBytes] > got[DiskTotalBytes] || got[DiskReserveBytes] != 1<<30 {
 		t.Fatalf("disk gauges %v", got)
 	}
 	missing := prometheus.NewRegistry()
-	if err := RegisterDisk(missing, "/nonexistent/twinlake"); err != nil {
+	if err := RegisterDisk(missing, "/nonexistent/twinlake", 1<<30); err != nil {
 		t.Fatal(err)
 	}
 	if mfs, err := missing.Gather(); err != nil || len(mfs) != 0 {

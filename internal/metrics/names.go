@@ -49,6 +49,9 @@ const (
 	// The filesystem holding the data directory (disk.go).
 	DiskFreeBytes  = "twinlake_disk_free_bytes"  // gauge: bytes available to the server
 	DiskTotalBytes = "twinlake_disk_total_bytes" // gauge
+	// DiskReserveBytes: the free space the site keeps there (room.go in
+	// internal/app; a shard drive's reserve on a multi-node site).
+	DiskReserveBytes = "twinlake_disk_reserve_bytes" // gauge
 
 	// Nodes and drives of a multi-node site or a drive set, and the heal
 	// scan (registered by internal/app).
