@@ -63,6 +63,10 @@ type ServerInfo struct {
 	TotalBytes    int64  `json:"totalBytes"`
 	DiskTotal     uint64 `json:"diskTotal"`
 	DiskFree      uint64 `json:"diskFree"`
+	// DiskReserve is the free space the site keeps on the filesystem of
+	// its data directory: with no more free it refuses new object data
+	// (507 XMinioStorageFull).
+	DiskReserve uint64 `json:"diskReserve,omitempty"`
 	// CPUSeconds is the CPU time the answering server's process has used
 	// since it started (user and system); on a multi-node site, the
 	// leader's (each node's is in Nodes).

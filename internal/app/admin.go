@@ -129,5 +129,6 @@ func (s *Server) Info(ctx context.Context) (adminclient.ServerInfo, error) {
 		info.DiskTotal = st.Blocks * uint64(st.Bsize)
 		info.DiskFree = st.Bavail * uint64(st.Bsize)
 	}
+	info.DiskReserve = uint64(s.diskReserve())
 	return info, nil
 }

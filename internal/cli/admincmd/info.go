@@ -37,7 +37,7 @@ func newAdminInfoCmd(opts *cmdutil.Options) *cobra.Command {
 				{"Buckets", fmt.Sprint(info.Buckets)},
 				{"Objects", fmt.Sprint(info.Objects)},
 				{"Usage", cmdutil.FmtBytes(info.TotalBytes)},
-				{"Disk", fmt.Sprintf("%s free of %s", cmdutil.FmtBytes(int64(info.DiskFree)), cmdutil.FmtBytes(int64(info.DiskTotal)))},
+				{"Disk", diskLine(info)},
 			} {
 				fmt.Fprintf(&b, "%-11s %s\n", row.name+":", row.value)
 			}
@@ -103,6 +103,20 @@ func etcdLine(e adminclient.EtcdInfo) string {
 	line += fmt.Sprintf(", file %s", cmdutil.FmtBytes(e.DBSize))
 	if len(e.Unreachable) > 0 {
 		line += fmt.Sprintf("; %d of %d endpoints do not answer (%s)", len(e.Unreachable), e.Endpoints, strings.Join(e.Unreachable, ", "))
+	}
+	return line
+}
+
+// diskLine tells the data directory's filesystem: its free space and size,
+// the reserve the site keeps, and whether it is down to it.
+func diskLine(info adminclient.ServerInfo) string {
+	line := fmt.Sprintf("%s free of %s", cmdutil.FmtBytes(int64(info.DiskFree)), cmdutil.FmtBytes(int64(info.DiskTotal)))
+	switch {
+	case info.DiskReserve == 0:
+	case info.DiskFree <= info.DiskReserve:
+		line += fmt.Sprintf(", down to the %s kept free: new data is refused", cmdutil.FmtBytes(int64(info.DiskReserve)))
+	default:
+		line += fmt.Sprintf(" (%s kept free)", cmdutil.FmtBytes(int64(info.DiskReserve)))
 	}
 	return line
 }
