@@ -158,8 +158,10 @@ func (s *Store) createShards(id string) (*shardWriter, error) {
 	ew, err := s.code.NewWriter(dst)
 	if err != nil {
 		w.abort()
-		if qe := quorumError(w.errs, s.code.Layout().WriteQuorum()); qe != nil && errors.Is(err, erasure.ErrWriteQuorum) {
-			return nil, qe // with the drives' reasons: ENOSPC when they are full
+		if errors.Is(err, erasure.ErrWriteQuorum) {
+			if qe := quorumError(w.errs, s.code.Layout().WriteQuorum()); qe != nil {
+				return nil, qe // with the drives' reasons: ENOSPC when they are full
+			}
 		}
 		return nil, fmt.Errorf("blob: create: %w", err)
 	}
@@ -222,9 +224,9 @@ func (w *shardWriter) reason(err error) error {
 	if !errors.Is(err, erasure.ErrWriteQuorum) {
 		return err
 	}
-	errs := slices.Clone(w.ew.Errs())
+	errs := slices.Clone(w.ew.Errs()) // one per shard, as w.errs
 	for i, e := range w.errs {
-		if e != nil && i < len(errs) {
+		if e != nil {
 			errs[i] = e
 		}
 	}

@@ -23,15 +23,12 @@ import (
 // by a crash left in both is read from the store, which a rewrite writes
 // before it removes the file.
 
-// smallReserve is the free space a shard drive keeps: below it a new
+// ShardDriveReserve is the free space a shard drive keeps: below it a new
 // shard is refused, and a shard written to a file fails as it would reach
 // into it, as a file does on a full disk. The store cannot go on after a
 // failed write (Pebble stops the process), nor can an etcd member on the
 // same disk, so a drive filling up must fail the shard's write, which the
 // site's write quorum then decides, instead of its node.
-const smallReserve = ShardDriveReserve
-
-// ShardDriveReserve is the free space a shard drive keeps (smallReserve).
 const ShardDriveReserve = 256 << 20
 
 // The small store is a drive's, not the site's metadata: a modest block
@@ -52,7 +49,7 @@ func NewShardDrive(dir string, log *slog.Logger) (*LocalDrive, error) {
 	if err != nil {
 		return nil, fmt.Errorf("blob: small shards on %s: %w", d, err)
 	}
-	d.small = &smallStore{db: db, reserve: NewReserve(dir, smallReserve)}
+	d.small = &smallStore{db: db, reserve: NewReserve(dir, ShardDriveReserve)}
 	return d, nil
 }
 
