@@ -96,13 +96,19 @@ const HeaderReadOffer = "X-Twinlake-Node-Read-Offer"
 // with the data itself.
 const OfferLevel = 2
 
-// offerSignature is signature's for a read offer of level: under a label
-// of its own, so that neither can stand for the other.
-func offerSignature(secret []byte, method, uri, date string, level int) string {
+// offerLabel is the label an offer of kind and level is signed under, so
+// that no offer can stand for another: level 1's as before levels
+// ("read-offer "), a later level's with it ("read-offer/2 ").
+func offerLabel(kind string, level int) string {
 	if level == 1 {
-		return signature(secret, "read-offer "+method, uri, date)
+		return kind + " "
 	}
-	return signature(secret, "read-offer/"+strconv.Itoa(level)+" "+method, uri, date)
+	return kind + "/" + strconv.Itoa(level) + " "
+}
+
+// offerSignature is signature's for a read offer of level.
+func offerSignature(secret []byte, method, uri, date string, level int) string {
+	return signature(secret, offerLabel("read-offer", level)+method, uri, date)
 }
 
 // SignReadOffer adds the node's read offer to r, which it passes to the
@@ -198,11 +204,7 @@ const HeaderWriteOffer = "X-Twinlake-Node-Write-Offer"
 // writeOfferSignature is signature's for a write offer of level, under a
 // label of its own.
 func writeOfferSignature(secret []byte, method, uri, date, node, token string, level int) string {
-	label := "write-offer "
-	if level != 1 {
-		label = "write-offer/" + strconv.Itoa(level) + " "
-	}
-	return signature(secret, label+method, uri, date+"\n"+node+"\n"+token)
+	return signature(secret, offerLabel("write-offer", level)+method, uri, date+"\n"+node+"\n"+token)
 }
 
 // SignWriteOffer adds to r, which node passes to the leader, its offer to
