@@ -43,92 +43,26 @@ const pathBatch = "batch"
 // tries a batch again.
 const batchRetry = time.Minute
 
-// batchShard is one shard of a batch: its ID, whether it replaces one,
-// its bytes, and once sent, what became of it.
+// batchShard is one small shard to write: its ID, whether it replaces
+// one, and its bytes.
 type batchShard struct {
 	id      string
 	rewrite bool
 	data    []byte
-	err     error
-	// wake is signalled once: when the shard is sent (sent true), or
-	// when its writer is to send the next batch.
-	wake chan struct{}
-	sent bool
 }
 
-// batcher is a Drive's queue of small shards waiting to be sent.
-type batcher struct {
-	mu      sync.Mutex
-	busy    bool // a writer is sending
-	queue   []*batchShard
-	soloTil time.Time // before then, no batch call: the node has none
-}
+// shardBatch bounds a batch of small shards.
+var shardBatch = batchLimits{items: batchMaxShards, bytes: batchMaxBytes}
 
 // sendSmall sends a held shard of at most batchShardMax bytes, alone or in
 // a batch with others, and returns once the node has made it durable.
 func (d *Drive) sendSmall(id string, rewrite bool, data []byte) error {
-	s := &batchShard{id: id, rewrite: rewrite, data: data, wake: make(chan struct{}, 1)}
-	b := &d.batch
-	b.mu.Lock()
-	b.queue = append(b.queue, s)
-	if b.busy {
-		b.mu.Unlock()
-		<-s.wake
-		if s.sent {
-			return s.err
-		}
-		b.mu.Lock() // this writer sends next: s is first in the queue
-	}
-	b.busy = true
-	n, size := 0, 0
-	for n < len(b.queue) && n < batchMaxShards && (n == 0 || size+len(b.queue[n].data) <= batchMaxBytes) {
-		size += len(b.queue[n].data)
-		n++
-	}
-	batch := b.queue[:n:n]
-	b.queue = b.queue[n:]
-	solo := time.Now().Before(b.soloTil)
-	b.mu.Unlock()
-
-	d.sendBatch(batch, solo)
-
-	b.mu.Lock()
-	if len(b.queue) > 0 {
-		b.queue[0].wake <- struct{}{} // the oldest waiting writer sends next
-	} else {
-		b.busy = false
-		b.queue = nil
-	}
-	b.mu.Unlock()
-	for _, o := range batch[1:] {
-		o.sent = true
-		o.wake <- struct{}{}
-	}
-	return batch[0].err
-}
-
-// sendBatch sends shards and sets each one's err: one alone (or each, with
-// solo) in a PUT of its own, several in one batch call.
-func (d *Drive) sendBatch(shards []*batchShard, solo bool) {
-	if len(shards) > 1 && !solo {
-		err := d.postBatch(shards)
-		if !errors.Is(err, errNoBatch) {
-			if err != nil {
-				for _, s := range shards {
-					s.err = err
-				}
-			}
-			return
-		}
-		d.batch.mu.Lock()
-		d.batch.soloTil = time.Now().Add(batchRetry)
-		d.batch.mu.Unlock()
-	}
-	var wg sync.WaitGroup
-	for _, s := range shards {
-		wg.Go(func() { s.err = d.sendWhole(d.shardPath(s.id, s.rewrite), s.data) })
-	}
-	wg.Wait()
+	s := batchShard{id: id, rewrite: rewrite, data: data}
+	return d.batch.run(s, len(data), shardBatch, func(batch []*queued[batchShard], solo bool) {
+		sendBatched(&d.batch, batch, solo, d.postBatch, func(s batchShard) error {
+			return d.sendWhole(d.shardPath(s.id, s.rewrite), s.data)
+		})
+	})
 }
 
 // errNoBatch is a node's answer that it has no batch call.
@@ -143,10 +77,10 @@ type batchAnswer struct {
 
 // postBatch sends shards in one batch call, its answer awaited for the
 // stall bound, and sets each shard's err from the node's answer.
-func (d *Drive) postBatch(shards []*batchShard) error {
+func (d *Drive) postBatch(shards []*queued[batchShard]) error {
 	var body bytes.Buffer
 	for _, s := range shards {
-		appendBatchShard(&body, s.id, s.rewrite, s.data)
+		appendBatchShard(&body, s.item.id, s.item.rewrite, s.item.data)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), d.stall)
 	defer cancel()
@@ -168,7 +102,7 @@ func (d *Drive) postBatch(shards []*batchShard) error {
 		return fmt.Errorf("node %s: batch answer for %d shards, %d sent", d.base, len(a.Status), len(shards))
 	}
 	for i, s := range shards {
-		s.err = shardError(d.base, s.id, a.Status[i], a.Error[i])
+		s.err = shardError(d.base, s.item.id, a.Status[i], a.Error[i])
 	}
 	return nil
 }

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -17,21 +18,29 @@ import (
 )
 
 // batchNode serves a local drive behind a handler that holds the first
-// shard request until release is closed and counts the PUTs and batch
-// calls it serves; noBatch makes it answer the batch call as a node
-// without one does.
+// shard request until release is closed and counts the PUTs, DELETEs,
+// batch calls and removal batch calls it serves; noBatch makes it answer
+// both batch calls as a node without them does.
 type batchNode struct {
-	d             *Drive
-	release       chan struct{}
-	puts, batches atomic.Int64
-	batchedShards atomic.Int64
-	first         atomic.Bool
-	noBatch       bool
+	d                     *Drive
+	release               chan struct{}
+	puts, batches         atomic.Int64
+	batchedShards         atomic.Int64
+	deletes, removalCalls atomic.Int64
+	removalsBatched       atomic.Int64
+	first                 atomic.Bool
+	noBatch               bool
 }
 
 func startBatchNode(t *testing.T, noBatch bool) *batchNode {
 	t.Helper()
-	inner, err := NewServer([]blob.Drive{mustLocal(t, t.TempDir())}, secret, nil, nil)
+	return startBatchNodeOn(t, mustLocal(t, t.TempDir()), noBatch)
+}
+
+// startBatchNodeOn is startBatchNode serving drive.
+func startBatchNodeOn(t *testing.T, drive blob.Drive, noBatch bool) *batchNode {
+	t.Helper()
+	inner, err := NewServer([]blob.Drive{drive}, secret, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,15 +52,27 @@ func startBatchNode(t *testing.T, noBatch bool) *batchNode {
 		switch r.Method {
 		case http.MethodPut:
 			n.puts.Add(1)
+		case http.MethodDelete:
+			n.deletes.Add(1)
 		case http.MethodPost:
-			n.batches.Add(1)
+			removals := strings.HasSuffix(r.URL.Path, "/"+pathRemovals)
+			if removals {
+				n.removalCalls.Add(1)
+			} else {
+				n.batches.Add(1)
+			}
 			if n.noBatch {
 				writeError(w, http.StatusNotFound, errNoRoute)
 				return
 			}
 			body, _ := io.ReadAll(r.Body)
-			items, _ := parseBatch(bytes.NewReader(body))
-			n.batchedShards.Add(int64(len(items)))
+			if removals {
+				ids, _ := parseRemovals(bytes.NewReader(body))
+				n.removalsBatched.Add(int64(len(ids)))
+			} else {
+				items, _ := parseBatch(bytes.NewReader(body))
+				n.batchedShards.Add(int64(len(items)))
+			}
 			r.Body = io.NopCloser(bytes.NewReader(body))
 		}
 		inner.ServeHTTP(w, r)
@@ -68,9 +89,7 @@ func (n *batchNode) queued(t *testing.T, want int) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		n.d.batch.mu.Lock()
-		got := len(n.d.batch.queue)
-		n.d.batch.mu.Unlock()
+		got := n.d.batch.queuedLen()
 		if got == want {
 			return
 		}

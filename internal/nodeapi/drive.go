@@ -31,8 +31,10 @@ type Drive struct {
 	// is given up: a node that hangs, rather than dies, costs a write
 	// that shard, not the write.
 	stall time.Duration
-	// batch holds the small shards waiting to go to the node (batch.go).
-	batch batcher
+	// batch holds the small shards waiting to go to the node (batch.go),
+	// removals the shard removals (removes.go).
+	batch    queue[batchShard]
+	removals queue[string]
 }
 
 var _ blob.Drive = (*Drive)(nil)
@@ -331,11 +333,6 @@ func (r *remoteShard) ReadAt(p []byte, off int64) (int, error) {
 		err = io.EOF
 	}
 	return n, err
-}
-
-// Remove implements blob.Drive.
-func (d *Drive) Remove(id string) error {
-	return d.call(http.MethodDelete, d.path+pathShards+id, nil, nil, nil)
 }
 
 // maxList bounds a fan-out directory listing's answer.

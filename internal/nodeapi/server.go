@@ -25,7 +25,8 @@ import (
 const Prefix = "/twinlake/node/v1/"
 
 // A drive's calls are under pathDrives + its index + "/", then one of
-// pathShards, pathList or pathMark.
+// pathShards, pathList, pathMark, pathBatch (batch.go) or pathRemovals
+// (removes.go).
 const (
 	pathDrives = Prefix + "drives/"
 	pathShards = "shards/"
@@ -110,6 +111,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			err = s.mark(d, w, r)
 		case rest == pathBatch:
 			err = s.putBatch(d, w, r)
+		case rest == pathRemovals:
+			err = s.removeBatch(d, w, r)
 		default:
 			err = errNoRoute
 		}
