@@ -10,7 +10,7 @@ import (
 // lane, every copy of a key in the same one, each lane in the request's
 // order, and there are never more lanes than maxDeleteLanes or keys.
 func TestDeleteLanesOf(t *testing.T) {
-	for _, n := range []int{1, 2, 15, 16, 17, 1000} {
+	for _, n := range []int{1, 2, 15, 127, 128, 129, 1000} {
 		keys := make([]string, n)
 		for i := range keys {
 			keys[i] = fmt.Sprintf("k%d", i%(n/2+1)) // most keys named twice

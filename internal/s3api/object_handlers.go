@@ -317,8 +317,12 @@ func (s *Server) deleteObjects(req *request) error {
 // maxDeleteLanes is how many of a DeleteObjects request's keys are deleted
 // at once. Each delete commits (synced) on its own: one after another, each
 // waited for its own sync, or on a multi-node site its own etcd rounds;
-// side by side, the metadata store's group commit makes one of several.
-const maxDeleteLanes = 16
+// side by side, the metadata store's group commit makes one of several,
+// and on a multi-node site the removals of their shards go to each node
+// together. 1,000-key requests one after another: 16 lanes deleted about
+// 14,600 keys/s on a single node and 630 on a 4-node site on a 2-core
+// machine, 128 lanes about 19,000 and 1,550 (256: no more).
+const maxDeleteLanes = 128
 
 // deleteLanesOf splits the n keys of a DeleteObjects request (key(i) the
 // i-th) into at most maxDeleteLanes lanes of indexes, each in the
