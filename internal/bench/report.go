@@ -24,7 +24,8 @@ type Row struct {
 	P99Ms       float64 `json:"p99_ms"`
 	MaxMs       float64 `json:"max_ms"`
 	// KeysPerSec is, for a listing, the keys listed per second; for a
-	// deletion in multi-object requests, the keys deleted per second.
+	// deletion in multi-object requests, the keys deleted per second; for
+	// a table's purge, the files it deleted per second.
 	KeysPerSec float64 `json:"keys_per_sec,omitempty"`
 	// ServerCPUPerOp is the CPU time the site's servers (every node of a
 	// multi-node site) spent per operation, in microseconds, and

@@ -319,7 +319,7 @@ func (c *Catalog) retainedFiles(ctx context.Context, wh string, id Ident, md tab
 
 // deleteUnder deletes (or, dry, counts) the candidates that lie under the
 // table's location, that no other table's or view's files include, and
-// that exist. It returns how many it removed.
+// that exist, deleteWorkers at a time. It returns how many it removed.
 func (c *Catalog) deleteUnder(ctx context.Context, wh string, id Ident, location string, cand []string, dry bool, res *MaintenanceResult) (int, error) {
 	base, err := locationPath(wh, location)
 	if err != nil {
@@ -338,28 +338,40 @@ func (c *Catalog) deleteUnder(ctx context.Context, wh string, id Ident, location
 	if err != nil {
 		return 0, err
 	}
-	n := 0
-	for _, loc := range inside {
+	type outcome struct {
+		removed bool
+		size    int64
+	}
+	out := make([]outcome, len(inside))
+	err = deleteEach(ctx, len(inside), func(ctx context.Context, i int) error {
+		loc := inside[i]
 		key, _ := keyInWarehouse(wh, loc)
 		if others.holds(key) {
-			continue
+			return nil
 		}
 		v, err := c.obj.HeadObject(ctx, wh, key, "")
 		if errors.Is(err, objects.ErrObjectNotFound) {
-			continue
+			return nil
 		}
 		if err != nil {
-			return n, err
+			return err
 		}
 		if !dry {
 			if _, err := c.obj.DeleteObject(ctx, wh, key, ""); err != nil {
-				return n, fmt.Errorf("catalog: maintenance of %s: delete %s: %w", id, loc, err)
+				return fmt.Errorf("catalog: maintenance of %s: delete %s: %w", id, loc, err)
 			}
 		}
-		res.removed(loc, v.Size)
-		n++
+		out[i] = outcome{true, v.Size}
+		return nil
+	})
+	n := 0
+	for i, o := range out {
+		if o.removed {
+			res.removed(inside[i], o.size)
+			n++
+		}
 	}
-	return n, nil
+	return n, err
 }
 
 // foreignFiles is what must be kept under a table's location because

@@ -10,9 +10,11 @@ import (
 	"path"
 	"slices"
 	"strings"
+	"sync/atomic"
 
 	iceio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/twinlake/twinlake/internal/meta"
 	"github.com/twinlake/twinlake/internal/objects"
@@ -24,10 +26,11 @@ import (
 // table placed there before locations were kept apart, an engine's stray
 // files). Files another live table also references are kept.
 
-// purge deletes the files the dropped table's metadata references, in the
-// order referencedFiles gives, as delete markers (in a versioned warehouse)
-// through the object layer, so that replication carries them. It reads
-// everything before it deletes anything; a read error stops it then.
+// purge deletes the files the dropped table's metadata references,
+// deleteWorkers at a time and the current metadata file last, as delete
+// markers (in a versioned warehouse) through the object layer, so that
+// replication carries them. It reads everything before it deletes
+// anything; a read error stops it then, a failed delete stops it too.
 func (c *Catalog) purge(ctx context.Context, wh string, id Ident, e entry, metadata []byte) error {
 	md, err := table.ParseMetadataBytes(metadata)
 	if err != nil {
@@ -43,34 +46,73 @@ func (c *Catalog) purge(ctx context.Context, wh string, id Ident, e entry, metad
 	if err != nil {
 		return fmt.Errorf("catalog: purge %s: %w", id, err)
 	}
-	deleted := 0
-	for _, loc := range files {
+	// The current metadata file goes last, once every other is gone.
+	cur := slices.IndexFunc(files, func(loc string) bool { return objectName(loc) == objectName(e.MetadataLocation) })
+	var deleted atomic.Int64
+	del := func(ctx context.Context, loc string) error {
 		key, err := keyInWarehouse(wh, loc)
 		if err != nil || shared[objectName(loc)] {
-			continue // outside the warehouse, or another table's too
+			return nil // outside the warehouse, or another table's too
 		}
 		if _, err := c.obj.HeadObject(ctx, wh, key, ""); errors.Is(err, objects.ErrObjectNotFound) {
-			continue // already gone: no delete marker for it
+			return nil // already gone: no delete marker for it
 		}
 		if _, err := c.obj.DeleteObject(ctx, wh, key, ""); err != nil {
 			return fmt.Errorf("catalog: purge %s: delete %s: %w", id, loc, err)
 		}
-		deleted++
+		deleted.Add(1)
+		return nil
+	}
+	err = deleteEach(ctx, len(files), func(ctx context.Context, i int) error {
+		if i == cur {
+			return nil
+		}
+		return del(ctx, files[i])
+	})
+	if err == nil && cur >= 0 {
+		err = del(ctx, files[cur])
+	}
+	if err != nil {
+		return err
 	}
 	if len(missing) > 0 {
 		c.log.Warn("purge: manifest lists or manifests of the table are missing; the files they name stay",
 			"warehouse", wh, "table", id.String(), "missing", missing)
 	}
-	c.log.Info("table purged", "warehouse", wh, "table", id.String(), "deleted", deleted, "kept_shared", len(shared))
+	c.log.Info("table purged", "warehouse", wh, "table", id.String(), "deleted", deleted.Load(), "kept_shared", len(shared))
 	return nil
 }
 
+// deleteWorkers is how many files a purge or a maintenance run deletes at
+// once. Each delete is a synced commit (etcd rounds on a multi-node site,
+// and a shard removal on each node): one after another, each waited for its
+// own; side by side, the metadata store's group commit makes one of several.
+const deleteWorkers = 32
+
+// deleteEach runs fn for 0..n-1, deleteWorkers at a time, and returns the
+// first error (or ctx's): after one, no new call starts. fn gets ctx, not a
+// context ended by another call's error, so a call under way finishes.
+func deleteEach(ctx context.Context, n int, fn func(ctx context.Context, i int) error) error {
+	g, stop := errgroup.WithContext(ctx)
+	g.SetLimit(deleteWorkers)
+	for i := range n {
+		if stop.Err() != nil {
+			break
+		}
+		g.Go(func() error { return fn(ctx, i) })
+	}
+	if err := g.Wait(); err != nil {
+		return err
+	}
+	return ctx.Err()
+}
+
 // referencedFiles returns every file a table's metadata references, each
-// once, in the order a purge deletes them: data and delete files (only
-// withData: gc.enabled=false says the table does not own them), manifests,
-// manifest lists, statistics and partition-statistics files, earlier
-// metadata files, and the current metadata file last, so that an
-// interrupted purge still leaves the file that leads to the rest. It reads
+// once: data and delete files (only withData: gc.enabled=false says the
+// table does not own them), manifests, manifest lists, statistics and
+// partition-statistics files, earlier metadata files, and the current
+// metadata file last (a purge deletes it after the others, so that an
+// interrupted purge still leaves the file that leads to the rest). It reads
 // every snapshot's manifest list and each manifest once; the manifest lists
 // and manifests that do not exist are returned in missing.
 func referencedFiles(fsys iceio.IO, metadataLocation string, md table.Metadata, withData bool) (files, missing []string, err error) {

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"encoding/json"
+	"math"
 	"strings"
 	"testing"
 
@@ -59,12 +60,12 @@ func TestTableCommands(t *testing.T) {
 
 func TestBenchCatalog(t *testing.T) {
 	e := newSiteEnv(t)
-	out := e.must("bench", "catalog", "s1", "--tables", "30", "--hot-tables", "3", "--count", "40", "--reads", "50", "--concurrency", "4", "--snapshots", "1500", "--page-size", "10", "--json")
+	out := e.must("bench", "catalog", "s1", "--tables", "30", "--hot-tables", "3", "--count", "40", "--reads", "50", "--concurrency", "4", "--snapshots", "1500", "--page-size", "10", "--purge-files", "1200", "--json")
 	var rep benchcmd.BenchCatalogReport
 	if err := json.Unmarshal([]byte(out), &rep); err != nil {
 		t.Fatalf("report: %v\n%s", err, out)
 	}
-	want := []string{"commit-1", "commit-3", "commit-1-3w", "create", "load", "list-33", "list-paged-10", "load-all-1500snap", "load-refs-1500snap", "load-304-1500snap"}
+	want := []string{"commit-1", "commit-3", "commit-1-3w", "create", "load", "list-33", "list-paged-10", "load-all-1500snap", "load-refs-1500snap", "load-304-1500snap", "purge-1200files"}
 	if len(rep.Results) != len(want) {
 		t.Fatalf("rows = %+v", rep.Results)
 	}
@@ -72,6 +73,11 @@ func TestBenchCatalog(t *testing.T) {
 		if r.Op != want[i] || r.Ops == 0 || r.Errors != 0 || r.P50Ms <= 0 {
 			t.Errorf("row %d = %+v, want op %s with ops and latencies", i, r, want[i])
 		}
+	}
+	// The purge of 1,200 data files in two manifests, their list and two
+	// metadata files (the bench checks that no data file is left).
+	if r := rep.Results[len(want)-1]; r.KeysPerSec <= 0 || math.Abs(r.KeysPerSec*r.Seconds-1205) > 1 {
+		t.Errorf("purge row %+v: want 1205 files deleted in its time", r)
 	}
 	// The bench removed what it created.
 	if out := e.must("table", "warehouse", "list", "s1"); strings.TrimSpace(out) != "" {

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/minio/minio-go/v7"
 	"github.com/spf13/cobra"
 
 	"github.com/twinlake/twinlake/internal/adminclient"
@@ -26,6 +27,7 @@ type benchCatalogFlags struct {
 	snapshots   int
 	pageSize    int
 	writers     int
+	purgeFiles  int
 	keep        bool
 }
 
@@ -49,6 +51,9 @@ func newBenchCatalogCmd(opts *cmdutil.Options) *cobra.Command {
                load one table of --snapshots snapshots with snapshots=all,
                with snapshots=refs, and with If-None-Match answered 304
                (--reads/10 operations each)
+  purge        drops with purgeRequested a table of --purge-files data files
+               (1 KiB objects written first, in manifests of 1,000): one
+               operation; keys_per_sec is the files deleted per second
 Commit phases run for --duration or --count operations. The bench works in a
 fresh namespace of --warehouse (created if missing; default a new
 twinlake-bench-* warehouse) and removes what it created unless --keep.`,
@@ -73,6 +78,7 @@ twinlake-bench-* warehouse) and removes what it created unless --keep.`,
 	fl.IntVar(&f.snapshots, "snapshots", 10000, "snapshots of the table the load-all/refs/304 phases load (0 skips them)")
 	fl.IntVar(&f.pageSize, "page-size", 100, "page size of the list-paged phase")
 	fl.IntVar(&f.writers, "writers", 3, "concurrent writers of the commit-1-Ww phase")
+	fl.IntVar(&f.purgeFiles, "purge-files", 5000, "data files of the table the purge phase drops (0 skips it)")
 	fl.BoolVar(&f.keep, "keep", false, "keep the namespace, tables (and warehouse) created")
 	cmd.MarkFlagsMutuallyExclusive("duration", "count")
 	return cmd
@@ -91,6 +97,8 @@ type BenchCatalogReport struct {
 // catalogBench is one bench catalog run.
 type catalogBench struct {
 	c    *adminclient.CatalogClient
+	s3   *minio.Client
+	wh   string
 	ns   []string
 	conc int
 }
@@ -104,6 +112,9 @@ func runBenchCatalog(cmd *cobra.Command, opts *cmdutil.Options, aliasName string
 	}
 	if f.tables < 1 || f.hotTables < 1 || f.reads < 1 || f.pageSize < 1 || f.writers < 1 {
 		return fmt.Errorf("--tables, --hot-tables, --reads, --page-size and --writers must be at least 1")
+	}
+	if f.purgeFiles < 0 || f.purgeFiles > maxPurgeFiles {
+		return fmt.Errorf("--purge-files must be from 0 to %d", maxPurgeFiles)
 	}
 	ctx := cmd.Context()
 	id := benchRunID()
@@ -123,7 +134,11 @@ func runBenchCatalog(cmd *cobra.Command, opts *cmdutil.Options, aliasName string
 	if err != nil {
 		return err
 	}
-	b := &catalogBench{c: c, ns: []string{"bench_" + id}, conc: f.concurrency}
+	s3, err := opts.S3Client(aliasName)
+	if err != nil {
+		return err
+	}
+	b := &catalogBench{c: c, s3: s3, wh: wh, ns: []string{"bench_" + id}, conc: f.concurrency}
 	if _, err := c.CreateNamespace(ctx, b.ns, nil); err != nil {
 		return fmt.Errorf("bench namespace: %w", err)
 	}
@@ -141,8 +156,19 @@ func runBenchCatalog(cmd *cobra.Command, opts *cmdutil.Options, aliasName string
 	}
 	fmt.Fprintf(out, "bench catalog %s: warehouse %s, %d tables, concurrency %d, commit phases %s\n",
 		aliasName, wh, f.tables, f.concurrency, benchBound(phase))
-	return bench.WriteTable(out, rep.Results)
+	if err := bench.WriteTable(out, rep.Results); err != nil {
+		return err
+	}
+	for _, r := range rep.Results {
+		if r.KeysPerSec > 0 {
+			fmt.Fprintf(out, "%s: files deleted per second: %.0f\n", r.Op, r.KeysPerSec)
+		}
+	}
+	return nil
 }
+
+// maxPurgeFiles bounds --purge-files.
+const maxPurgeFiles = 1_000_000
 
 func (b *catalogBench) ident(prefix string, i int64) adminclient.CatalogIdent {
 	return adminclient.CatalogIdent{Namespace: b.ns, Name: fmt.Sprintf("%s%06d", prefix, i)}
@@ -234,10 +260,15 @@ func (b *catalogBench) run(ctx context.Context, cmd *cobra.Command, f benchCatal
 		}); err != nil {
 		return err
 	}
-	if f.snapshots == 0 {
-		return nil
+	if f.snapshots > 0 {
+		if err := b.loadPhases(ctx, cmd, rep, f.snapshots, bench.Config{Concurrency: b.conc, Count: lists, StopOnError: true}); err != nil {
+			return err
+		}
 	}
-	return b.loadPhases(ctx, cmd, rep, f.snapshots, bench.Config{Concurrency: b.conc, Count: lists, StopOnError: true})
+	if f.purgeFiles > 0 {
+		return b.purgePhase(ctx, cmd, rep, f.purgeFiles)
+	}
+	return nil
 }
 
 // loadPhases builds a table of n snapshots (metadata only: add-snapshot
