@@ -208,18 +208,28 @@ func (s *Server) putBatch(d blob.Drive, w http.ResponseWriter, r *http.Request) 
 	if err != nil {
 		return err
 	}
+	return answerEach(s, w, items, http.StatusOK, "node api: batched shard", func(it batchItem) string { return it.id },
+		func(it batchItem) error { return writeShard(d, it.id, it.rewrite, it.data) })
+}
+
+// answerEach runs do on every item of a batch at once, so that their
+// syncs are shared, and answers each one's outcome in order (batchAnswer):
+// ok, or the status and error a call of its own would have had; an item
+// refused or failed fails alone. A failure of the node's own (500) is
+// logged as what, with the item's id.
+func answerEach[T any](s *Server, w http.ResponseWriter, items []T, ok int, what string, id func(T) string, do func(T) error) error {
 	a := batchAnswer{Status: make([]int, len(items)), Error: make([]string, len(items))}
 	var wg sync.WaitGroup
 	for i, it := range items {
 		wg.Go(func() {
-			if err := writeShard(d, it.id, it.rewrite, it.data); err != nil {
+			if err := do(it); err != nil {
 				a.Status[i], a.Error[i] = statusOf(err), err.Error()
 				if a.Status[i] == http.StatusInternalServerError {
-					s.log.Warn("node api: batched shard", "id", it.id, "err", err)
+					s.log.Warn(what, "id", id(it), "err", err)
 				}
 				return
 			}
-			a.Status[i] = http.StatusOK
+			a.Status[i] = ok
 		})
 	}
 	wg.Wait()

@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"sync"
 
 	"github.com/twinlake/twinlake/internal/blob"
 )
@@ -117,21 +116,5 @@ func (s *Server) removeBatch(d blob.Drive, w http.ResponseWriter, r *http.Reques
 	if err != nil {
 		return err
 	}
-	a := batchAnswer{Status: make([]int, len(ids)), Error: make([]string, len(ids))}
-	var wg sync.WaitGroup
-	for i, id := range ids {
-		wg.Go(func() {
-			if err := d.Remove(id); err != nil {
-				a.Status[i], a.Error[i] = statusOf(err), err.Error()
-				if a.Status[i] == http.StatusInternalServerError {
-					s.log.Warn("node api: batched removal", "id", id, "err", err)
-				}
-				return
-			}
-			a.Status[i] = http.StatusNoContent
-		})
-	}
-	wg.Wait()
-	w.Header().Set("Content-Type", "application/json")
-	return json.NewEncoder(w).Encode(a)
+	return answerEach(s, w, ids, http.StatusNoContent, "node api: batched removal", func(id string) string { return id }, d.Remove)
 }

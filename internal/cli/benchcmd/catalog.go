@@ -271,19 +271,29 @@ func (b *catalogBench) run(ctx context.Context, cmd *cobra.Command, f benchCatal
 	return nil
 }
 
-// loadPhases builds a table of n snapshots (metadata only: add-snapshot
-// commits of 1,000 snapshots each, naming a manifest list that is never
-// read) and measures loading it with snapshots=all, =refs and a 304.
-func (b *catalogBench) loadPhases(ctx context.Context, cmd *cobra.Command, rep *BenchCatalogReport, n int, cfg bench.Config) error {
-	id := b.ident("snaps", 0)
+// createTable creates table id of the bench's schema and returns its
+// location.
+func (b *catalogBench) createTable(ctx context.Context, id adminclient.CatalogIdent) (string, error) {
 	res, err := b.c.CreateTable(ctx, id.Namespace, adminclient.CatalogCreateTable{Name: id.Name, Schema: benchSchema})
 	if err != nil {
-		return err
+		return "", err
 	}
 	var md struct {
 		Location string `json:"location"`
 	}
 	if err := json.Unmarshal(res.Metadata, &md); err != nil {
+		return "", fmt.Errorf("bench: the metadata of table %s: %w", id.Name, err)
+	}
+	return md.Location, nil
+}
+
+// loadPhases builds a table of n snapshots (metadata only: add-snapshot
+// commits of 1,000 snapshots each, naming a manifest list that is never
+// read) and measures loading it with snapshots=all, =refs and a 304.
+func (b *catalogBench) loadPhases(ctx context.Context, cmd *cobra.Command, rep *BenchCatalogReport, n int, cfg bench.Config) error {
+	id := b.ident("snaps", 0)
+	location, err := b.createTable(ctx, id)
+	if err != nil {
 		return err
 	}
 	fmt.Fprintf(cmd.ErrOrStderr(), "bench: building a table of %d snapshots ...\n", n)
@@ -292,7 +302,7 @@ func (b *catalogBench) loadPhases(ctx context.Context, cmd *cobra.Command, rep *
 		var upd []map[string]any
 		for i := from; i < from+1000 && i <= n; i++ {
 			snap := map[string]any{"snapshot-id": i, "sequence-number": i, "timestamp-ms": now + int64(i),
-				"manifest-list": fmt.Sprintf("%s/metadata/snap-%d.avro", md.Location, i),
+				"manifest-list": fmt.Sprintf("%s/metadata/snap-%d.avro", location, i),
 				"summary":       map[string]string{"operation": "append"}, "schema-id": 0}
 			if i > 1 {
 				snap["parent-snapshot-id"] = i - 1

@@ -12,7 +12,6 @@ import (
 	"github.com/minio/minio-go/v7"
 	"github.com/spf13/cobra"
 
-	"github.com/twinlake/twinlake/internal/adminclient"
 	"github.com/twinlake/twinlake/internal/bench"
 )
 
@@ -27,19 +26,13 @@ const purgeManifestFiles = 1000
 func (b *catalogBench) purgePhase(ctx context.Context, cmd *cobra.Command, rep *BenchCatalogReport, files int) error {
 	s3, wh := b.s3, b.wh
 	id := b.ident("purge", 0)
-	res, err := b.c.CreateTable(ctx, id.Namespace, adminclient.CatalogCreateTable{Name: id.Name, Schema: benchSchema})
+	location, err := b.createTable(ctx, id)
 	if err != nil {
 		return err
 	}
-	var md struct {
-		Location string `json:"location"`
-	}
-	if err := json.Unmarshal(res.Metadata, &md); err != nil {
-		return err
-	}
-	prefix, ok := strings.CutPrefix(md.Location, "s3://"+wh+"/")
+	prefix, ok := strings.CutPrefix(location, "s3://"+wh+"/")
 	if !ok {
-		return fmt.Errorf("bench: table location %s is not in warehouse %s", md.Location, wh)
+		return fmt.Errorf("bench: table location %s is not in warehouse %s", location, wh)
 	}
 	fmt.Fprintf(cmd.ErrOrStderr(), "bench: building a table of %d data files ...\n", files)
 	body := bytes.Repeat([]byte("p"), 1024)
