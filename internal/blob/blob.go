@@ -17,6 +17,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"github.com/twinlake/twinlake/internal/erasure"
 )
@@ -35,6 +36,9 @@ type Store struct {
 	// call it while probing says an open to it is still out.
 	mu            sync.Mutex
 	hung, probing []bool
+	// stuck counts, by drive, the shard removals given up on while still
+	// out to it (remove.go): removals skip a drive while it has any.
+	stuck []atomic.Int64
 }
 
 // Open prepares the blob tree under dir.

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -57,7 +58,7 @@ func NewDriveSet(drives []Drive, blockSize int) (*Store, error) {
 		return nil, err
 	}
 	s := &Store{set: append([]Drive(nil), drives...), code: code,
-		hung: make([]bool, len(drives)), probing: make([]bool, len(drives))}
+		hung: make([]bool, len(drives)), probing: make([]bool, len(drives)), stuck: make([]atomic.Int64, len(drives))}
 	for i := range drives {
 		s.names = append(s.names, strconv.Itoa(i))
 	}
@@ -244,27 +245,6 @@ func (w *shardWriter) abort() {
 		}
 	}
 	w.outs = nil
-}
-
-// removeShards removes blob id's shard from every drive it reaches. It
-// succeeds once the write quorum of drives has removed theirs: no read can
-// then find enough shards, and a shard left on a drive that was down is an
-// orphan the heal scan removes.
-func (s *Store) removeShards(id string) error {
-	if !validID(id) {
-		return ErrInvalidID
-	}
-	errs := each(s.set, func(_ int, d Drive) error { return d.Remove(id) })
-	removed := 0
-	for _, err := range errs {
-		if err == nil {
-			removed++
-		}
-	}
-	if removed < s.code.Layout().WriteQuorum() {
-		return fmt.Errorf("blob: remove %s: %d of %d drives: %w", id, removed, len(errs), errors.Join(errs...))
-	}
-	return nil
 }
 
 // shardFile is a blob read back from its shards.
