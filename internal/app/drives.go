@@ -113,12 +113,21 @@ func (s *Server) openBlobs(fresh bool) (st *blob.Store, replaced []int, err erro
 // one that came back, or was put in place empty.
 const driveWatchInterval = 10 * time.Second
 
+// skippedHealGap is the least time between heal scans the drive watcher
+// starts for writes and deletes that left drives out (blob's
+// TakeSkipped): a drive reachable but failing every call must not have
+// the site scanning without end.
+const skippedHealGap = time.Minute
+
 // startDriveHeal watches a drive set: when drives were found empty at
-// startup, when one that could not be reached answers again, or when an
+// startup, when one that could not be reached answers again, when an
 // empty one is put in place of another (a node of a multi-node site back
-// after being down, or replaced), it rebuilds their shards in the
-// background with a heal scan at the default pace, logged as it starts
-// and ends. `twinlake admin heal ALIAS --scan` does the same on demand.
+// after being down, or replaced), or when every drive answers again after
+// writes or deletes left some out (a node that hung for less than a
+// check could see), it rebuilds their shards in the background with a
+// heal scan at the default pace (it removes the orphans too), logged as
+// it starts and ends. `twinlake admin heal ALIAS --scan` does the same on
+// demand.
 func (s *Server) startDriveHeal() {
 	if s.blobs.Drives() == 1 {
 		return
@@ -132,8 +141,11 @@ func (s *Server) startDriveHeal() {
 		why := "drives found empty at startup"
 		tick := time.NewTicker(driveWatchInterval)
 		defer tick.Stop()
+		var lastHeal time.Time
 		for {
 			if heal {
+				s.blobs.TakeSkipped() // the scan covers what was left out until now
+				lastHeal = time.Now()
 				s.healDrives(ctx, why)
 				heal = false
 			}
@@ -153,6 +165,8 @@ func (s *Server) startDriveHeal() {
 				heal, why = true, fmt.Sprintf("drives %v put in place empty", marked)
 			case back:
 				heal, why = true, "unreachable drives answer again"
+			case len(unreachable) == 0 && time.Since(lastHeal) >= skippedHealGap && s.blobs.TakeSkipped():
+				heal, why = true, "writes or deletes left out drives that did not answer"
 			}
 			down = unreachable
 		}

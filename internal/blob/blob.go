@@ -36,9 +36,11 @@ type Store struct {
 	// call it while probing says an open to it is still out.
 	mu            sync.Mutex
 	hung, probing []bool
-	// stuck counts, by drive, the shard removals given up on while still
-	// out to it (remove.go): removals skip a drive while it has any.
-	stuck []atomic.Int64
+	// stuck counts, by drive, the shard commits and removals given up on
+	// while still out to it (stuck.go): writes and removals leave a drive
+	// out while it has any; skipped is set when one left a drive out.
+	stuck   []atomic.Int64
+	skipped atomic.Bool
 }
 
 // Open prepares the blob tree under dir.

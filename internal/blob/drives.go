@@ -129,6 +129,7 @@ var claimWait = 5 * time.Second
 type shardWriter struct {
 	s    *Store
 	id   string
+	idx  []int         // the drive of each shard
 	outs []ShardWriter // nil where the drive failed
 	errs []error       // why, where it did
 	ew   *erasure.Writer
@@ -140,9 +141,13 @@ func (s *Store) createShards(id string) (*shardWriter, error) {
 	if !validID(id) {
 		return nil, ErrInvalidID
 	}
-	placed := s.placed(id)
-	w := &shardWriter{s: s, id: id, errs: make([]error, len(placed))}
-	w.outs = each(placed, func(i int, d Drive) ShardWriter {
+	idx := s.driveOf(id)
+	w := &shardWriter{s: s, id: id, idx: idx, errs: make([]error, len(idx))}
+	w.outs = each(s.drivesAt(idx), func(i int, d Drive) ShardWriter {
+		if s.stuckDrive(idx[i]) {
+			w.errs[i] = errStuckDrive
+			return nil
+		}
 		sw, err := d.Create(id)
 		if err != nil {
 			w.errs[i] = err
@@ -171,27 +176,31 @@ func (s *Store) createShards(id string) (*shardWriter, error) {
 }
 
 // commit ends the coding, then commits every shard still written, in
-// parallel; it fails unless the write quorum of shards is durable. A
-// shard that failed is aborted: it is one to heal, not to read.
+// parallel; it fails unless the write quorum of shards is durable, and
+// waits for the others at most graceWait once it is (stuck.go). A shard
+// that failed is aborted: it is one to heal, not to read.
 func (w *shardWriter) commit() error {
 	if _, _, err := w.ew.Close(); err != nil {
 		w.abort()
 		return fmt.Errorf("blob: %w", err)
 	}
 	werrs := w.ew.Errs()
-	errs := each(w.s.set, func(i int, _ Drive) error {
-		o := w.outs[i]
-		switch {
-		case o == nil:
-			return cmp.Or(w.errs[i], ErrNotFound)
-		case werrs[i] != nil:
-			o.Abort()
-			return werrs[i]
-		}
-		return o.Commit()
-	})
+	outs := w.outs
 	w.outs = nil
-	return quorumError(errs, w.s.code.Layout().WriteQuorum())
+	quorum := w.s.code.Layout().WriteQuorum()
+	errs := w.s.eachQuorum(w.idx, quorum,
+		func(i int) error {
+			switch {
+			case outs[i] == nil:
+				return cmp.Or(w.errs[i], ErrNotFound)
+			case werrs[i] != nil:
+				outs[i].Abort()
+				return werrs[i]
+			}
+			return nil
+		},
+		func(i int) error { return outs[i].Commit() })
+	return quorumError(errs, quorum)
 }
 
 // quorumError is a write's error from its shards' (nil where durable): none

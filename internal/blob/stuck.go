@@ -1,0 +1,137 @@
+package blob
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+)
+
+// A drive that hangs rather than fails (its node paused, or its machine
+// gone without a reset) must not hold every write and delete of the site
+// for its calls' timeouts. A write's shard commits and a removal's shard
+// removals therefore wait for the drives still silent at most graceWait
+// once the write quorum of drives has answered them; a call still out then
+// is left to end in its own time, and its drive counts as stuck until it
+// does: the writes and removals after it leave that drive out (a shard it
+// misses is one to heal, a shard it keeps an orphan; the drive watcher
+// heals both once every drive answers again, Store.TakeSkipped).
+
+// graceWait is how long a commit or removal waits for the drives that
+// have not answered once the write quorum has (a variable for tests).
+var graceWait = 2 * time.Second
+
+// errStuckDrive is the answer for a drive a write or removal left out: a
+// call given up on is still out to it.
+var errStuckDrive = errors.New("blob: a call given up on is still out to the drive")
+
+// stuck reports whether drive i has a call given up on still out.
+func (s *Store) stuckDrive(i int) bool { return s.stuck[i].Load() > 0 }
+
+// eachQuorum calls fn(k) for each k in 0..len(idx)-1 that skip(k) gives no
+// error for (idx[k] is the drive index: it counts as stuck when its call
+// is given up on), in parallel, and returns every k's error, skip's where
+// it gave one. It returns once every call has answered, or once quorum
+// have succeeded and graceWait has passed since: a call still out then is
+// errUnanswered.
+func (s *Store) eachQuorum(idx []int, quorum int, skip func(k int) error, fn func(k int) error) []error {
+	type answer struct {
+		k   int
+		err error
+	}
+	answers := make(chan answer, len(idx)) // buffered: a late answer is dropped
+	errs := make([]error, len(idx))
+	// Under mu: which calls answered, and which were given up on.
+	var mu sync.Mutex
+	asked := make([]bool, len(idx))
+	done := make([]bool, len(idx))
+	left := make([]bool, len(idx))
+	n := 0
+	for k := range idx {
+		if errs[k] = skip(k); errs[k] != nil {
+			continue
+		}
+		asked[k] = true
+		n++
+		go func() {
+			err := fn(k)
+			mu.Lock()
+			done[k] = true
+			gaveUp := left[k]
+			mu.Unlock()
+			if gaveUp {
+				s.stuck[idx[k]].Add(-1)
+			}
+			answers <- answer{k, err}
+		}()
+	}
+	ok := 0
+	var giveUp <-chan time.Time
+	for range n {
+		select {
+		case a := <-answers:
+			errs[a.k] = a.err
+			if a.err == nil {
+				if ok++; ok == quorum && giveUp == nil {
+					t := time.NewTimer(graceWait)
+					defer t.Stop()
+					giveUp = t.C
+				}
+			}
+			continue
+		case <-giveUp:
+		}
+		mu.Lock()
+		for k := range idx {
+			if asked[k] && !done[k] {
+				left[k] = true
+				s.stuck[idx[k]].Add(1)
+				errs[k] = errUnanswered
+			}
+		}
+		mu.Unlock()
+		break
+	}
+	if ok < len(idx) {
+		s.skipped.Store(true)
+	}
+	return errs
+}
+
+// TakeSkipped reports whether a write left a drive without its shard, or a
+// removal left one with its shard, since the last call: the drives then
+// need a heal scan once they all answer.
+func (s *Store) TakeSkipped() bool { return s.skipped.Swap(false) }
+
+// removeShards removes blob id's shard from every drive it reaches. It
+// succeeds once the write quorum of drives has removed theirs: no read can
+// then find enough shards, and a shard left on a drive that was down, hung
+// or skipped is an orphan the heal scan removes.
+func (s *Store) removeShards(id string) error {
+	if !validID(id) {
+		return ErrInvalidID
+	}
+	idx := make([]int, len(s.set))
+	for i := range idx {
+		idx[i] = i
+	}
+	quorum := s.code.Layout().WriteQuorum()
+	errs := s.eachQuorum(idx, quorum,
+		func(i int) error {
+			if s.stuckDrive(i) {
+				return errStuckDrive
+			}
+			return nil
+		},
+		func(i int) error { return s.set[i].Remove(id) })
+	removed := 0
+	for _, err := range errs {
+		if err == nil {
+			removed++
+		}
+	}
+	if removed < quorum {
+		return fmt.Errorf("blob: remove %s: %d of %d drives: %w", id, removed, len(errs), errors.Join(errs...))
+	}
+	return nil
+}

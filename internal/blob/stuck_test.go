@@ -1,0 +1,209 @@
+package blob
+
+import (
+	"bytes"
+	"errors"
+	"path/filepath"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/twinlake/twinlake/internal/erasure"
+)
+
+// hungRemoveDrive removes nothing until release is closed (its node
+// paused, or its machine gone), and counts the removals asked of it.
+type hungRemoveDrive struct {
+	Drive
+	release <-chan struct{}
+	asked   *atomic.Int64
+}
+
+func (d hungRemoveDrive) Remove(id string) error {
+	d.asked.Add(1)
+	<-d.release
+	return d.Drive.Remove(id)
+}
+
+// TestRemovalGoesOnWithoutAHungDrive: a removal whose drive does not answer
+// succeeds graceWait after the write quorum removed theirs, instead of
+// waiting for that drive's call; the next removals skip that drive while
+// the first is out, leaving their shard there for the heal scan; once it
+// answers, removals call it and wait for it again.
+func TestRemovalGoesOnWithoutAHungDrive(t *testing.T) {
+	defer func(w time.Duration) { graceWait = w }(graceWait)
+	graceWait = 50 * time.Millisecond
+	s, drives := driveSet(t, 4)
+	ids := make([]string, 3)
+	for i := range ids {
+		ids[i] = writeBlob(t, s, seededData(uint64(i), 3*erasure.MinBlockSize))
+	}
+	release := make(chan struct{})
+	var asked atomic.Int64
+	set := make([]Drive, 4)
+	local := make([]*LocalDrive, 4)
+	for i := range set {
+		local[i] = &LocalDrive{root: filepath.Join(drives[i], "blobs"), dirSynced: map[string]bool{}}
+		set[i] = local[i]
+	}
+	const hung = 2
+	set[hung] = hungRemoveDrive{local[hung], release, &asked}
+	hs, err := NewDriveSet(set, erasure.MinBlockSize)
+	if err != nil {
+		t.Fatal(err)
+	}
+	onHung := func(id string) bool {
+		t.Helper()
+		r, err := local[hung].Open(id)
+		if err == nil {
+			r.Close()
+			return true
+		}
+		if !errors.Is(err, ErrNotFound) {
+			t.Fatal(err)
+		}
+		return false
+	}
+	remove := func(id string, within time.Duration) {
+		t.Helper()
+		start := time.Now()
+		if err := hs.Remove(id); err != nil {
+			t.Fatalf("remove %s: %v", id, err)
+		}
+		if took := time.Since(start); took > within {
+			t.Fatalf("remove %s took %v, want at most %v", id, took, within)
+		}
+		for i, d := range local {
+			if i == hung {
+				continue
+			}
+			if r, err := d.Open(id); !errors.Is(err, ErrNotFound) {
+				if err == nil {
+					r.Close()
+				}
+				t.Fatalf("shard of %s on drive %d after its removal: %v", id, i, err)
+			}
+		}
+	}
+
+	remove(ids[0], 20*graceWait) // waits graceWait for the hung drive, not for its call
+	remove(ids[1], 20*graceWait)
+	if n := asked.Load(); n != 1 {
+		t.Fatalf("the hung drive was asked %d removals, want the first only", n)
+	}
+	if !onHung(ids[1]) {
+		t.Fatal("the skipped drive lost its shard")
+	}
+
+	close(release) // it answers the first removal
+	deadline := time.Now().Add(10 * time.Second)
+	for hs.stuck[hung].Load() != 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the drive that answered is still counted stuck")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if onHung(ids[0]) {
+		t.Fatal("the removal given up on did not finish when its drive answered")
+	}
+	remove(ids[2], 10*time.Second)
+	if n := asked.Load(); n != 2 || onHung(ids[2]) {
+		t.Fatalf("after it answered: %d removals asked of the drive (want 2), shard there: %v", n, onHung(ids[2]))
+	}
+}
+
+// hungCommitDrive creates shards whose commits wait until release is
+// closed, and counts the shards created on it.
+type hungCommitDrive struct {
+	Drive
+	release <-chan struct{}
+	created *atomic.Int64
+}
+
+func (d hungCommitDrive) Create(id string) (ShardWriter, error) {
+	d.created.Add(1)
+	w, err := d.Drive.Create(id)
+	if err != nil {
+		return nil, err
+	}
+	return hungCommit{w, d.release}, nil
+}
+
+type hungCommit struct {
+	ShardWriter
+	release <-chan struct{}
+}
+
+func (c hungCommit) Commit() error {
+	<-c.release
+	return c.ShardWriter.Commit()
+}
+
+// TestWriteGoesOnWithoutAHungDrive: a write whose shard commit on one drive
+// does not answer is acknowledged graceWait after the write quorum of
+// shards is durable; the writes after it leave that drive out while the
+// commit is out (their shard there is one to heal, and the store says so),
+// and every blob reads back; once the drive answers, writes include it
+// again, and a heal rebuilds the shards left out.
+func TestWriteGoesOnWithoutAHungDrive(t *testing.T) {
+	defer func(w time.Duration) { graceWait = w }(graceWait)
+	graceWait = 50 * time.Millisecond
+	_, drives := driveSet(t, 4)
+	release := make(chan struct{})
+	var created atomic.Int64
+	set := make([]Drive, 4)
+	for i := range set {
+		set[i] = &LocalDrive{root: filepath.Join(drives[i], "blobs"), dirSynced: map[string]bool{}}
+	}
+	const hung = 1
+	set[hung] = hungCommitDrive{set[hung], release, &created}
+	hs, err := NewDriveSet(set, erasure.MinBlockSize)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs.TakeSkipped()
+	var ids []string
+	var datas [][]byte
+	write := func() {
+		t.Helper()
+		data := seededData(uint64(len(ids)), 3*erasure.MinBlockSize+7)
+		start := time.Now()
+		ids = append(ids, writeBlob(t, hs, data))
+		datas = append(datas, data)
+		if took := time.Since(start); took > 10*time.Second {
+			t.Fatalf("write %d took %v", len(ids), took)
+		}
+	}
+	write() // its commit on the hung drive is given up on
+	write() // leaves the drive out
+	write()
+	if c := created.Load(); c != 1 {
+		t.Fatalf("%d shards created on the hung drive, want the first write's only", c)
+	}
+	if !hs.TakeSkipped() {
+		t.Fatal("writes left a drive out and the store does not say so")
+	}
+	for i, id := range ids {
+		if got, err := readBlob(hs, id); err != nil || !bytes.Equal(got, datas[i]) {
+			t.Fatalf("blob %d read back: %d bytes, %v", i, len(got), err)
+		}
+	}
+	close(release)
+	deadline := time.Now().Add(10 * time.Second)
+	for hs.stuckDrive(hung) {
+		if time.Now().After(deadline) {
+			t.Fatal("the drive that answered is still counted stuck")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	write()
+	if c := created.Load(); c != 2 {
+		t.Fatalf("%d shards created on the drive after it answered, want 2", c)
+	}
+	for _, id := range ids[1:3] {
+		res, err := hs.Heal(id, false, false)
+		if err != nil || res.Rebuilt != 1 {
+			t.Fatalf("heal of a blob written without the drive: %+v, %v; want its shard there rebuilt", res, err)
+		}
+	}
+}
