@@ -148,6 +148,10 @@ type writeAnswer struct {
 	// Full is set with Error when the drives were out of room
 	// (syscall.ENOSPC), which the client is told as such.
 	Full bool `json:"full,omitempty"`
+	// Skipped is set when writes on the node left drives out (a drive
+	// silent: blob.Store.TakeSkipped), which the leader's drive watcher
+	// is to heal.
+	Skipped bool `json:"skipped,omitempty"`
 }
 
 // storeWrite answers the leader's call to write a body this node offered:
@@ -230,7 +234,7 @@ func (n *Node) writeHere(ctx context.Context, o *offeredWrite, token string, cal
 	}
 	n.writesHere.Add(1)
 	n.writeBytes.Add(written)
-	ans := writeAnswer{Trailers: res.Trailers()}
+	ans := writeAnswer{Trailers: res.Trailers(), Skipped: n.set.TakeSkipped()}
 	if len(call.Blobs) == 0 {
 		ans.Stored = stored[0]
 	} else {
@@ -366,6 +370,9 @@ func (b *elsewhereBody) StoreAs(blobs []objects.ElsewhereBlob, how s3api.Elsewhe
 	var ans writeAnswer
 	if err := b.peer.StoreWrite(b.ctx, b.token, call, &ans); err != nil {
 		return fail(err)
+	}
+	if ans.Skipped {
+		b.n.set.NoteSkipped()
 	}
 	switch {
 	case ans.BodyError != "":

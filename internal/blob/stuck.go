@@ -3,6 +3,7 @@ package blob
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 )
@@ -92,16 +93,24 @@ func (s *Store) eachQuorum(idx []int, quorum int, skip func(k int) error, fn fun
 		mu.Unlock()
 		break
 	}
-	if ok < len(idx) {
+	if slices.ContainsFunc(errs, func(err error) bool {
+		return errors.Is(err, errUnanswered) || errors.Is(err, errStuckDrive)
+	}) {
 		s.skipped.Store(true)
 	}
 	return errs
 }
 
-// TakeSkipped reports whether a write left a drive without its shard, or a
-// removal left one with its shard, since the last call: the drives then
-// need a heal scan once they all answer.
+// TakeSkipped reports whether a write left a drive that was silent without
+// its shard, or a removal left one with its shard, since the last call: the
+// drives then need a heal scan once they all answer. (A drive that fails at
+// once, down or full, is not counted: the drive watcher heals one that was
+// down when it answers again, and a full one would fail the heal too.)
 func (s *Store) TakeSkipped() bool { return s.skipped.Swap(false) }
+
+// NoteSkipped records that a write elsewhere (another node's, on the same
+// drives) left a drive out, for TakeSkipped.
+func (s *Store) NoteSkipped() { s.skipped.Store(true) }
 
 // removeShards removes blob id's shard from every drive it reaches. It
 // succeeds once the write quorum of drives has removed theirs: no read can
