@@ -26,7 +26,7 @@ var graceWait = 2 * time.Second
 // call given up on is still out to it.
 var errStuckDrive = errors.New("blob: a call given up on is still out to the drive")
 
-// stuck reports whether drive i has a call given up on still out.
+// stuckDrive reports whether drive i has a call given up on still out.
 func (s *Store) stuckDrive(i int) bool { return s.stuck[i].Load() > 0 }
 
 // eachQuorum calls fn(k) for each k in 0..len(idx)-1 that skip(k) gives no
@@ -66,32 +66,38 @@ func (s *Store) eachQuorum(idx []int, quorum int, skip func(k int) error, fn fun
 			answers <- answer{k, err}
 		}()
 	}
-	ok := 0
+	// waiting counts the answers still to read: a call given up on has
+	// none to wait for, and its late answer is dropped.
+	ok, waiting := 0, n
 	var giveUp <-chan time.Time
-	for range n {
+	for waiting > 0 {
 		select {
 		case a := <-answers:
+			if left[a.k] {
+				continue
+			}
 			errs[a.k] = a.err
+			waiting--
 			if a.err == nil {
-				if ok++; ok == quorum && giveUp == nil {
+				if ok++; ok == quorum {
 					t := time.NewTimer(graceWait)
 					defer t.Stop()
 					giveUp = t.C
 				}
 			}
-			continue
 		case <-giveUp:
-		}
-		mu.Lock()
-		for k := range idx {
-			if asked[k] && !done[k] {
-				left[k] = true
-				s.stuck[idx[k]].Add(1)
-				errs[k] = errUnanswered
+			giveUp = nil
+			mu.Lock()
+			for k := range idx {
+				if asked[k] && !done[k] {
+					left[k] = true
+					s.stuck[idx[k]].Add(1)
+					errs[k] = errUnanswered
+					waiting--
+				}
 			}
+			mu.Unlock()
 		}
-		mu.Unlock()
-		break
 	}
 	if slices.ContainsFunc(errs, func(err error) bool {
 		return errors.Is(err, errUnanswered) || errors.Is(err, errStuckDrive)
