@@ -423,8 +423,12 @@ func mergeKeys(a, b []string, n int) []string {
 
 // lifecycleWorkers is how many keys a run acts on at once: the deletes
 // are synced commits, which the metadata store groups into one log sync
-// when they overlap.
-const lifecycleWorkers = 8
+// (one etcd round on a multi-node site, with the shard removals sent to
+// each node together) when they overlap. 8 expired 10,000 due objects
+// of 40,000 in 0.82-0.86 s of runs (bench ilm), 32 in 0.46-0.50 s; 3,000
+// objects on a 4-node site sharing the 2-core machine were gone about
+// 10 s after their rule was set with 8, 5 s with 32.
+const lifecycleWorkers = 32
 
 // lifecycleKeys runs lifecycleKey on every key, lifecycleWorkers at a
 // time, adding what they did to st; the first error is returned.
