@@ -14,10 +14,10 @@ import (
 
 	iceio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
-	"golang.org/x/sync/errgroup"
 
 	"github.com/twinlake/twinlake/internal/meta"
 	"github.com/twinlake/twinlake/internal/objects"
+	"github.com/twinlake/twinlake/internal/par"
 )
 
 // A purge (DROP TABLE with purgeRequested) deletes the files the dropped
@@ -90,21 +90,9 @@ func (c *Catalog) purge(ctx context.Context, wh string, id Ident, e entry, metad
 const deleteWorkers = 32
 
 // deleteEach runs fn for 0..n-1, deleteWorkers at a time, and returns the
-// first error (or ctx's): after one, no new call starts. fn gets ctx, not a
-// context ended by another call's error, so a call under way finishes.
+// first error (or ctx's): after one, no new call starts (par.EachErr).
 func deleteEach(ctx context.Context, n int, fn func(ctx context.Context, i int) error) error {
-	g, stop := errgroup.WithContext(ctx)
-	g.SetLimit(deleteWorkers)
-	for i := range n {
-		if stop.Err() != nil {
-			break
-		}
-		g.Go(func() error { return fn(ctx, i) })
-	}
-	if err := g.Wait(); err != nil {
-		return err
-	}
-	return ctx.Err()
+	return par.EachErr(ctx, n, deleteWorkers, fn)
 }
 
 // referencedFiles returns every file a table's metadata references, each

@@ -3,10 +3,9 @@ package objects
 import (
 	"bytes"
 	"context"
-	"sync"
-	"sync/atomic"
 
 	"github.com/twinlake/twinlake/internal/meta"
+	"github.com/twinlake/twinlake/internal/par"
 )
 
 // ReplicaItem is one received version for ApplyReplicas.
@@ -279,35 +278,17 @@ const replicaStoreWorkers = 32
 // and fsyncs, which a batch would otherwise pay one after another. Each
 // copy's segments go in its v; a failure goes in errs at its item.
 func (l *Layer) storeReplicas(items []ReplicaItem, copies []replicaData, errs []error) {
-	sem := make(chan struct{}, replicaStoreWorkers)
-	var (
-		wg       sync.WaitGroup
-		panicked atomic.Pointer[any]
-	)
-	for n := range copies {
+	// A panic is the caller's, as it was when the batch stored its copies
+	// itself.
+	par.Each(len(copies), replicaStoreWorkers, func(n int) {
 		c := &copies[n]
 		it := items[c.i]
-		sem <- struct{}{}
-		wg.Go(func() {
-			defer func() { <-sem }()
-			defer func() {
-				// A panic is the caller's, as it was when the batch stored
-				// its copies itself.
-				if p := recover(); p != nil {
-					panicked.CompareAndSwap(nil, &p)
-				}
-			}()
-			segs, held, err := l.storeReplicaHeld(it.Version, it.Data)
-			if !held {
-				segs, err = l.storeReplicaData(it.Bucket, it.Key, it.Version, bytes.NewReader(it.Data), c.b)
-			}
-			if c.v.Segments = segs; err != nil {
-				errs[c.i] = err
-			}
-		})
-	}
-	wg.Wait()
-	if p := panicked.Load(); p != nil {
-		panic(*p)
-	}
+		segs, held, err := l.storeReplicaHeld(it.Version, it.Data)
+		if !held {
+			segs, err = l.storeReplicaData(it.Bucket, it.Key, it.Version, bytes.NewReader(it.Data), c.b)
+		}
+		if c.v.Segments = segs; err != nil {
+			errs[c.i] = err
+		}
+	})
 }

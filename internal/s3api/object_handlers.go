@@ -9,11 +9,10 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
-	"sync/atomic"
 
 	"github.com/twinlake/twinlake/internal/checksum"
 	"github.com/twinlake/twinlake/internal/objects"
+	"github.com/twinlake/twinlake/internal/par"
 	"github.com/twinlake/twinlake/internal/s3api/sigv4"
 )
 
@@ -279,28 +278,14 @@ func (s *Server) deleteObjects(req *request) error {
 		return errTooManyKeys
 	}
 	outs := make([]deleteOutcome, len(dr.Objects))
-	var (
-		wg       sync.WaitGroup
-		panicked atomic.Pointer[any]
-	)
-	for _, lane := range deleteLanesOf(len(dr.Objects), func(i int) string { return dr.Objects[i].Key }) {
-		wg.Go(func() {
-			defer func() {
-				// A panic is the handler's, as when it deleted the keys itself.
-				if p := recover(); p != nil {
-					panicked.CompareAndSwap(nil, &p)
-				}
-			}()
-			for _, i := range lane {
-				o := dr.Objects[i]
-				outs[i] = s.deleteListed(req, o.Key, o.VersionID)
-			}
-		})
-	}
-	wg.Wait()
-	if p := panicked.Load(); p != nil {
-		panic(*p)
-	}
+	lanes := deleteLanesOf(len(dr.Objects), func(i int) string { return dr.Objects[i].Key })
+	// A panic is the handler's, as when it deleted the keys itself.
+	par.Each(len(lanes), 0, func(l int) {
+		for _, i := range lanes[l] {
+			o := dr.Objects[i]
+			outs[i] = s.deleteListed(req, o.Key, o.VersionID)
+		}
+	})
 	res := deleteResult{NS: s3NS}
 	for _, out := range outs {
 		switch {
