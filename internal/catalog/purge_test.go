@@ -1,11 +1,7 @@
 package catalog
 
 import (
-	"context"
-	"errors"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 
 	"github.com/twinlake/twinlake/internal/objects"
@@ -61,50 +57,5 @@ func TestPurgeDeletesTheCurrentMetadataLast(t *testing.T) {
 	}
 	if curAt <= latestOther {
 		t.Fatalf("the current metadata file was deleted at %d, before another file (%d)", curAt, latestOther)
-	}
-}
-
-// deleteEach runs at most deleteWorkers calls at once, every call once when
-// none fails, and after a failure starts no new one and returns its error.
-func TestDeleteEach(t *testing.T) {
-	var running, peak, calls atomic.Int64
-	release := make(chan struct{})
-	var full sync.Once
-	fn := func(ctx context.Context, i int) error {
-		calls.Add(1)
-		n := running.Add(1)
-		defer running.Add(-1)
-		for p := peak.Load(); n > p && !peak.CompareAndSwap(p, n); p = peak.Load() {
-		}
-		if n == deleteWorkers {
-			full.Do(func() { close(release) }) // the first wave is all in
-		}
-		<-release
-		return nil
-	}
-	if err := deleteEach(t.Context(), 5*deleteWorkers, fn); err != nil {
-		t.Fatal(err)
-	}
-	if calls.Load() != 5*deleteWorkers || peak.Load() != deleteWorkers {
-		t.Fatalf("%d calls, at most %d at once; want %d, %d", calls.Load(), peak.Load(), 5*deleteWorkers, deleteWorkers)
-	}
-
-	boom := errors.New("boom")
-	calls.Store(0)
-	err := deleteEach(t.Context(), 10_000, func(ctx context.Context, i int) error {
-		calls.Add(1)
-		if i == 3 {
-			return boom
-		}
-		return nil
-	})
-	if !errors.Is(err, boom) || calls.Load() == 10_000 {
-		t.Fatalf("after a failure: %v, %d calls of 10000", err, calls.Load())
-	}
-
-	ctx, cancel := context.WithCancel(t.Context())
-	cancel()
-	if err := deleteEach(ctx, 10, func(context.Context, int) error { return nil }); !errors.Is(err, context.Canceled) {
-		t.Fatalf("with its context ended: %v", err)
 	}
 }
