@@ -14,7 +14,7 @@ import (
 // removals therefore wait for the drives still silent at most graceWait
 // once the write quorum of drives has answered them; a call still out then
 // is left to end in its own time, and its drive counts as stuck until it
-// does: the writes and removals after it leave that drive out (a shard it
+// does, or, when it fails, until the drive answers a probe: the writes and removals after it leave that drive out (a shard it
 // misses is one to heal, a shard it keeps an orphan; the drive watcher
 // heals both once every drive answers again, Store.TakeSkipped).
 
@@ -61,7 +61,7 @@ func (s *Store) eachQuorum(idx []int, quorum int, skip func(k int) error, fn fun
 			gaveUp := left[k]
 			mu.Unlock()
 			if gaveUp {
-				s.stuck[idx[k]].Add(-1)
+				s.unstick(idx[k], err)
 			}
 			answers <- answer{k, err}
 		}()
@@ -105,6 +105,31 @@ func (s *Store) eachQuorum(idx []int, quorum int, skip func(k int) error, fn fun
 		s.skipped.Store(true)
 	}
 	return errs
+}
+
+// probeEvery is how often a stuck drive whose call given up on failed is
+// asked for its mark (a variable for tests).
+var probeEvery = time.Second
+
+// unstick ends the hold of a call given up on, which ended with err, on
+// drive i. A call that failed (its upload stalled, or its timeout came)
+// says nothing of the drive's return: the drive stays stuck until it
+// answers a probe (its mark read), so that a long pause costs the writes
+// the grace once, not once each time a call given up on ends.
+func (s *Store) unstick(i int, err error) {
+	if err == nil {
+		s.stuck[i].Add(-1)
+		return
+	}
+	go func() {
+		defer s.stuck[i].Add(-1)
+		for {
+			if _, err := s.set[i].ReadMark(); err == nil || errors.Is(err, ErrNotFound) {
+				return
+			}
+			time.Sleep(probeEvery)
+		}
+	}()
 }
 
 // TakeSkipped reports whether a write left a drive that was silent without

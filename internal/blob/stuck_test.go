@@ -207,3 +207,71 @@ func TestWriteGoesOnWithoutAHungDrive(t *testing.T) {
 		}
 	}
 }
+
+// failingHungDrive fails its removals once release is closed, and reads
+// its mark only once answer is closed: a node paused long past its calls'
+// timeouts.
+type failingHungDrive struct {
+	Drive
+	release, answer <-chan struct{}
+	asked           *atomic.Int64
+}
+
+func (d failingHungDrive) Remove(id string) error {
+	d.asked.Add(1)
+	<-d.release
+	return errors.New("timed out")
+}
+
+func (d failingHungDrive) ReadMark() ([]byte, error) {
+	<-d.answer
+	return d.Drive.ReadMark()
+}
+
+// TestStuckDriveWaitsForAProbe: a call given up on that then fails keeps
+// its drive left out until the drive answers a probe of its mark; then it
+// is called again.
+func TestStuckDriveWaitsForAProbe(t *testing.T) {
+	defer func(w, p time.Duration) { graceWait, probeEvery = w, p }(graceWait, probeEvery)
+	graceWait, probeEvery = 50*time.Millisecond, 5*time.Millisecond
+	s, drives := driveSet(t, 4)
+	ids := make([]string, 3)
+	for i := range ids {
+		ids[i] = writeBlob(t, s, seededData(uint64(i), erasure.MinBlockSize))
+	}
+	release, answer := make(chan struct{}), make(chan struct{})
+	var asked atomic.Int64
+	set := make([]Drive, 4)
+	for i := range set {
+		set[i] = &LocalDrive{root: filepath.Join(drives[i], "blobs"), dirSynced: map[string]bool{}}
+	}
+	const hung = 3
+	set[hung] = failingHungDrive{set[hung], release, answer, &asked}
+	hs, err := NewDriveSet(set, erasure.MinBlockSize)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := hs.Remove(ids[0]); err != nil { // given up on
+		t.Fatal(err)
+	}
+	close(release) // the call fails: the drive still does not answer its mark
+	time.Sleep(20 * probeEvery)
+	if err := hs.Remove(ids[1]); err != nil {
+		t.Fatal(err)
+	}
+	if n := asked.Load(); n != 1 || !hs.stuckDrive(hung) {
+		t.Fatalf("after the call given up on failed: %d removals asked of the drive, stuck %v; want 1, stuck", n, hs.stuckDrive(hung))
+	}
+	close(answer) // it answers the probe
+	deadline := time.Now().Add(10 * time.Second)
+	for hs.stuckDrive(hung) {
+		if time.Now().After(deadline) {
+			t.Fatal("the drive that answered its probe is still counted stuck")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	hs.Remove(ids[2]) // the drive fails it, the others remove theirs
+	if n := asked.Load(); n != 2 {
+		t.Fatalf("after the probe: %d removals asked of the drive, want 2", n)
+	}
+}
