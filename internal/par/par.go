@@ -27,17 +27,24 @@ func newGroup(limit int) *group {
 	return g
 }
 
-// run starts f once a slot is free.
-func (g *group) run(f func()) {
+// acquire waits for a free slot.
+func (g *group) acquire() {
 	if g.sem != nil {
 		g.sem <- struct{}{}
 	}
+}
+
+// release frees a slot acquire took.
+func (g *group) release() {
+	if g.sem != nil {
+		<-g.sem
+	}
+}
+
+// run runs f in the slot acquire took, and frees it when f ends.
+func (g *group) run(f func()) {
 	g.wg.Go(func() {
-		defer func() {
-			if g.sem != nil {
-				<-g.sem
-			}
-		}()
+		defer g.release()
 		defer func() {
 			if p := recover(); p != nil {
 				g.panicked.CompareAndSwap(nil, &p)
@@ -61,6 +68,7 @@ func (g *group) wait() {
 func Each(n, limit int, fn func(i int)) {
 	g := newGroup(limit)
 	for i := range n {
+		g.acquire()
 		g.run(func() { fn(i) })
 	}
 	g.wait()
@@ -82,7 +90,9 @@ func EachErr(ctx context.Context, n, limit int, fn func(ctx context.Context, i i
 		return first != nil
 	}
 	for i := range n {
+		g.acquire() // then look: a call that ended meanwhile may have failed
 		if failed() || ctx.Err() != nil {
+			g.release()
 			break
 		}
 		g.run(func() {

@@ -78,6 +78,18 @@ func TestEachErr(t *testing.T) {
 	if !errors.Is(err, boom) || calls.Load() == 10_000 {
 		t.Fatalf("after a failure: %v, %d calls of 10000", err, calls.Load())
 	}
+	// One at a time, nothing starts after the failure.
+	calls.Store(0)
+	err = EachErr(t.Context(), 10, 1, func(_ context.Context, i int) error {
+		calls.Add(1)
+		if i == 3 {
+			return boom
+		}
+		return nil
+	})
+	if !errors.Is(err, boom) || calls.Load() != 4 {
+		t.Fatalf("one at a time, after a failure: %v, %d calls; want the 4 up to the failing one", err, calls.Load())
+	}
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
 	if err := EachErr(ctx, 10, 2, func(context.Context, int) error { return nil }); !errors.Is(err, context.Canceled) {
