@@ -14,6 +14,7 @@ import (
 
 	"github.com/twinlake/twinlake/internal/lifecycle"
 	"github.com/twinlake/twinlake/internal/meta"
+	"github.com/twinlake/twinlake/internal/par"
 )
 
 // Bucket lifecycle (ILM). The configuration is a bucket setting (the S3
@@ -445,43 +446,15 @@ func (l *Layer) lifecycleKeys(ctx context.Context, bucket string, keys []string,
 		}
 		return nil
 	}
-	var (
-		mu       sync.Mutex
-		firstErr error
-		wg       sync.WaitGroup
-		next     = make(chan string)
-	)
-	for range min(workers, len(keys)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for key := range next {
-				var mine LifecycleStats
-				err := l.lifecycleKey(ctx, bucket, key, now, &mine)
-				mu.Lock()
-				st.add(mine)
-				if err != nil && firstErr == nil {
-					firstErr = err
-				}
-				mu.Unlock()
-			}
-		}()
-	}
-	for _, key := range keys {
+	var mu sync.Mutex
+	return par.EachErr(ctx, len(keys), workers, func(ctx context.Context, i int) error {
+		var mine LifecycleStats
+		err := l.lifecycleKey(ctx, bucket, keys[i], now, &mine)
 		mu.Lock()
-		failed := firstErr != nil
+		st.add(mine)
 		mu.Unlock()
-		if failed || ctx.Err() != nil {
-			break
-		}
-		next <- key
-	}
-	close(next)
-	wg.Wait()
-	if firstErr == nil {
-		firstErr = ctx.Err()
-	}
-	return firstErr
+		return err
+	})
 }
 
 // lifecycleKey evaluates one key under its lock, carries out what is due
