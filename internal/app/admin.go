@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"sync"
 	"syscall"
 	"time"
 
@@ -113,12 +114,16 @@ func (s *Server) Info(ctx context.Context) (adminclient.ServerInfo, error) {
 	} else {
 		info.Address = s.cfg.Address
 	}
+	// etcd's storage and the nodes are asked at once: each waits a
+	// little for what does not answer (a node paused).
+	var wg sync.WaitGroup
 	if s.cfg.Etcd != nil {
-		info.Etcd = s.cfg.Etcd(ctx)
+		wg.Go(func() { info.Etcd = s.cfg.Etcd(ctx) })
 	}
 	if s.cfg.Nodes != nil {
-		info.Nodes = s.cfg.Nodes(ctx)
+		wg.Go(func() { info.Nodes = s.cfg.Nodes(ctx) })
 	}
+	wg.Wait()
 	if p := s.objects.HealProgress(); p != nil {
 		info.Heal = &adminclient.HealInfo{Running: !p.Done, Percent: p.Percent(), Started: p.Started, ElapsedSecond: p.Elapsed.Seconds(),
 			Versions: p.Versions, Parts: p.Parts, BlobFiles: p.BlobFiles, Degraded: p.Degraded,

@@ -606,13 +606,16 @@ func (n *Node) lead() error {
 // nodeInfo reports every node: leader, online (registered in etcd) or
 // offline, and whether this node reaches its drive.
 func (n *Node) nodeInfo(ctx context.Context) []adminclient.NodeInfo {
+	// The drives' marks are read while etcd and the nodes are asked: each
+	// of the three may wait for a node that does not answer.
+	driveErrs := make(chan []error, 1)
+	go func() { driveErrs <- n.set.DriveErrors() }()
 	online := map[string]bool{}
 	if ms, err := n.coord.Members(ctx); err == nil {
 		for _, m := range ms {
 			online[m.ID] = true
 		}
 	}
-	driveErrs := n.set.DriveErrors()
 	var voters []string
 	etcdLeader := ""
 	if n.etcd != nil {
@@ -622,6 +625,7 @@ func (n *Node) nodeInfo(ctx context.Context) []adminclient.NodeInfo {
 		voters, _ = cluster.Voters(n.nodes) // the list was checked at start
 	}
 	procs := n.nodesProcess(ctx, online)
+	drives := <-driveErrs
 	out := make([]adminclient.NodeInfo, len(n.nodes))
 	for i, node := range n.nodes {
 		state := "offline"
@@ -631,7 +635,7 @@ func (n *Node) nodeInfo(ctx context.Context) []adminclient.NodeInfo {
 		case online[node]:
 			state = "online"
 		}
-		out[i] = adminclient.NodeInfo{Address: node, State: state, Drive: drivesState(driveErrs[i*n.perNode : (i+1)*n.perNode]),
+		out[i] = adminclient.NodeInfo{Address: node, State: state, Drive: drivesState(drives[i*n.perNode : (i+1)*n.perNode]),
 			Voter: slices.Contains(voters, node), EtcdLeader: node == etcdLeader,
 			CPUSeconds: procs[i].CPUSeconds, PeakRSSBytes: procs[i].PeakRSSBytes,
 			HeldRequests: procs[i].HeldRequests, LeadersDeposed: procs[i].LeadersDeposed,

@@ -591,13 +591,20 @@ func (s *Store) driveOf(id string) []int {
 }
 
 // DriveErrors reads every drive's mark, at once, and returns for each
-// drive why it cannot be reached, or nil; nil on a single drive.
+// drive why it cannot be reached, or nil; nil on a single drive. A drive
+// that has not answered within markWait (its node paused, or its machine
+// gone) gets errUnanswered: admin info and a metrics scrape ask, and
+// would otherwise wait for the call's own timeout.
 func (s *Store) DriveErrors() []error {
-	return each(s.set, func(_ int, d Drive) error {
+	return eachWithin(s.set, markWait, func(_ int, d Drive) error {
 		_, err := d.ReadMark()
 		return err
 	})
 }
+
+// markWait bounds how long DriveErrors waits for a drive (a variable for
+// tests).
+var markWait = 2 * time.Second
 
 // HealResult is what Heal found for one blob.
 type HealResult struct {

@@ -471,6 +471,50 @@ func TestClaimGoesOnWithoutAHungDrive(t *testing.T) {
 	}
 }
 
+// TestDriveErrorsDoNotWaitForAHungDrive: what admin info and a metrics
+// scrape report of the drives comes after markWait with a drive that
+// does not answer, which is reported as not answering, the others as
+// sound; once it answers again it is sound too.
+func TestDriveErrorsDoNotWaitForAHungDrive(t *testing.T) {
+	defer func(w time.Duration) { markWait = w }(markWait)
+	markWait = 100 * time.Millisecond
+	_, drives := driveSet(t, 4)
+	release := make(chan struct{})
+	set := make([]Drive, 4)
+	for i := range set {
+		set[i] = &LocalDrive{root: filepath.Join(drives[i], "blobs"), dirSynced: map[string]bool{}}
+	}
+	const hung = 2
+	set[hung] = hungDrive{set[hung], release}
+	s, err := NewDriveSet(set, erasure.MinBlockSize)
+	if err != nil {
+		t.Fatal(err)
+	}
+	answered := make(chan []error, 1)
+	go func() { answered <- s.DriveErrors() }()
+	select {
+	case errs := <-answered:
+		for i, err := range errs {
+			if want := error(nil); i == hung {
+				if !errors.Is(err, errUnanswered) {
+					t.Errorf("drive %d (hung): %v, want %v", i, err, errUnanswered)
+				}
+			} else if err != want {
+				t.Errorf("drive %d: %v, want none", i, err)
+			}
+		}
+	case <-time.After(30 * time.Second):
+		close(release)
+		t.Fatal("DriveErrors waits for a drive that does not answer")
+	}
+	close(release)
+	for i, err := range s.DriveErrors() {
+		if err != nil {
+			t.Errorf("drive %d answering again: %v", i, err)
+		}
+	}
+}
+
 // hungOpenDrive opens nothing until release is closed (its node paused,
 // or its machine gone), and counts the opens that waited.
 type hungOpenDrive struct {

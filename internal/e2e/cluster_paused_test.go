@@ -7,6 +7,7 @@ import (
 	"io"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -89,6 +90,30 @@ func TestClusterWritesAndDeletesGoOnWithAPausedNode(t *testing.T) {
 	// Held for the calls' timeouts, they would take over 100 s and 300 s.
 	if wrote > time.Minute || deleted > time.Minute {
 		t.Fatalf("a paused node held the writes (%v for %d) or deletes (%v for %d)", wrote, n, deleted, n)
+	}
+	// What the site reports while the node is paused comes without
+	// waiting for its drive's answer (30 s, a call's timeout, before): its
+	// drive as not answering, the others' as sound.
+	start = time.Now()
+	if err := json.Unmarshal([]byte(op.must("admin", "info", fmt.Sprint("n", via), "--json")), &info); err != nil {
+		t.Fatal(err)
+	}
+	metrics := op.must("admin", "prometheus", "metrics", fmt.Sprint("n", via))
+	asked := time.Since(start)
+	t.Logf("admin info and a metrics scrape with the node paused: %v", asked.Round(time.Millisecond))
+	if asked > 20*time.Second {
+		t.Fatalf("admin info and a metrics scrape waited %v for the paused node", asked)
+	}
+	for _, node := range info.Nodes {
+		if sound := node.Address != cl.Addrs[paused]; (node.Drive == "ok") != sound {
+			t.Errorf("admin info with %s paused: node %s drive %q", cl.Addrs[paused], node.Address, node.Drive)
+		}
+	}
+	for i, a := range cl.Addrs {
+		want := fmt.Sprintf("twinlake_drive_up{drive=%q} %d", a, map[bool]int{true: 0, false: 1}[i == paused])
+		if !strings.Contains(metrics, want) {
+			t.Errorf("metrics with %s paused lack %s", cl.Addrs[paused], want)
+		}
 	}
 	cl.ResumeNode(paused)
 	resumed = true
