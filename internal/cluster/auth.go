@@ -60,6 +60,20 @@ func EnableAuthAt(ctx context.Context, endpoints []string, password string, tlsC
 	return EnableAuth(ctx, c, password)
 }
 
+// A client's connection to an endpoint that has been silent for
+// keepAliveTime is pinged, and closed if the ping has no answer within
+// keepAliveTimeout (gRPC pings no more often than every 10 s, and etcd
+// takes pings every 5 s). A member whose process is paused, or whose
+// machine is cut off, keeps its connections open without answering:
+// without the ping, every call the client sends it (one in three with
+// three voters) waits for its deadline and a lease kept alive through it
+// expires; the connection, once closed, is only used again when the
+// member answers a new one's handshake.
+const (
+	keepAliveTime    = 10 * time.Second
+	keepAliveTimeout = 3 * time.Second
+)
+
 // newClient connects to etcd as cfg says (its Logger and Context are set
 // here), logging etcd's client errors to log.
 func newClient(ctx context.Context, cfg clientv3.Config, log *slog.Logger, closing *atomic.Bool) (*clientv3.Client, error) {
@@ -67,6 +81,7 @@ func newClient(ctx context.Context, cfg clientv3.Config, log *slog.Logger, closi
 		log = slog.New(slog.DiscardHandler)
 	}
 	cfg.Context, cfg.Logger = ctx, newZapLogger(log.With("component", "etcd-client"), closing)
+	cfg.DialKeepAliveTime, cfg.DialKeepAliveTimeout = keepAliveTime, keepAliveTimeout
 	c, err := clientv3.New(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("cluster: connect to etcd: %w", err)
