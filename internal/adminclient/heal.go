@@ -49,6 +49,7 @@ type HealReport struct {
 	Layout         string            `json:"layout"`        // erasure layout DATA+PARITY, 1+0 on one drive
 	Degraded       int64             `json:"degraded"`      // blobs found with shards missing or corrupt
 	ShardsRebuilt  int64             `json:"shardsRebuilt"` // shards written again
+	Unanswered     int64             `json:"unanswered"`    // blobs with a shard on a drive that did not answer, not checked there
 	BlobFiles      int64             `json:"blobFiles"`
 	Checked        int64             `json:"checked"` // referenced blobs checked
 	Versions       int64             `json:"versions"`

@@ -24,7 +24,7 @@ func (h healer) HealScan(ctx context.Context, o adminclient.HealOptions) (adminc
 		return adminclient.HealReport{}, err
 	}
 	out := adminclient.HealReport{DryRun: rep.DryRun, Deep: rep.Deep, Drives: rep.Drives, Layout: rep.Layout,
-		Degraded: rep.Degraded, ShardsRebuilt: rep.ShardsRebuilt,
+		Degraded: rep.Degraded, Unanswered: rep.Unanswered, ShardsRebuilt: rep.ShardsRebuilt,
 		BlobFiles: rep.BlobFiles, Checked: rep.Checked, Versions: rep.Versions, Parts: rep.Parts,
 		InFlight: rep.InFlight, Orphans: rep.Orphans, OrphanBytes: rep.OrphanBytes, Removed: rep.Removed,
 		MissingCount: rep.MissingCount}

@@ -11,6 +11,7 @@ import (
 	"crypto/rand"
 	"encoding/binary"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -18,6 +19,7 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/twinlake/twinlake/internal/erasure"
 )
@@ -281,6 +283,14 @@ func syncDir(dir string) error {
 	return nil
 }
 
+// listWait bounds how long Walk waits for a drive's list of one of the
+// 256 directories (a variable for tests).
+var listWait = 10 * time.Second
+
+// errLeftOut is Walk's answer for a drive it did not ask, left out for
+// not answering before.
+var errLeftOut = errors.New("blob: the drive is left out for not answering")
+
 // Walk calls fn with the ID of every blob present (on a drive set, every
 // blob with a shard file on some drive, once), in ID order, until fn
 // returns false. Files that are not blobs are skipped. It holds the names
@@ -290,10 +300,22 @@ func (s *Store) Walk(fn func(id string) bool) error {
 		name := fmt.Sprintf("%02x", fan)
 		var ids []string
 		if s.code != nil {
-			for _, d := range s.set {
+			// A failed drive's shards are healed, not listed; one that
+			// does not answer, or was left out for not answering, is
+			// not waited for.
+			lists, errs := valuesWithin(s.set, listWait, func(i int, d Drive) ([]string, error) {
+				if s.unanswering(i) {
+					return nil, errLeftOut
+				}
 				got, err := d.List(name)
-				if err != nil {
-					continue // a failed drive: its shards are healed, not listed
+				if err == nil {
+					s.setHung(i, false)
+				}
+				return got, err
+			})
+			for i, got := range lists {
+				if errors.Is(errs[i], errUnanswered) {
+					s.setHung(i, true)
 				}
 				ids = append(ids, got...)
 			}

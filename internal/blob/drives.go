@@ -92,14 +92,25 @@ func each[T any](drives []Drive, fn func(i int, d Drive) T) []T {
 // machine gone): it returns each call's error, errUnanswered for those
 // still running after wait, whose answers are dropped when they come.
 func eachWithin(drives []Drive, wait time.Duration, fn func(i int, d Drive) error) []error {
+	_, errs := valuesWithin(drives, wait, func(i int, d Drive) (struct{}, error) { return struct{}{}, fn(i, d) })
+	return errs
+}
+
+// valuesWithin is eachWithin for calls that return a value as well.
+func valuesWithin[T any](drives []Drive, wait time.Duration, fn func(i int, d Drive) (T, error)) ([]T, []error) {
 	type answer struct {
 		i   int
+		v   T
 		err error
 	}
 	answers := make(chan answer, len(drives)) // buffered: a late answer is dropped
 	for i, d := range drives {
-		go func() { answers <- answer{i, fn(i, d)} }()
+		go func() {
+			v, err := fn(i, d)
+			answers <- answer{i, v, err}
+		}()
 	}
+	vals := make([]T, len(drives))
 	errs := make([]error, len(drives))
 	for i := range errs {
 		errs[i] = errUnanswered
@@ -110,12 +121,12 @@ collect:
 	for range drives {
 		select {
 		case a := <-answers:
-			errs[a.i] = a.err
+			vals[a.i], errs[a.i] = a.v, a.err
 		case <-timer.C:
 			break collect
 		}
 	}
-	return errs
+	return vals, errs
 }
 
 // errUnanswered is eachWithin's answer for a call still running.
@@ -594,12 +605,39 @@ func (s *Store) driveOf(id string) []int {
 // drive why it cannot be reached, or nil; nil on a single drive. A drive
 // that has not answered within markWait (its node paused, or its machine
 // gone) gets errUnanswered: admin info and a metrics scrape ask, and
-// would otherwise wait for the call's own timeout.
+// would otherwise wait for the call's own timeout. Such a drive is marked
+// hung, as a read's open left unanswered does: reads and a heal scan go
+// on without waiting for it until it answers.
 func (s *Store) DriveErrors() []error {
-	return eachWithin(s.set, markWait, func(_ int, d Drive) error {
+	errs := eachWithin(s.set, markWait, func(i int, d Drive) error {
 		_, err := d.ReadMark()
+		if err == nil {
+			s.setHung(i, false)
+		}
 		return err
 	})
+	for i, err := range errs {
+		if errors.Is(err, errUnanswered) {
+			s.setHung(i, true)
+		}
+	}
+	return errs
+}
+
+// setHung marks drive i hung, or answering again.
+func (s *Store) setHung(i int, hung bool) {
+	s.mu.Lock()
+	s.hung[i] = hung
+	s.mu.Unlock()
+}
+
+// unanswering reports whether drive i is left out for being silent: an
+// open or a read of its mark went unanswered (hung), or a write's or a
+// removal's call to it was given up on (stuck).
+func (s *Store) unanswering(i int) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.hung[i] || s.stuckDrive(i)
 }
 
 // markWait bounds how long DriveErrors waits for a drive (a variable for
@@ -614,6 +652,10 @@ type HealResult struct {
 	Bad []int
 	// Rebuilt is how many of them were written again.
 	Rebuilt int
+	// Unanswered lists the drives (indexes into the set) left unchecked
+	// for not answering (their node paused or cut off), in order: a heal
+	// neither waits for them nor writes to them.
+	Unanswered []int
 }
 
 // Heal checks blob id's shards and rebuilds the bad ones from the sound
@@ -626,14 +668,29 @@ func (s *Store) Heal(id string, deep, dryRun bool) (HealResult, error) {
 	if s.code == nil {
 		return HealResult{}, nil
 	}
-	shards, size, err := s.shardReaders(id)
+	if !validID(id) {
+		return HealResult{}, ErrInvalidID
+	}
+	driveOf := s.driveOf(id)
+	shards, size, err := s.openOnWithin(id, driveOf, s.code.Layout().ReadQuorum(), true, time.Now())
 	if err != nil {
 		return HealResult{}, err
 	}
 	defer closeAll(shards)
+	var res HealResult
 	bad := make([]bool, len(shards))
 	for i, r := range shards {
-		bad[i] = r == nil
+		switch {
+		case r != nil:
+		case s.unanswering(driveOf[i]):
+			res.Unanswered = append(res.Unanswered, driveOf[i])
+		default:
+			bad[i] = true
+		}
+	}
+	if len(res.Unanswered) > 0 {
+		slices.Sort(res.Unanswered)
+		s.NoteSkipped() // healed by the scan the drive watcher runs once every drive answers
 	}
 	if deep {
 		for i, r := range shards {
@@ -642,9 +699,7 @@ func (s *Store) Heal(id string, deep, dryRun bool) (HealResult, error) {
 			}
 		}
 	}
-	var res HealResult
 	var badShards []int
-	driveOf := s.driveOf(id)
 	for i, b := range bad {
 		if b {
 			badShards = append(badShards, i)

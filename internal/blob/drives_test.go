@@ -515,6 +515,90 @@ func TestDriveErrorsDoNotWaitForAHungDrive(t *testing.T) {
 	}
 }
 
+// silentDrive answers nothing, to opens, lists or reads of its mark,
+// until release is closed (its node paused).
+type silentDrive struct {
+	Drive
+	release <-chan struct{}
+}
+
+func (d silentDrive) Open(id string) (ShardReader, error) {
+	<-d.release
+	return d.Drive.Open(id)
+}
+
+func (d silentDrive) List(dir string) ([]string, error) {
+	<-d.release
+	return d.Drive.List(dir)
+}
+
+func (d silentDrive) ReadMark() ([]byte, error) {
+	<-d.release
+	return d.Drive.ReadMark()
+}
+
+// TestHealGoesOnWithoutAHungDrive: a heal scan's walk and a blob's heal
+// do not wait for a drive that does not answer (each of its calls did,
+// for its timeout: hours for a scan); the blob's shard missing on another
+// drive is rebuilt, the silent drive's is reported unchecked and left for
+// the heal once every drive answers (TakeSkipped).
+func TestHealGoesOnWithoutAHungDrive(t *testing.T) {
+	defer func(m, l, o time.Duration) { markWait, listWait, openHedge = m, l, o }(markWait, listWait, openHedge)
+	markWait, listWait, openHedge = 100*time.Millisecond, 100*time.Millisecond, 100*time.Millisecond
+	s, drives := driveSet(t, 5) // 3+2
+	data := seededData(7, 3*erasure.MinBlockSize)
+	id := writeBlob(t, s, data)
+	const lost, silent = 1, 3
+	orig, err := os.ReadFile(shardPath(drives, lost, id))
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(shardPath(drives, lost, id))
+	release := make(chan struct{})
+	defer close(release)
+	set := make([]Drive, 5)
+	for i := range set {
+		set[i] = &LocalDrive{root: filepath.Join(drives[i], "blobs"), dirSynced: map[string]bool{}}
+	}
+	set[silent] = silentDrive{set[silent], release}
+	hs, err := NewDriveSet(set, erasure.MinBlockSize)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type outcome struct {
+		walked []string
+		res    HealResult
+		err    error
+	}
+	done := make(chan outcome, 1)
+	go func() {
+		var o outcome
+		o.err = hs.Walk(func(id string) bool { o.walked = append(o.walked, id); return true })
+		if o.err == nil {
+			o.res, o.err = hs.Heal(id, false, false)
+		}
+		done <- o
+	}()
+	var o outcome
+	select {
+	case o = <-done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("a walk and a heal wait for a drive that does not answer")
+	}
+	if o.err != nil || fmt.Sprint(o.walked) != fmt.Sprint([]string{id}) {
+		t.Fatalf("walk: %v, %v; want [%s]", o.walked, o.err, id)
+	}
+	if fmt.Sprint(o.res.Bad) != fmt.Sprint([]int{lost}) || o.res.Rebuilt != 1 || fmt.Sprint(o.res.Unanswered) != fmt.Sprint([]int{silent}) {
+		t.Fatalf("heal with drive %d silent and drive %d's shard lost: %+v; want bad [%d], 1 rebuilt, unanswered [%d]", silent, lost, o.res, lost, silent)
+	}
+	if got, err := os.ReadFile(shardPath(drives, lost, id)); err != nil || !bytes.Equal(got, orig) {
+		t.Fatalf("the lost shard after the heal: %d bytes, %v", len(got), err)
+	}
+	if !hs.TakeSkipped() {
+		t.Fatal("the silent drive's shard left unchecked asks for no heal once it answers")
+	}
+}
+
 // hungOpenDrive opens nothing until release is closed (its node paused,
 // or its machine gone), and counts the opens that waited.
 type hungOpenDrive struct {

@@ -99,10 +99,17 @@ func TestClusterWritesAndDeletesGoOnWithAPausedNode(t *testing.T) {
 		t.Fatal(err)
 	}
 	metrics := op.must("admin", "prometheus", "metrics", fmt.Sprint("n", via))
+	var heal adminclient.HealReport
+	if err := json.Unmarshal([]byte(op.must("admin", "heal", fmt.Sprint("n", via), "--scan", "--dry-run", "--json")), &heal); err != nil {
+		t.Fatal(err)
+	}
 	asked := time.Since(start)
-	t.Logf("admin info and a metrics scrape with the node paused: %v", asked.Round(time.Millisecond))
-	if asked > 20*time.Second {
-		t.Fatalf("admin info and a metrics scrape waited %v for the paused node", asked)
+	t.Logf("admin info, a metrics scrape and a heal scan with the node paused: %v", asked.Round(time.Millisecond))
+	if asked > 30*time.Second {
+		t.Fatalf("admin info, a metrics scrape and a heal scan waited %v for the paused node", asked)
+	}
+	if heal.Unanswered == 0 || heal.MissingCount != 0 {
+		t.Errorf("heal scan with a node paused: %+v; want blobs unanswered there, none missing", heal)
 	}
 	for _, node := range info.Nodes {
 		if sound := node.Address != cl.Addrs[paused]; (node.Drive == "ok") != sound {

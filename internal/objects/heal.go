@@ -69,6 +69,7 @@ type HealReport struct {
 	Drives        int           `json:"drives"`
 	Layout        string        `json:"layout"`        // the drive set's erasure layout
 	Degraded      int64         `json:"degraded"`      // referenced blobs with a shard missing or corrupt
+	Unanswered    int64         `json:"unanswered"`    // referenced blobs with a shard on a drive that did not answer, not checked there
 	ShardsRebuilt int64         `json:"shardsRebuilt"` // shards written again (0 on a dry run)
 	BlobFiles     int64         `json:"blobFiles"`     // files in the blob tree
 	Checked       int64         `json:"checked"`       // referenced blobs checked
@@ -109,6 +110,9 @@ func (l *Layer) HealScan(ctx context.Context, opts HealOptions) (HealReport, err
 	}
 	rep := HealReport{DryRun: opts.DryRun, Deep: opts.Deep, Drives: l.blobs.Drives(), Layout: l.blobs.Layout().String()}
 	pace := newPacer(opts.RecordsPerSecond)
+	// A drive that does not answer (its node paused) is marked so, and
+	// the scan leaves it out instead of waiting for each of its calls.
+	l.blobs.DriveErrors()
 	files := map[string]bool{}
 	if err := l.blobs.Walk(func(id string) bool {
 		files[id] = true
@@ -212,6 +216,9 @@ func (l *Layer) healShards(id string, opts HealOptions, rep *HealReport) bool {
 	res, err := l.blobs.Heal(id, opts.Deep, opts.DryRun)
 	if len(res.Bad) > 0 {
 		rep.Degraded++
+	}
+	if len(res.Unanswered) > 0 {
+		rep.Unanswered++
 	}
 	rep.ShardsRebuilt += int64(res.Rebuilt)
 	switch {

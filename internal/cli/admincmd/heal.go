@@ -97,6 +97,9 @@ func healHuman(alias string, r adminclient.HealReport) string {
 		}
 		fmt.Fprintf(&b, "  Drives:      %d, layout %s\n", r.Drives, r.Layout)
 		fmt.Fprintf(&b, "  Degraded:    %d blobs, %d shards %s\n", r.Degraded, r.ShardsRebuilt, verb)
+		if r.Unanswered > 0 {
+			fmt.Fprintf(&b, "  Unanswered:  %d blobs with a shard on a drive that did not answer, not checked there (healed once every drive answers)\n", r.Unanswered)
+		}
 	}
 	fmt.Fprintf(&b, "  Missing:     %d", r.MissingCount)
 	for _, m := range r.Missing {
