@@ -609,19 +609,32 @@ func (s *Store) driveOf(id string) []int {
 // hung, as a read's open left unanswered does: reads and a heal scan go
 // on without waiting for it until it answers.
 func (s *Store) DriveErrors() []error {
-	errs := eachWithin(s.set, markWait, func(i int, d Drive) error {
-		_, err := d.ReadMark()
-		if err == nil {
-			s.setHung(i, false)
-		}
+	errs := eachWithin(s.set, markWait, func(i int, _ Drive) error {
+		_, err := s.readMark(i)
 		return err
 	})
+	s.markSilent(errs)
+	return errs
+}
+
+// readMark reads drive i's mark; an answer (its mark, or none) ends the
+// drive's hung mark.
+func (s *Store) readMark(i int) ([]byte, error) {
+	m, err := s.set[i].ReadMark()
+	if err == nil || errors.Is(err, ErrNotFound) {
+		s.setHung(i, false)
+	}
+	return m, err
+}
+
+// markSilent marks hung the drives whose calls went unanswered (errs by
+// drive, as eachWithin returns them over the whole set).
+func (s *Store) markSilent(errs []error) {
 	for i, err := range errs {
 		if errors.Is(err, errUnanswered) {
 			s.setHung(i, true)
 		}
 	}
-	return errs
 }
 
 // setHung marks drive i hung, or answering again.
@@ -765,16 +778,20 @@ type driveMark struct {
 // The drives are asked all at once, and one that has not answered within
 // claimWait is counted unreachable: a node that hangs (paused, its
 // machine gone) holds up a new leader's start by that much, not by its
-// calls' timeout for each of its drives in turn.
+// calls' timeout for each of its drives in turn. It is marked hung as
+// well (see DriveErrors): the drive watcher claims every 10 s, so reads
+// stop waiting for a paused node's drives within that, not each node's
+// first read after the pause.
 func (s *Store) Claim(deployment string) (marked, unreachable []int, err error) {
 	if s.code == nil {
 		return nil, nil, nil
 	}
 	marks := make([][]byte, len(s.set))
-	read := eachWithin(s.set, claimWait, func(i int, d Drive) (err error) {
-		marks[i], err = d.ReadMark()
+	read := eachWithin(s.set, claimWait, func(i int, _ Drive) (err error) {
+		marks[i], err = s.readMark(i)
 		return err
 	})
+	s.markSilent(read)
 	var unmarked []int
 	for i, err := range read {
 		switch {

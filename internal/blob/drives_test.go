@@ -507,11 +507,17 @@ func TestDriveErrorsDoNotWaitForAHungDrive(t *testing.T) {
 		close(release)
 		t.Fatal("DriveErrors waits for a drive that does not answer")
 	}
+	if !s.unanswering(hung) {
+		t.Error("the drive that did not answer is not marked so: reads and heals wait for it")
+	}
 	close(release)
 	for i, err := range s.DriveErrors() {
 		if err != nil {
 			t.Errorf("drive %d answering again: %v", i, err)
 		}
+	}
+	if s.unanswering(hung) {
+		t.Error("the drive answering again stays marked")
 	}
 }
 
