@@ -182,9 +182,21 @@ func (s *Store) createShards(id string) (*shardWriter, error) {
 		}
 		return nil, fmt.Errorf("blob: create: %w", err)
 	}
+	// A shard stream that takes too little while the write quorum's
+	// others take theirs (its node paused) is given up on after
+	// graceWait, as a commit is, and its drive left out of the writes
+	// after it until it answers a probe (unstick).
+	ew.SetGrace(graceWait, func(i int) {
+		s.stuck[idx[i]].Add(1)
+		s.skipped.Store(true)
+		s.unstick(idx[i], errGivenUp)
+	})
 	w.ew = ew
 	return w, nil
 }
+
+// errGivenUp is why a shard stream given up on for being slow failed.
+var errGivenUp = errors.New("blob: shard stream given up on after the write quorum's took theirs")
 
 // commit ends the coding, then commits every shard still written, in
 // parallel; it fails unless the write quorum of shards is durable, and

@@ -1,5 +1,11 @@
 package blob
 
+import (
+	"sync"
+
+	"github.com/twinlake/twinlake/internal/erasure"
+)
+
 // SmallShardMax is the largest shard a shard drive keeps in its small
 // store, and the most of a shard a Held writer holds in memory.
 const SmallShardMax = 128 << 10
@@ -11,6 +17,7 @@ const SmallShardMax = 128 << 10
 // first, and goes on there. After a failed Write, Abort it as any shard.
 type Held struct {
 	buf   []byte
+	mu    sync.Mutex  // guards w against GiveUp, called while a Write is under way
 	w     ShardWriter // once spilled
 	spill func() (ShardWriter, error)
 	whole func([]byte) error
@@ -32,7 +39,9 @@ func (h *Held) Write(p []byte) (int, error) {
 		if err != nil {
 			return 0, err
 		}
+		h.mu.Lock()
 		h.w = w
+		h.mu.Unlock()
 		if _, err := w.Write(h.buf); err != nil {
 			return 0, err
 		}
@@ -55,6 +64,18 @@ func (h *Held) Abort() {
 		h.w.Abort()
 	}
 	h.buf = nil
+}
+
+// GiveUp gives up on the writer the shard spilled into, if it can be
+// (erasure.GiverUp): a Write under way there ends with an error. A shard
+// still held is written by no call that could hang.
+func (h *Held) GiveUp() {
+	h.mu.Lock()
+	w := h.w
+	h.mu.Unlock()
+	if g, ok := w.(erasure.GiverUp); ok {
+		g.GiveUp()
+	}
 }
 
 // Spilled reports whether the shard went on into its own writer.

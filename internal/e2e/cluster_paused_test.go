@@ -75,7 +75,7 @@ func TestClusterWritesAndDeletesGoOnWithAPausedNode(t *testing.T) {
 	for i := range n {
 		size := 4096
 		if i == n-1 {
-			size = 3 << 20 // streamed to the nodes
+			size = 24 << 20 // streamed to the nodes, its shards more than the sockets hold
 		}
 		put(fmt.Sprint("during/", i), body(i, size))
 	}
@@ -128,7 +128,7 @@ func TestClusterWritesAndDeletesGoOnWithAPausedNode(t *testing.T) {
 	for i := range n {
 		size := 4096
 		if i == n-1 {
-			size = 3 << 20
+			size = 24 << 20
 		}
 		o, err := s3.GetObject(ctx, "paused", fmt.Sprint("during/", i), minio.GetObjectOptions{})
 		if err != nil {

@@ -8,7 +8,9 @@ import (
 	"io"
 	"math/rand/v2"
 	"slices"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/cespare/xxhash/v2"
 )
@@ -323,6 +325,100 @@ func TestWriteQuorum(t *testing.T) {
 		t.Fatalf("writer over 2 of 4 destinations: %v", err)
 	}
 }
+
+// stalledWriter takes writes until after, then blocks in Write until
+// GiveUp is called (a stream to a node that stopped reading), and fails
+// from then on.
+type stalledWriter struct {
+	after  int
+	given  chan struct{}
+	gaveUp atomic.Int32
+}
+
+func (s *stalledWriter) Write(p []byte) (int, error) {
+	if s.after > 0 {
+		s.after--
+		return len(p), nil
+	}
+	<-s.given
+	return 0, errors.New("given up on")
+}
+
+func (s *stalledWriter) GiveUp() {
+	if s.gaveUp.Add(1) == 1 {
+		close(s.given)
+	}
+}
+
+// TestWriteGivesUpOnAStalledShard: with a grace set, a block's writes
+// wait that long for a shard whose destination stopped taking them once
+// the write quorum's are written, then give up on it (once, telling the
+// caller) and go on without it; the object reads back from the others.
+// A destination that cannot be given up on is waited for, as without a
+// grace.
+func TestWriteGivesUpOnAStalledShard(t *testing.T) {
+	c, _ := New(Layout{Data: 2, Parity: 2}, MinBlockSize)
+	data := randomBytes(rand.New(rand.NewPCG(3, 4)), 5*MinBlockSize+17)
+	bufs := make([]*bytes.Buffer, 4)
+	dst := make([]io.Writer, 4)
+	for i := range dst {
+		bufs[i] = new(bytes.Buffer)
+		dst[i] = bufs[i]
+	}
+	const stalled = 1
+	sw := &stalledWriter{after: 4, given: make(chan struct{})}
+	dst[stalled] = sw
+	w, err := c.NewWriter(dst)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var told []int
+	w.SetGrace(20*time.Millisecond, func(shard int) { told = append(told, shard) })
+	done := make(chan error, 1)
+	go func() {
+		_, err := w.Write(data)
+		if err == nil {
+			_, lost, cerr := w.Close()
+			if err = cerr; err == nil && fmt.Sprint(lost) != fmt.Sprint([]int{stalled}) {
+				err = fmt.Errorf("lost %v, want [%d]", lost, stalled)
+			}
+		}
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(30 * time.Second):
+		sw.GiveUp()
+		t.Fatal("the write waits for a stalled shard")
+	}
+	if fmt.Sprint(told) != fmt.Sprint([]int{stalled}) || sw.gaveUp.Load() != 1 {
+		t.Fatalf("told of %v, the destination given up on %d times; want [%d], once", told, sw.gaveUp.Load(), stalled)
+	}
+	src := []io.ReaderAt{bytes.NewReader(bufs[0].Bytes()), nil, bytes.NewReader(bufs[2].Bytes()), bytes.NewReader(bufs[3].Bytes())}
+	if got, _, err := decode(t, c, src, int64(len(data))); err != nil || !bytes.Equal(got, data) {
+		t.Fatalf("read without the stalled shard: %d bytes, %v", len(got), err)
+	}
+
+	// A destination that cannot be given up on is waited for.
+	slow := make(chan struct{})
+	dst[stalled] = writerFunc(func(p []byte) (int, error) { <-slow; return len(p), nil })
+	w, _ = c.NewWriter(dst)
+	w.SetGrace(time.Millisecond, nil)
+	go func() { time.Sleep(50 * time.Millisecond); close(slow) }()
+	if _, err := w.Write(data); err != nil {
+		t.Fatal(err)
+	}
+	if _, lost, err := w.Close(); err != nil || len(lost) != 0 {
+		t.Fatalf("a slow destination that cannot be given up on: lost %v, %v; want none", lost, err)
+	}
+}
+
+type writerFunc func(p []byte) (int, error)
+
+func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
 
 // TestRebuild: the shards a node lost are written again byte for byte,
 // and an empty object's shards are its headers.

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
-	"sync"
+	"time"
 )
 
 // Writer cuts an object into shard streams as it is written. A shard
@@ -22,7 +22,27 @@ type Writer struct {
 	header bool
 	closed bool
 	err    error // sticky: quorum lost
+	// grace, when set, is how long a block's writes wait for the shards
+	// still writing once the write quorum of them is done: then those
+	// whose destination can give up (GiverUp) are given up on and
+	// dropped (gaveUp), their Write ending with an error.
+	grace   time.Duration
+	gaveUp  []bool
+	onGiven func(shard int)
 }
+
+// GiverUp is a shard destination whose Write can be ended from another
+// goroutine: GiveUp makes a Write under way, and every later one, fail
+// (a stream to a node that stopped taking it, say).
+type GiverUp interface {
+	GiveUp()
+}
+
+// SetGrace makes each block's writes wait at most d for the shards still
+// writing once the write quorum of them is done, and give up on those
+// whose destination is a GiverUp, calling given (if not nil) with each
+// such shard as it does; 0 (the default) waits for every shard.
+func (w *Writer) SetGrace(d time.Duration, given func(shard int)) { w.grace, w.onGiven = d, given }
 
 // NewWriter returns a Writer of one shard stream to each of dst, in shard
 // order (len(dst) must be the layout's shard count). A nil destination is
@@ -31,7 +51,8 @@ func (c *Code) NewWriter(dst []io.Writer) (*Writer, error) {
 	if len(dst) != c.layout.Shards() {
 		return nil, fmt.Errorf("erasure: %d destinations for %d shards", len(dst), c.layout.Shards())
 	}
-	w := &Writer{c: c, dst: append([]io.Writer(nil), dst...), errs: make([]error, len(dst)), buf: c.newBlockBuf(min(c.blockSize, firstBuf))}
+	w := &Writer{c: c, dst: append([]io.Writer(nil), dst...), errs: make([]error, len(dst)), gaveUp: make([]bool, len(dst)),
+		buf: c.newBlockBuf(min(c.blockSize, firstBuf))}
 	for i, d := range dst {
 		if d == nil {
 			w.errs[i] = fmt.Errorf("erasure: shard %d has no destination", i)
@@ -127,20 +148,58 @@ func (w *Writer) flush() error {
 }
 
 // each calls fn for every shard still written, in parallel, drops the
-// shards it fails for and checks the quorum.
+// shards it fails for and checks the quorum. With a grace set, once the
+// write quorum of calls has succeeded it waits that long for the others
+// and then gives up on those it can; it still waits for every call to
+// end (a given-up one ends at once), so that no call outlives the block
+// whose buffers it reads.
 func (w *Writer) each(fn func(i int, d io.Writer) error) error {
-	var wg sync.WaitGroup
+	type result struct {
+		i   int
+		err error
+	}
+	results := make(chan result, len(w.dst))
+	pending := 0
 	for i, d := range w.dst {
 		if w.errs[i] != nil {
 			continue
 		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			w.errs[i] = fn(i, d)
-		}()
+		pending++
+		go func() { results <- result{i, fn(i, d)} }()
 	}
-	wg.Wait()
+	done := make([]bool, len(w.dst))
+	ok := 0
+	var grace <-chan time.Time
+	for pending > 0 {
+		select {
+		case r := <-results:
+			pending--
+			done[r.i], w.errs[r.i] = true, r.err
+			if r.err == nil {
+				if ok++; ok == w.c.layout.WriteQuorum() && w.grace > 0 && pending > 0 {
+					t := time.NewTimer(w.grace)
+					defer t.Stop()
+					grace = t.C
+				}
+			}
+		case <-grace:
+			grace = nil
+			for i, d := range w.dst {
+				if g, can := d.(GiverUp); can && w.errs[i] == nil && !done[i] {
+					w.gaveUp[i] = true
+					g.GiveUp()
+					if w.onGiven != nil {
+						w.onGiven(i)
+					}
+				}
+			}
+		}
+	}
+	for i, g := range w.gaveUp {
+		if g && w.errs[i] == nil {
+			w.errs[i] = fmt.Errorf("erasure: shard %d given up on after its block's write quorum", i)
+		}
+	}
 	return w.checkQuorum()
 }
 

@@ -238,6 +238,17 @@ func (u *stream) Commit() error {
 
 var errAborted = errors.New("shard upload aborted")
 
+// errGivenUp ends a stream given up on for being slow.
+var errGivenUp = errors.New("shard upload given up on: the node took it too slowly")
+
+// GiveUp implements erasure.GiverUp: the node has taken too little of
+// the shard while the write quorum's others took theirs, and a Write
+// under way ends with an error as when the stall bound passes.
+func (u *stream) GiveUp() {
+	u.pw.CloseWithError(errGivenUp)
+	u.cancel()
+}
+
 func (u *stream) Abort() {
 	u.pw.CloseWithError(errAborted)
 	u.cancel()
