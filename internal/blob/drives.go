@@ -415,29 +415,6 @@ func (l *lazyShard) close() {
 	l.err = errors.New("blob: shard closed")
 }
 
-// shardReaders opens every shard of blob id (openOn its placed drives).
-func (s *Store) shardReaders(id string) ([]ShardReader, int64, error) {
-	if !validID(id) {
-		return nil, 0, ErrInvalidID
-	}
-	return s.openOn(id, s.placed(id))
-}
-
-// openOn opens blob id's shards on drives (its placed drives in shard
-// order, or the first of them), in parallel, and learns the object's size
-// from the first sound footer; shards that are missing or of another
-// length are nil.
-func (s *Store) openOn(id string, drives []Drive) ([]ShardReader, int64, error) {
-	shards := each(drives, func(_ int, d Drive) ShardReader {
-		r, err := d.Open(id)
-		if err != nil {
-			return nil
-		}
-		return r
-	})
-	return s.sizeShards(id, shards)
-}
-
 // openHedge is how long a read waits for every shard it opened before it
 // goes on with those it has, when they are enough: a drive whose node is
 // paused or cut off answers only at its call's timeout (30 s for another
@@ -580,15 +557,6 @@ func closeAll(shards []ShardReader) {
 	}
 }
 
-// placed is the drives of blob id's shards, in shard order: the set's
-// drives in the rendezvous-hash order of the key hash a placed ID carries
-// (erasure.PlaceHash), so that an object's shards are placed by its
-// bucket and key and the data shards, which reads go to first, and the
-// parity shards are spread evenly over the drives rather than always on
-// the same ones. An ID without a key hash (NewID, and every blob written
-// before placement by key) is placed by the ID itself (erasure.PlaceName).
-func (s *Store) placed(id string) []Drive { return s.drivesAt(s.driveOf(id)) }
-
 // drivesAt is the drives of s.set at idx.
 func (s *Store) drivesAt(idx []int) []Drive {
 	out := make([]Drive, len(idx))
@@ -598,7 +566,14 @@ func (s *Store) drivesAt(idx []int) []Drive {
 	return out
 }
 
-// driveOf maps blob id's shard indexes to drive indexes.
+// driveOf maps blob id's shard indexes to drive indexes, in shard order:
+// the set's drives in the rendezvous-hash order of the key hash a placed
+// ID carries (erasure.PlaceHash), so that an object's shards are placed
+// by its bucket and key and the data shards, which reads go to first, and
+// the parity shards are spread evenly over the drives rather than always
+// on the same ones. An ID without a key hash (NewID, and every blob
+// written before placement by key) is placed by the ID itself
+// (erasure.PlaceName).
 func (s *Store) driveOf(id string) []int {
 	var order []string
 	if h, ok := placedHash(id); ok {
