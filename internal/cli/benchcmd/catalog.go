@@ -177,7 +177,7 @@ func (b *catalogBench) ident(prefix string, i int64) adminclient.CatalogIdent {
 // phaseRow runs one phase and appends its row; a failed op ends the bench.
 func (b *catalogBench) phaseRow(ctx context.Context, cmd *cobra.Command, rep *BenchCatalogReport, name string, cfg bench.Config, op bench.Op) error {
 	fmt.Fprintf(cmd.ErrOrStderr(), "bench: %s ...\n", name)
-	res, err := runPhase(ctx, cmd, name, cfg, op)
+	res, err := runPhase(ctx, cmd, name, cfg, 0, op)
 	rep.Results = append(rep.Results, bench.NewRow(name, 0, cfg.Concurrency, res))
 	switch {
 	case err != nil:

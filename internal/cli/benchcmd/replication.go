@@ -241,7 +241,7 @@ func runBenchReplication(cmd *cobra.Command, opts *cmdutil.Options, srcAlias, ds
 	fmt.Fprintf(cmd.ErrOrStderr(), "bench: PUT %s to %s for %s, following %s ...\n", bench.FormatSize(size), srcAlias, f.duration, dstAlias)
 	paced := cfg
 	paced.Rate = f.rate
-	put, err := runPhase(ctx, cmd, "PUT", paced, func(ctx context.Context, seq int64) error {
+	put, err := runPhase(ctx, cmd, "PUT", paced, size, func(ctx context.Context, seq int64) error {
 		key := benchKey(b.prefix, seq)
 		err := putTo(ctx, sc, key)
 		if err == nil {
@@ -372,7 +372,7 @@ func (b *s3Bench) measureOnOff(cmd *cobra.Command, opts *cmdutil.Options, f benc
 	cpu := &cpuMeter{cmd: cmd, opts: opts}
 	fmt.Fprintf(cmd.ErrOrStderr(), "bench: unpaced PUT %s to %s (alone) for %s ...\n", bench.FormatSize(size), f.baseline, f.duration)
 	aloneCPU := cpu.read(ctx, f.baseline)
-	alone, err := runPhase(ctx, cmd, "PUT", cfg, func(ctx context.Context, seq int64) error {
+	alone, err := runPhase(ctx, cmd, "PUT", cfg, size, func(ctx context.Context, seq int64) error {
 		return putTo(ctx, bc, benchKey(b.prefix+"baseline/", seq))
 	})
 	if err := benchPhaseErr("PUT", size, alone, err); err != nil {
@@ -381,7 +381,7 @@ func (b *s3Bench) measureOnOff(cmd *cobra.Command, opts *cmdutil.Options, f benc
 	aloneCPUEnd := cpu.read(ctx, f.baseline)
 	fmt.Fprintf(cmd.ErrOrStderr(), "bench: unpaced PUT %s to %s (replicating) for %s ...\n", bench.FormatSize(size), "source", f.duration)
 	srcCPU, dstCPU := cpu.read(ctx, srcAlias), cpu.read(ctx, dstAlias)
-	on, err := runPhase(ctx, cmd, "PUT", cfg, func(ctx context.Context, seq int64) error {
+	on, err := runPhase(ctx, cmd, "PUT", cfg, size, func(ctx context.Context, seq int64) error {
 		return putTo(ctx, b.c, benchKey(b.prefix+"unpaced/", seq))
 	})
 	if err := benchPhaseErr("PUT", size, on, err); err != nil {

@@ -261,7 +261,7 @@ func (b *s3Bench) runSize(ctx context.Context, cmd *cobra.Command, size int64, k
 		return func(r bench.Result) bench.Row { return bench.NewRow(op, size, b.cfg.Concurrency, r) }
 	}
 	putRow, put, err := b.measure(ctx, newRow("PUT"), func() (bench.Result, error) {
-		return runPhase(ctx, cmd, "PUT", b.cfg, func(ctx context.Context, seq int64) error {
+		return runPhase(ctx, cmd, "PUT", b.cfg, size, func(ctx context.Context, seq int64) error {
 			_, err := b.c.PutObject(ctx, b.bucket, benchKey(dir, seq), bytes.NewReader(payload), size,
 				minio.PutObjectOptions{DisableMultipart: true, DisableContentSha256: true, ContentType: "application/octet-stream"})
 			return err
@@ -274,7 +274,7 @@ func (b *s3Bench) runSize(ctx context.Context, cmd *cobra.Command, size int64, k
 	written := put.Ops
 	fmt.Fprintf(cmd.ErrOrStderr(), "bench: GET %s ...\n", bench.FormatSize(size))
 	getRow, get, err := b.measure(ctx, newRow("GET"), func() (bench.Result, error) {
-		return runPhase(ctx, cmd, "GET", b.cfg, func(ctx context.Context, seq int64) error {
+		return runPhase(ctx, cmd, "GET", b.cfg, size, func(ctx context.Context, seq int64) error {
 			return b.getOne(ctx, benchKey(dir, seq%written), size)
 		})
 	})
@@ -319,7 +319,7 @@ func (b *s3Bench) keysPhase(ctx context.Context, cmd *cobra.Command, name string
 		}
 		return row
 	}, func() (bench.Result, error) {
-		return runPhase(ctx, cmd, name, cfg, func(ctx context.Context, seq int64) error {
+		return runPhase(ctx, cmd, name, cfg, 0, func(ctx context.Context, seq int64) error {
 			n, err := op(ctx, seq)
 			keys.Add(n)
 			return err

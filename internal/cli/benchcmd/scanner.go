@@ -119,7 +119,7 @@ func runBenchScanner(cmd *cobra.Command, opts *cmdutil.Options, primary, replica
 	errOut := cmd.ErrOrStderr()
 	fmt.Fprintf(errOut, "bench: creating %d tables on %s ...\n", f.tables, primary)
 	start := time.Now()
-	create, err := runPhase(ctx, cmd, "create tables", bench.Config{Concurrency: f.concurrency, Count: int64(f.tables), StopOnError: true},
+	create, err := runPhase(ctx, cmd, "create tables", bench.Config{Concurrency: f.concurrency, Count: int64(f.tables), StopOnError: true}, 0,
 		func(ctx context.Context, seq int64) error {
 			_, err := c.CreateTable(ctx, ns, adminclient.CatalogCreateTable{Name: ident(seq).Name, Schema: benchSchema})
 			return err
@@ -159,7 +159,7 @@ func runBenchScanner(cmd *cobra.Command, opts *cmdutil.Options, primary, replica
 	if f.burst > 0 {
 		fmt.Fprintf(errOut, "bench: burst of %d commits on %s ...\n", f.burst, primary)
 		want := map[string]int64{}
-		commits, err := runPhase(ctx, cmd, "commits", bench.Config{Concurrency: f.concurrency, Count: int64(f.burst), StopOnError: true},
+		commits, err := runPhase(ctx, cmd, "commits", bench.Config{Concurrency: f.concurrency, Count: int64(f.burst), StopOnError: true}, 0,
 			func(ctx context.Context, seq int64) error {
 				upd := json.RawMessage(`[{"action":"set-properties","updates":{"bench.seq":"` + strconv.FormatInt(seq, 10) + `"}}]`)
 				_, err := c.CommitTable(ctx, ident(seq%int64(f.tables)), json.RawMessage(`[]`), upd)
