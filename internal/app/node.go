@@ -183,6 +183,11 @@ type Node struct {
 	nextDepose time.Time
 	deposing   atomic.Bool // a call to end a gone leader's session is under way
 
+	// The run loop's reads of the drives' marks while following
+	// (watchDrives).
+	nextDriveCheck time.Time
+	checkingDrives atomic.Bool
+
 	mu   sync.Mutex
 	site *Server // while leading
 	// term is the candidate key of the lead site started under: its
@@ -383,6 +388,7 @@ func (n *Node) run() {
 			n.setLeader(nil)
 		}
 		cancel()
+		n.watchDrives(time.Now())
 		switch lead := n.coord.IsLeader(); {
 		case lead && n.active.Load() == nil && time.Now().After(retryAt):
 			if err := n.lead(); err != nil {
@@ -772,6 +778,24 @@ func (n *Node) stepDown() {
 
 // Addr is the node's listening address.
 func (n *Node) Addr() string { return n.ln.Addr().String() }
+
+// watchDrives reads every drive's mark each driveWatchInterval while the
+// node follows (a leader's drive watcher does as much): a drive that does
+// not answer is marked hung in the node's drive set, which the site's
+// server shares once this node leads. So the node's own reads of large
+// bodies, and the claim of the drives a new leader starts with, do not
+// wait for a node paused meanwhile: a leader elected while the old one
+// was paused started 5 s later, the claim's wait for its drive.
+func (n *Node) watchDrives(now time.Time) {
+	if n.active.Load() != nil || now.Before(n.nextDriveCheck) || !n.checkingDrives.CompareAndSwap(false, true) {
+		return
+	}
+	n.nextDriveCheck = now.Add(driveWatchInterval)
+	go func() {
+		defer n.checkingDrives.Store(false)
+		n.set.DriveErrors()
+	}()
+}
 
 // Close stops the node: the site's server if it leads, its coordinator
 // (resigning the lead), its etcd member and its listener.

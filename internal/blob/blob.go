@@ -303,7 +303,7 @@ func (s *Store) Walk(fn func(id string) bool) error {
 			// A failed drive's shards are healed, not listed; one that
 			// does not answer, or was left out for not answering, is
 			// not waited for.
-			lists, errs := valuesWithin(s.set, listWait, func(i int, d Drive) ([]string, error) {
+			lists, errs := valuesWithin(s.set, listWait, nil, func(i int, d Drive) ([]string, error) {
 				if s.unanswering(i) {
 					return nil, errLeftOut
 				}

@@ -92,12 +92,14 @@ func each[T any](drives []Drive, fn func(i int, d Drive) T) []T {
 // machine gone): it returns each call's error, errUnanswered for those
 // still running after wait, whose answers are dropped when they come.
 func eachWithin(drives []Drive, wait time.Duration, fn func(i int, d Drive) error) []error {
-	_, errs := valuesWithin(drives, wait, func(i int, d Drive) (struct{}, error) { return struct{}{}, fn(i, d) })
+	_, errs := valuesWithin(drives, wait, nil, func(i int, d Drive) (struct{}, error) { return struct{}{}, fn(i, d) })
 	return errs
 }
 
-// valuesWithin is eachWithin for calls that return a value as well.
-func valuesWithin[T any](drives []Drive, wait time.Duration, fn func(i int, d Drive) (T, error)) ([]T, []error) {
+// valuesWithin is eachWithin for calls that return a value as well. When
+// silent is not nil it stops waiting sooner, once every call still
+// running is to a drive it reports true for (one known silent already).
+func valuesWithin[T any](drives []Drive, wait time.Duration, silent func(i int) bool, fn func(i int, d Drive) (T, error)) ([]T, []error) {
 	type answer struct {
 		i   int
 		v   T
@@ -115,13 +117,29 @@ func valuesWithin[T any](drives []Drive, wait time.Duration, fn func(i int, d Dr
 	for i := range errs {
 		errs[i] = errUnanswered
 	}
+	answered := make([]bool, len(drives))
+	onlySilentLeft := func() bool {
+		if silent == nil {
+			return false
+		}
+		for i := range drives {
+			if !answered[i] && !silent(i) {
+				return false
+			}
+		}
+		return true
+	}
 	timer := time.NewTimer(wait)
 	defer timer.Stop()
 collect:
 	for range drives {
+		if onlySilentLeft() {
+			break
+		}
 		select {
 		case a := <-answers:
 			vals[a.i], errs[a.i] = a.v, a.err
+			answered[a.i] = true
 		case <-timer.C:
 			break collect
 		}
@@ -596,32 +614,39 @@ func (s *Store) driveOf(id string) []int {
 // hung, as a read's open left unanswered does: reads and a heal scan go
 // on without waiting for it until it answers.
 func (s *Store) DriveErrors() []error {
-	errs := eachWithin(s.set, markWait, func(i int, _ Drive) error {
-		_, err := s.readMark(i)
-		return err
-	})
-	s.markSilent(errs)
+	_, errs := s.readMarks(markWait)
 	return errs
 }
 
-// readMark reads drive i's mark; an answer (its mark, or none) ends the
-// drive's hung mark.
-func (s *Store) readMark(i int) ([]byte, error) {
-	m, err := s.set[i].ReadMark()
-	if err == nil || errors.Is(err, ErrNotFound) {
-		s.setHung(i, false)
-	}
-	return m, err
-}
-
-// markSilent marks hung the drives whose calls went unanswered (errs by
-// drive, as eachWithin returns them over the whole set).
-func (s *Store) markSilent(errs []error) {
+// readMarks reads every drive's mark at once, waiting at most wait, and
+// not at all for a drive marked hung once the others have answered; a
+// drive that has not answered is marked hung, and one that answers
+// (anything) is not, so that a drive marked hung when it answers again
+// is waited for by the next call.
+func (s *Store) readMarks(wait time.Duration) ([][]byte, []error) {
+	answered := make([]bool, len(s.set)) // guarded by s.mu
+	marks, errs := valuesWithin(s.set, wait, s.isHung, func(i int, d Drive) ([]byte, error) {
+		m, err := d.ReadMark()
+		s.mu.Lock()
+		s.hung[i], answered[i] = false, true
+		s.mu.Unlock()
+		return m, err
+	})
+	s.mu.Lock()
 	for i, err := range errs {
-		if errors.Is(err, errUnanswered) {
-			s.setHung(i, true)
+		if errors.Is(err, errUnanswered) && !answered[i] {
+			s.hung[i] = true
 		}
 	}
+	s.mu.Unlock()
+	return marks, errs
+}
+
+// isHung reports whether drive i is marked hung.
+func (s *Store) isHung(i int) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.hung[i]
 }
 
 // setHung marks drive i hung, or answering again.
@@ -773,12 +798,7 @@ func (s *Store) Claim(deployment string) (marked, unreachable []int, err error) 
 	if s.code == nil {
 		return nil, nil, nil
 	}
-	marks := make([][]byte, len(s.set))
-	read := eachWithin(s.set, claimWait, func(i int, _ Drive) (err error) {
-		marks[i], err = s.readMark(i)
-		return err
-	})
-	s.markSilent(read)
+	marks, read := s.readMarks(claimWait)
 	var unmarked []int
 	for i, err := range read {
 		switch {
