@@ -99,6 +99,21 @@ type elsewhereCloser struct {
 	io.Closer
 }
 
+// nodesAndEtcd asks a multi-node site's nodes and its etcd's storage
+// (each nil where the site has none) at once: each waits a little for
+// what does not answer (a node paused).
+func (s *Server) nodesAndEtcd(ctx context.Context) (nodes []adminclient.NodeInfo, etcd *adminclient.EtcdInfo) {
+	var wg sync.WaitGroup
+	if s.cfg.Etcd != nil {
+		wg.Go(func() { etcd = s.cfg.Etcd(ctx) })
+	}
+	if s.cfg.Nodes != nil {
+		wg.Go(func() { nodes = s.cfg.Nodes(ctx) })
+	}
+	wg.Wait()
+	return nodes, etcd
+}
+
 // Info implements admin.InfoSource.
 func (s *Server) Info(ctx context.Context) (adminclient.ServerInfo, error) {
 	u := s.objects.Usage()
@@ -114,16 +129,7 @@ func (s *Server) Info(ctx context.Context) (adminclient.ServerInfo, error) {
 	} else {
 		info.Address = s.cfg.Address
 	}
-	// etcd's storage and the nodes are asked at once: each waits a
-	// little for what does not answer (a node paused).
-	var wg sync.WaitGroup
-	if s.cfg.Etcd != nil {
-		wg.Go(func() { info.Etcd = s.cfg.Etcd(ctx) })
-	}
-	if s.cfg.Nodes != nil {
-		wg.Go(func() { info.Nodes = s.cfg.Nodes(ctx) })
-	}
-	wg.Wait()
+	info.Nodes, info.Etcd = s.nodesAndEtcd(ctx)
 	if p := s.objects.HealProgress(); p != nil {
 		info.Heal = &adminclient.HealInfo{Running: !p.Done, Percent: p.Percent(), Started: p.Started, ElapsedSecond: p.Elapsed.Seconds(),
 			Versions: p.Versions, Parts: p.Parts, BlobFiles: p.BlobFiles, Degraded: p.Degraded,

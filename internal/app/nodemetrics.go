@@ -8,7 +8,6 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/twinlake/twinlake/internal/adminclient"
 	"github.com/twinlake/twinlake/internal/metrics"
 )
 
@@ -72,17 +71,8 @@ func (c *nodeCollector) Collect(ch chan<- prometheus.Metric) {
 	case s.cfg.Nodes != nil:
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
-		// etcd's storage is asked while the nodes are: each waits a
-		// little for what does not answer (a node paused).
-		etcd := make(chan *adminclient.EtcdInfo, 1)
-		go func() {
-			if s.cfg.Etcd != nil {
-				etcd <- s.cfg.Etcd(ctx)
-			} else {
-				etcd <- nil
-			}
-		}()
-		for _, n := range s.cfg.Nodes(ctx) {
+		nodes, e := s.nodesAndEtcd(ctx)
+		for _, n := range nodes {
 			ch <- boolGauge(c.nodeUp, n.State != "offline", n.Address)
 			ch <- boolGauge(c.leader, n.State == "leader", n.Address)
 			ch <- boolGauge(c.driveUp, n.Drive == "ok", n.Address)
@@ -96,7 +86,7 @@ func (c *nodeCollector) Collect(ch chan<- prometheus.Metric) {
 				ch <- prometheus.MustNewConstMetric(c.writeBytesHere, prometheus.CounterValue, float64(n.WriteBytesHere), n.Address)
 			}
 		}
-		if e := <-etcd; e != nil && len(e.Unreachable) < e.Endpoints {
+		if e != nil && len(e.Unreachable) < e.Endpoints {
 			ch <- gauge(c.etcdDB, float64(e.DBSize))
 			ch <- gauge(c.etcdInUse, float64(e.DBSizeInUse))
 			ch <- gauge(c.etcdQuota, float64(e.Quota))
