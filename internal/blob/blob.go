@@ -303,20 +303,19 @@ func (s *Store) Walk(fn func(id string) bool) error {
 			// A failed drive's shards are healed, not listed; one that
 			// does not answer, or was left out for not answering, is
 			// not waited for.
+			h := s.newHearing()
 			lists, errs := valuesWithin(s.set, listWait, nil, func(i int, d Drive) ([]string, error) {
 				if s.unanswering(i) {
 					return nil, errLeftOut
 				}
 				got, err := d.List(name)
 				if err == nil {
-					s.setHung(i, false)
+					h.heard(i)
 				}
 				return got, err
 			})
-			for i, got := range lists {
-				if errors.Is(errs[i], errUnanswered) {
-					s.setHung(i, true)
-				}
+			h.silent(errs)
+			for _, got := range lists {
 				ids = append(ids, got...)
 			}
 		} else {

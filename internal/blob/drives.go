@@ -624,22 +624,44 @@ func (s *Store) DriveErrors() []error {
 // (anything) is not, so that a drive marked hung when it answers again
 // is waited for by the next call.
 func (s *Store) readMarks(wait time.Duration) ([][]byte, []error) {
-	answered := make([]bool, len(s.set)) // guarded by s.mu
+	h := s.newHearing()
 	marks, errs := valuesWithin(s.set, wait, s.isHung, func(i int, d Drive) ([]byte, error) {
 		m, err := d.ReadMark()
-		s.mu.Lock()
-		s.hung[i], answered[i] = false, true
-		s.mu.Unlock()
+		h.heard(i)
 		return m, err
 	})
-	s.mu.Lock()
+	h.silent(errs)
+	return marks, errs
+}
+
+// hearing follows one round of calls to every drive of the set: which
+// drives answered, so that only those that have not are marked hung once
+// the round stops waiting (an answer that comes just after it gave up on
+// the drive is not undone).
+type hearing struct {
+	s        *Store
+	answered []bool // guarded by s.mu
+}
+
+func (s *Store) newHearing() *hearing { return &hearing{s: s, answered: make([]bool, len(s.set))} }
+
+// heard records that drive i answered: it is not hung.
+func (h *hearing) heard(i int) {
+	h.s.mu.Lock()
+	h.s.hung[i], h.answered[i] = false, true
+	h.s.mu.Unlock()
+}
+
+// silent marks hung the drives whose calls errs says went unanswered
+// (errUnanswered, by drive) and that have not answered since.
+func (h *hearing) silent(errs []error) {
+	h.s.mu.Lock()
+	defer h.s.mu.Unlock()
 	for i, err := range errs {
-		if errors.Is(err, errUnanswered) && !answered[i] {
-			s.hung[i] = true
+		if errors.Is(err, errUnanswered) && !h.answered[i] {
+			h.s.hung[i] = true
 		}
 	}
-	s.mu.Unlock()
-	return marks, errs
 }
 
 // isHung reports whether drive i is marked hung.
@@ -647,13 +669,6 @@ func (s *Store) isHung(i int) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.hung[i]
-}
-
-// setHung marks drive i hung, or answering again.
-func (s *Store) setHung(i int, hung bool) {
-	s.mu.Lock()
-	s.hung[i] = hung
-	s.mu.Unlock()
 }
 
 // unanswering reports whether drive i is left out for being silent: an
