@@ -74,6 +74,16 @@ func readBlob(s *Store, id string) ([]byte, error) {
 	return got, err
 }
 
+// localDrive is the drive at dir of a set driveSet made.
+func localDrive(t *testing.T, dir string) *LocalDrive {
+	t.Helper()
+	d, err := NewLocalDrive(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
 func shardPath(drives []string, i int, id string) string {
 	return filepath.Join(drives[i], "blobs", id[:2], id)
 }
@@ -441,7 +451,7 @@ func TestClaimGoesOnWithoutAHungDrive(t *testing.T) {
 		t.Cleanup(func() { close(release) })
 		set := make([]Drive, len(order))
 		for k, i := range order {
-			set[k] = &LocalDrive{root: filepath.Join(drives[i], "blobs"), dirSynced: map[string]bool{}}
+			set[k] = localDrive(t, drives[i])
 			if k == hung {
 				set[k] = hungDrive{set[k], release}
 			}
@@ -465,7 +475,7 @@ func TestClaimGoesOnWithoutAHungDrive(t *testing.T) {
 	if _, _, err := open([]int{1, 0, 2, 3}, -1).Claim("dep1"); err == nil || !strings.Contains(err.Error(), "original order") {
 		t.Fatalf("swapped drives: %v", err)
 	}
-	d3 := &LocalDrive{root: filepath.Join(drives[3], "blobs"), dirSynced: map[string]bool{}}
+	d3 := localDrive(t, drives[3])
 	if _, err := d3.ReadMark(); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("the empty drive after a refused claim: %v, want no mark", err)
 	}
@@ -482,7 +492,7 @@ func TestDriveErrorsDoNotWaitForAHungDrive(t *testing.T) {
 	release := make(chan struct{})
 	set := make([]Drive, 4)
 	for i := range set {
-		set[i] = &LocalDrive{root: filepath.Join(drives[i], "blobs"), dirSynced: map[string]bool{}}
+		set[i] = localDrive(t, drives[i])
 	}
 	const hung = 2
 	set[hung] = hungDrive{set[hung], release}
@@ -533,7 +543,7 @@ func TestMarksDoNotWaitForADriveKnownHung(t *testing.T) {
 	release := make(chan struct{})
 	set := make([]Drive, 4)
 	for i := range set {
-		set[i] = &LocalDrive{root: filepath.Join(drives[i], "blobs"), dirSynced: map[string]bool{}}
+		set[i] = localDrive(t, drives[i])
 	}
 	const hung = 1
 	set[hung] = hungDrive{set[hung], release}
@@ -573,12 +583,9 @@ func TestMarksDoNotWaitForADriveKnownHung(t *testing.T) {
 	}
 }
 
-// silentDrive answers nothing, to opens, lists or reads of its mark,
-// until release is closed (its node paused).
-type silentDrive struct {
-	Drive
-	release <-chan struct{}
-}
+// silentDrive answers nothing, to opens and lists as to reads of its
+// mark (hungDrive), until release is closed (its node paused).
+type silentDrive struct{ hungDrive }
 
 func (d silentDrive) Open(id string) (ShardReader, error) {
 	<-d.release
@@ -588,11 +595,6 @@ func (d silentDrive) Open(id string) (ShardReader, error) {
 func (d silentDrive) List(dir string) ([]string, error) {
 	<-d.release
 	return d.Drive.List(dir)
-}
-
-func (d silentDrive) ReadMark() ([]byte, error) {
-	<-d.release
-	return d.Drive.ReadMark()
 }
 
 // TestHealGoesOnWithoutAHungDrive: a heal scan's walk and a blob's heal
@@ -616,9 +618,9 @@ func TestHealGoesOnWithoutAHungDrive(t *testing.T) {
 	defer close(release)
 	set := make([]Drive, 5)
 	for i := range set {
-		set[i] = &LocalDrive{root: filepath.Join(drives[i], "blobs"), dirSynced: map[string]bool{}}
+		set[i] = localDrive(t, drives[i])
 	}
-	set[silent] = silentDrive{set[silent], release}
+	set[silent] = silentDrive{hungDrive{set[silent], release}}
 	hs, err := NewDriveSet(set, erasure.MinBlockSize)
 	if err != nil {
 		t.Fatal(err)
@@ -688,7 +690,7 @@ func TestReadGoesOnWithoutAHungDrive(t *testing.T) {
 		var waited, opened, open atomic.Int64
 		set := make([]Drive, 4)
 		for i := range set {
-			set[i] = countingDrive{&LocalDrive{root: filepath.Join(drives[i], "blobs"), dirSynced: map[string]bool{}}, &opened, &open}
+			set[i] = countingDrive{localDrive(t, drives[i]), &opened, &open}
 			if i == hung {
 				set[i] = hungOpenDrive{set[i], release, &waited}
 			}

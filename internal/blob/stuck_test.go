@@ -3,7 +3,6 @@ package blob
 import (
 	"bytes"
 	"errors"
-	"path/filepath"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -43,7 +42,7 @@ func TestRemovalGoesOnWithoutAHungDrive(t *testing.T) {
 	set := make([]Drive, 4)
 	local := make([]*LocalDrive, 4)
 	for i := range set {
-		local[i] = &LocalDrive{root: filepath.Join(drives[i], "blobs"), dirSynced: map[string]bool{}}
+		local[i] = localDrive(t, drives[i])
 		set[i] = local[i]
 	}
 	const hung = 2
@@ -153,7 +152,7 @@ func TestWriteGoesOnWithoutAHungDrive(t *testing.T) {
 	var created atomic.Int64
 	set := make([]Drive, 4)
 	for i := range set {
-		set[i] = &LocalDrive{root: filepath.Join(drives[i], "blobs"), dirSynced: map[string]bool{}}
+		set[i] = localDrive(t, drives[i])
 	}
 	const hung = 1
 	set[hung] = hungCommitDrive{set[hung], release, &created}
@@ -243,7 +242,7 @@ func TestStuckDriveWaitsForAProbe(t *testing.T) {
 	var asked atomic.Int64
 	set := make([]Drive, 4)
 	for i := range set {
-		set[i] = &LocalDrive{root: filepath.Join(drives[i], "blobs"), dirSynced: map[string]bool{}}
+		set[i] = localDrive(t, drives[i])
 	}
 	const hung = 3
 	set[hung] = failingHungDrive{set[hung], release, answer, &asked}
