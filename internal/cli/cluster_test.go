@@ -245,7 +245,7 @@ func TestClusterSurvivesNodeLoss(t *testing.T) {
 	// scan does the same on demand: either way, no blob stays degraded.
 	testsite.Eventually(t, 60*time.Second, func() error {
 		out := checkJSONStyle(t, e.must("admin", "heal", fmt.Sprintf("n%d", leader), "--scan", "--json"))[0]
-		if out["missingCount"] != 0.0 || out["degraded"] != 0.0 || out["drives"] != 4.0 {
+		if out["missingCount"] != 0.0 || out["degraded"] != 0.0 || out["unanswered"] != 0.0 || out["drives"] != 4.0 {
 			return fmt.Errorf("heal: %v", out)
 		}
 		return nil
@@ -663,7 +663,7 @@ func TestClusterTLSAndDrives(t *testing.T) {
 	cl.Start()
 	testsite.Eventually(t, 60*time.Second, func() error {
 		rep, err := tlsAdmin(t, cl, leader).HealScan(ctx, adminclient.HealOptions{})
-		if err != nil || rep.Degraded != 0 || rep.MissingCount != 0 || rep.Drives != 6 || rep.Layout != "3+3" {
+		if err != nil || rep.Degraded != 0 || rep.Unanswered != 0 || rep.MissingCount != 0 || rep.Drives != 6 || rep.Layout != "3+3" {
 			return fmt.Errorf("heal %+v: %v", rep, err)
 		}
 		return nil
@@ -685,7 +685,7 @@ func TestClusterTLSAndDrives(t *testing.T) {
 	cl.Start()
 	testsite.Eventually(t, 60*time.Second, func() error {
 		rep, err := tlsAdmin(t, cl, empty).HealScan(ctx, adminclient.HealOptions{})
-		if err != nil || rep.Degraded != 0 || rep.MissingCount != 0 {
+		if err != nil || rep.Degraded != 0 || rep.Unanswered != 0 || rep.MissingCount != 0 {
 			return fmt.Errorf("heal %+v: %v", rep, err)
 		}
 		return nil

@@ -26,6 +26,7 @@ import (
 	"github.com/minio/minio-go/v7"
 	"github.com/minio/minio-go/v7/pkg/encrypt"
 
+	"github.com/twinlake/twinlake/internal/adminclient"
 	"github.com/twinlake/twinlake/internal/testsite"
 )
 
@@ -419,14 +420,31 @@ func offeredWriteNodeKilled(t *testing.T, e cliEnv, cl *testsite.Cluster, client
 
 // scanUntilClean runs heal scans through node n alias "n<i>" until one
 // finds no orphan, nothing missing and nothing degraded, and returns how
-// many orphans the scans removed.
+// many orphans the scans removed. It starts once every node's drive
+// answers (a node just started may not yet: a scan leaves such a drive
+// out, and the drive watcher's own scan could then remove the orphans
+// first).
 func scanUntilClean(t *testing.T, e cliEnv, i int) float64 {
 	t.Helper()
+	testsite.Eventually(t, 60*time.Second, func() error {
+		var info struct{ Nodes []adminclient.NodeInfo }
+		if err := json.Unmarshal([]byte(e.must("admin", "info", fmt.Sprintf("n%d", i), "--json")), &info); err != nil {
+			return err
+		}
+		for _, n := range info.Nodes {
+			if n.Drive != "ok" {
+				return fmt.Errorf("node %s: drive %s", n.Address, n.Drive)
+			}
+		}
+		return nil
+	})
 	removed := 0.0
 	testsite.Eventually(t, 60*time.Second, func() error {
 		out := checkJSONStyle(t, e.must("admin", "heal", fmt.Sprintf("n%d", i), "--scan", "--json"))[0]
 		removed += out["removed"].(float64)
-		if out["orphans"] != 0.0 || out["missingCount"] != 0.0 || out["degraded"] != 0.0 {
+		// A scan that left out a drive not answering yet (a node just
+		// started) checked nothing there: not clean.
+		if out["orphans"] != 0.0 || out["missingCount"] != 0.0 || out["degraded"] != 0.0 || out["unanswered"] != 0.0 {
 			return fmt.Errorf("heal: %v", out)
 		}
 		return nil

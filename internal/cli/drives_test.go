@@ -190,7 +190,7 @@ func TestServerOnDrives(t *testing.T) {
 		t.Fatalf("after kill -9 (%d acknowledged writes): %v", acked, err)
 	}
 	rep = checkJSONStyle(t, e.must("admin", "heal", "s1", "--scan", "--dry-run", "--json"))[0]
-	if rep["orphans"] != 0.0 || rep["degraded"] != 0.0 || rep["missingCount"] != 0.0 {
+	if rep["orphans"] != 0.0 || rep["degraded"] != 0.0 || rep["unanswered"] != 0.0 || rep["missingCount"] != 0.0 {
 		t.Fatalf("after kill -9: %v", rep)
 	}
 

@@ -149,7 +149,7 @@ func TestClusterWritesAndDeletesGoOnWithAPausedNode(t *testing.T) {
 		if err == nil {
 			err = json.Unmarshal([]byte(out), &rep)
 		}
-		if err == nil && rep.Degraded == 0 && rep.Orphans == 0 && rep.MissingCount == 0 {
+		if err == nil && rep.Degraded == 0 && rep.Orphans == 0 && rep.MissingCount == 0 && rep.Unanswered == 0 {
 			break
 		}
 		if time.Now().After(deadline) {

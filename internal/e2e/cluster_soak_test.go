@@ -373,7 +373,7 @@ func (ld *soakLedger) check(t *testing.T, s3 []*minio.Client, op *operator, addr
 		if err := json.Unmarshal([]byte(out), &rep); err != nil {
 			return fmt.Errorf("heal: %v: %s", err, out)
 		}
-		if rep.MissingCount != 0 || rep.Degraded != 0 {
+		if rep.MissingCount != 0 || rep.Degraded != 0 || rep.Unanswered != 0 {
 			return fmt.Errorf("heal: %d missing, %d degraded", rep.MissingCount, rep.Degraded)
 		}
 		return nil
