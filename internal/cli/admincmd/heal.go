@@ -32,7 +32,12 @@ On a site whose data is erasure-coded across several drives (server
 those missing or of the wrong length (with --deep: also those failing their
 checksums) from the sound ones: run it after a drive comes back or is
 replaced. A blob with fewer sound shards than the layout needs is reported
-missing.`,
+missing. A drive that does not answer (its node paused or cut off) is left
+out: the blobs with a shard there are counted as unanswered, not checked.
+
+The command exits with an error when data is missing, and when blobs were
+left unchecked on a drive that did not answer: only an exit status of 0
+means the whole site was checked.`,
 		Example: `  twinlake admin heal site1 --scan --dry-run
   twinlake admin heal site1 --scan --rate 50000 --json`,
 		Args: cobra.ExactArgs(1),
@@ -51,13 +56,21 @@ missing.`,
 			if err != nil {
 				return fmt.Errorf("admin heal %s: %w", args[0], err)
 			}
-			if err := cmdutil.PrintResult(cmd.OutOrStdout(), opts, healResult{Status: "success", HealReport: rep}, healHuman(args[0], rep)); err != nil {
+			// A scan that found data missing, or could not check
+			// everything, exits with an error (its report still printed,
+			// with --json as one document whose status says so).
+			res := healResult{Status: "success", HealReport: rep}
+			failed := healFailure(args[0], rep)
+			if failed != nil {
+				res.Status, res.Error = "error", &cmdutil.JSONErrorBody{Message: failed.Error()}
+			}
+			if err := cmdutil.PrintResult(cmd.OutOrStdout(), opts, res, healHuman(args[0], rep)); err != nil {
 				return err
 			}
-			if rep.MissingCount > 0 {
-				return fmt.Errorf("%d blob files that versions or parts reference are missing on %s", rep.MissingCount, args[0])
+			if failed != nil && opts.JSON {
+				return cmdutil.Printed(failed)
 			}
-			return nil
+			return failed
 		},
 	}
 	cmd.Flags().BoolVar(&scan, "scan", false, "scan the blob files against the metadata (the only kind of heal)")
@@ -68,8 +81,22 @@ missing.`,
 }
 
 type healResult struct {
-	Status string `json:"status"`
+	Status string                 `json:"status"`
+	Error  *cmdutil.JSONErrorBody `json:"error,omitempty"`
 	adminclient.HealReport
+}
+
+// healFailure is why a scan's report is not a clean bill of health: data
+// missing, or blobs left unchecked on drives that did not answer (a script's
+// "heal --scan && go on" must not take that for clean); nil when neither.
+func healFailure(alias string, r adminclient.HealReport) error {
+	switch {
+	case r.MissingCount > 0:
+		return fmt.Errorf("%d blob files that versions or parts reference are missing on %s", r.MissingCount, alias)
+	case r.Unanswered > 0:
+		return fmt.Errorf("%d blobs were not checked on %s's drives that did not answer: run the scan again once every drive answers (the drive watcher heals them by then)", r.Unanswered, alias)
+	}
+	return nil
 }
 
 func healHuman(alias string, r adminclient.HealReport) string {

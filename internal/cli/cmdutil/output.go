@@ -50,6 +50,11 @@ type jsonPrinted struct{ error }
 
 func (e jsonPrinted) Unwrap() error { return e.error }
 
+// Printed marks err as printed as JSON already by the command that
+// returns it (a result that carries its own error), so that it is not
+// printed a second time.
+func Printed(err error) error { return jsonPrinted{err} }
+
 // AlreadyPrinted reports whether err was printed as a JSON line already
 // (by WithJSONErrors, or item by item).
 func AlreadyPrinted(err error) bool {
