@@ -244,7 +244,10 @@ func TestClusterSurvivesNodeLoss(t *testing.T) {
 	// The leader's drive watcher rebuilds its shards on its own; a heal
 	// scan does the same on demand: either way, no blob stays degraded.
 	testsite.Eventually(t, 60*time.Second, func() error {
-		out := checkJSONStyle(t, e.must("admin", "heal", fmt.Sprintf("n%d", leader), "--scan", "--json"))[0]
+		out, err := healScanJSON(t, e, fmt.Sprintf("n%d", leader))
+		if err != nil {
+			return err
+		}
 		if out["missingCount"] != 0.0 || out["degraded"] != 0.0 || out["unanswered"] != 0.0 || out["drives"] != 4.0 {
 			return fmt.Errorf("heal: %v", out)
 		}

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -369,8 +370,10 @@ func (ld *soakLedger) check(t *testing.T, s3 []*minio.Client, op *operator, addr
 	})
 	testsite.Eventually(t, 60*time.Second, func() error {
 		var rep adminclient.HealReport
-		out, _ := op.run("admin", "heal", "n0", "--scan", "--json") // exits 1 while blobs are missing
-		if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		// It exits 1 while blobs are missing or left unchecked; the
+		// report comes first either way.
+		out, _ := op.run("admin", "heal", "n0", "--scan", "--json")
+		if err := json.NewDecoder(strings.NewReader(out)).Decode(&rep); err != nil {
 			return fmt.Errorf("heal: %v: %s", err, out)
 		}
 		if rep.MissingCount != 0 || rep.Degraded != 0 || rep.Unanswered != 0 {
