@@ -214,6 +214,14 @@ func TestServerOnDrives(t *testing.T) {
 	if _, err := e.run("admin", "heal", "s1", "--scan"); err == nil || !strings.Contains(err.Error(), "1 blob files") {
 		t.Fatalf("heal with a lost object: %v", err)
 	}
+	// With --json: one document, the report with the error in it (it
+	// was the report and then a second, error document).
+	out, err = e.run("admin", "heal", "s1", "--scan", "--json")
+	docs := checkJSONStyle(t, out)
+	if err == nil || len(docs) != 1 || docs[0]["status"] != "error" || docs[0]["missingCount"] != 1.0 ||
+		!strings.Contains(fmt.Sprint(docs[0]["error"]), "1 blob files") {
+		t.Fatalf("heal --json with a lost object: %v\n%s", err, out)
+	}
 	proc.Kill(t)
 }
 
