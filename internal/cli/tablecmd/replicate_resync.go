@@ -2,6 +2,7 @@ package tablecmd
 
 import (
 	"fmt"
+	"io"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -98,8 +99,7 @@ Prompts for confirmation unless --yes.`,
 				}
 				human = fmt.Sprintf("Catalog rebuild of %s ended: %s", alias, r.State)
 				if r.State == rebuildFailed {
-					cmdutil.PrintResult(cmd.OutOrStdout(), opts, r, human+"\n"+rebuildHuman(r))
-					return fmt.Errorf("catalog rebuild of %s failed: %s", alias, r.LastError)
+					return printRebuildFailed(cmd.OutOrStdout(), opts, alias, r, human+"\n"+rebuildHuman(r))
 				}
 			}
 			return cmdutil.PrintResult(cmd.OutOrStdout(), opts, r, human+"\n"+rebuildHuman(r))
@@ -117,4 +117,30 @@ func rebuildHuman(r adminclient.TablesRebuildStatus) string {
 	b.WriteString("Rebuild:\n")
 	writeRows(&b, "  ", rebuildRows(r))
 	return strings.TrimSuffix(b.String(), "\n")
+}
+
+// rebuildFailure is how a rebuild that ended Failed prints with --json:
+// one document, its status with the reason beside it.
+type rebuildFailure struct {
+	Status string                `json:"status"`
+	Error  cmdutil.JSONErrorBody `json:"error"`
+	adminclient.TablesRebuildStatus
+}
+
+// printRebuildFailed prints the status of a rebuild that failed and
+// returns the error the command exits with (with --json, marked printed:
+// the document carries it, not a second one after it).
+func printRebuildFailed(w io.Writer, opts *cmdutil.Options, alias string, r adminclient.TablesRebuildStatus, human string) error {
+	failed := fmt.Errorf("catalog rebuild of %s failed: %s", alias, r.LastError)
+	if !opts.JSON {
+		if err := cmdutil.PrintResult(w, opts, r, human); err != nil {
+			return err
+		}
+		return failed
+	}
+	doc := rebuildFailure{Status: "error", Error: cmdutil.JSONErrorBody{Message: failed.Error()}, TablesRebuildStatus: r}
+	if err := cmdutil.PrintResult(w, opts, doc, ""); err != nil {
+		return err
+	}
+	return cmdutil.Printed(failed)
 }

@@ -1,6 +1,9 @@
 package tablecmd
 
 import (
+	"bytes"
+	"encoding/json"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -10,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/twinlake/twinlake/internal/adminclient"
+	"github.com/twinlake/twinlake/internal/cli/cmdutil"
 )
 
 func TestTableReplicateStatusRendering(t *testing.T) {
@@ -148,5 +152,35 @@ func TestTableReplicateConfirm(t *testing.T) {
 				t.Fatalf("err = %v, want %q", err, tt.wantErr)
 			}
 		})
+	}
+}
+
+// TestPrintRebuildFailed: a rebuild that failed prints, with --json, one
+// document holding its status, "status":"error" and the reason, and the
+// error it returns is marked printed, so that no second document follows;
+// without --json the status is printed and the error returned as it is.
+func TestPrintRebuildFailed(t *testing.T) {
+	r := adminclient.TablesRebuildStatus{State: rebuildFailed, Attempts: 3, LastError: "peer unreachable"}
+	var out bytes.Buffer
+	err := printRebuildFailed(&out, &cmdutil.Options{JSON: true}, "site1", r, "human")
+	if err == nil || !cmdutil.AlreadyPrinted(err) || !strings.Contains(err.Error(), "peer unreachable") {
+		t.Fatalf("with --json: %v", err)
+	}
+	dec := json.NewDecoder(&out)
+	var doc map[string]any
+	if err := dec.Decode(&doc); err != nil {
+		t.Fatal(err)
+	}
+	if doc["status"] != "error" || doc["state"] != rebuildFailed || doc["attempts"] != 3.0 ||
+		!strings.Contains(fmt.Sprint(doc["error"]), "catalog rebuild of site1 failed: peer unreachable") {
+		t.Errorf("document: %v", doc)
+	}
+	if dec.More() {
+		t.Errorf("a second document follows: %s", out.String())
+	}
+	out.Reset()
+	err = printRebuildFailed(&out, &cmdutil.Options{}, "site1", r, "human")
+	if err == nil || cmdutil.AlreadyPrinted(err) || out.String() != "human\n" {
+		t.Errorf("without --json: %v, %q", err, out.String())
 	}
 }
