@@ -128,6 +128,10 @@ func TestClusterWritesAndDeletesGoOnWithAPausedNode(t *testing.T) {
 			t.Errorf("metrics with %s paused lack %s", cl.Addrs[paused], want)
 		}
 	}
+	// admin heal without --scan names the drive that does not answer.
+	if out := op.must("admin", "heal", fmt.Sprint("n", via)); !strings.Contains(out, "1 of 4 do not answer: "+cl.Addrs[paused]+" (") {
+		t.Errorf("admin heal with %s paused:\n%s", cl.Addrs[paused], out)
+	}
 	cl.ResumeNode(paused)
 	resumed = true
 

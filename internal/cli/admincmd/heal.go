@@ -1,9 +1,9 @@
 package admincmd
 
 import (
-	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -15,9 +15,14 @@ func newAdminHealCmd(opts *cmdutil.Options) *cobra.Command {
 	var scan, dryRun, deep bool
 	var rate int
 	cmd := &cobra.Command{
-		Use:   "heal ALIAS --scan",
-		Short: "Check a site's blob files against its metadata; remove orphans, report lost data",
-		Long: `A heal scan lists every blob file of the site and reads every version and
+		Use:   "heal ALIAS [--scan]",
+		Short: "Show how a site's healing goes; with --scan, check its blob files against its metadata",
+		Long: `Without --scan: how the site's healing goes, as it stands. The latest heal
+scan's progress (one the leader's drive watcher started in the background, when
+a node's drive answers again after missing writes, or one asked for with
+--scan) and, on a multi-node site, every node's drive and whether it answers.
+
+A heal scan lists every blob file of the site and reads every version and
 uploaded part that references one. It removes the files nothing references
 (and no write in progress owns), and reports the files a version or part
 references that are missing: that data is lost on this site, and a resync
@@ -38,12 +43,18 @@ out: the blobs with a shard there are counted as unanswered, not checked.
 The command exits with an error when data is missing, and when blobs were
 left unchecked on a drive that did not answer: only an exit status of 0
 means the whole site was checked.`,
-		Example: `  twinlake admin heal site1 --scan --dry-run
+		Example: `  twinlake admin heal site1
+  twinlake admin heal site1 --scan --dry-run
   twinlake admin heal site1 --scan --rate 50000 --json`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if !scan {
-				return errors.New("admin heal checks the blob files against the metadata: pass --scan")
+				for _, f := range []string{"dry-run", "deep", "rate"} {
+					if cmd.Flags().Changed(f) {
+						return fmt.Errorf("--%s applies to a heal scan: pass --scan", f)
+					}
+				}
+				return healStatus(cmd, opts, args[0])
 			}
 			if rate < adminclient.HealMinRate || rate > adminclient.HealMaxRate {
 				return fmt.Errorf("--rate %d: want %d to %d records per second", rate, adminclient.HealMinRate, adminclient.HealMaxRate)
@@ -137,4 +148,67 @@ func healHuman(alias string, r adminclient.HealReport) string {
 		fmt.Fprintf(&b, "\n    %s (blob %s)", what, m.BlobID)
 	}
 	return b.String()
+}
+
+// healStatusResult is admin heal without --scan, as JSON.
+type healStatusResult struct {
+	Status string                `json:"status"`
+	Heal   *adminclient.HealInfo `json:"heal"` // null: no scan since the server started
+	// Drives lists a multi-node site's nodes' drives ("ok" or why not).
+	Drives []healDrive `json:"drives,omitempty"`
+}
+
+type healDrive struct {
+	Node  string `json:"node"`
+	Drive string `json:"drive"`
+}
+
+// healStatus reports how the site's healing goes: the latest heal scan
+// and, on a multi-node site, which nodes' drives answer.
+func healStatus(cmd *cobra.Command, opts *cmdutil.Options, alias string) error {
+	c, err := opts.AdminClient(alias)
+	if err != nil {
+		return err
+	}
+	info, err := c.ServerInfo(cmd.Context())
+	if err != nil {
+		return fmt.Errorf("admin heal %s: %w", alias, err)
+	}
+	res := healStatusResult{Status: "success", Heal: info.Heal}
+	for _, n := range info.Nodes {
+		res.Drives = append(res.Drives, healDrive{Node: n.Address, Drive: n.Drive})
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "Healing of %s:\n", alias)
+	if info.Heal == nil {
+		b.WriteString("  Latest scan: none since the site started\n")
+	} else {
+		fmt.Fprintf(&b, "  Latest scan: %s\n", healLine(*info.Heal))
+	}
+	if len(res.Drives) > 0 {
+		var silent []string
+		for _, d := range res.Drives {
+			if d.Drive != "ok" {
+				silent = append(silent, fmt.Sprintf("%s (%s)", d.Node, d.Drive))
+			}
+		}
+		if len(silent) == 0 {
+			fmt.Fprintf(&b, "  Drives:      all %d answer\n", len(res.Drives))
+		} else {
+			fmt.Fprintf(&b, "  Drives:      %d of %d do not answer: %s; what they miss is healed once they answer again\n",
+				len(silent), len(res.Drives), strings.Join(silent, ", "))
+		}
+	}
+	fmt.Fprintf(&b, "Run 'twinlake admin heal %s --scan' to check every blob now.", alias)
+	return cmdutil.PrintResult(cmd.OutOrStdout(), opts, res, b.String())
+}
+
+// healLine sums up a heal scan's progress (admin info, admin heal).
+func healLine(h adminclient.HealInfo) string {
+	state := "done"
+	if h.Running {
+		state = fmt.Sprintf("running, about %d%%", h.Percent)
+	}
+	return fmt.Sprintf("%s (started %s): %d versions and %d parts read, %d degraded, %d shards rebuilt, %d missing",
+		state, h.Started.UTC().Format(time.RFC3339), h.Versions, h.Parts, h.Degraded, h.ShardsRebuilt, h.MissingCount)
 }

@@ -42,12 +42,7 @@ func newAdminInfoCmd(opts *cmdutil.Options) *cobra.Command {
 				fmt.Fprintf(&b, "%-11s %s\n", row.name+":", row.value)
 			}
 			if h := info.Heal; h != nil {
-				state := "done"
-				if h.Running {
-					state = fmt.Sprintf("running, about %d%%", h.Percent)
-				}
-				fmt.Fprintf(&b, "Heal:       %s (started %s): %d versions and %d parts read, %d degraded, %d shards rebuilt, %d missing\n",
-					state, h.Started.UTC().Format(time.RFC3339), h.Versions, h.Parts, h.Degraded, h.ShardsRebuilt, h.MissingCount)
+				fmt.Fprintf(&b, "Heal:       %s\n", healLine(*h))
 			}
 			if e := info.Etcd; e != nil {
 				fmt.Fprintf(&b, "Etcd:       %s", etcdLine(*e))
