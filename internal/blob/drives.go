@@ -171,10 +171,9 @@ func (s *Store) createShards(id string) (*shardWriter, error) {
 		return nil, ErrInvalidID
 	}
 	idx := s.driveOf(id)
-	w := &shardWriter{s: s, id: id, idx: idx, errs: make([]error, len(idx))}
+	w := &shardWriter{s: s, id: id, idx: idx, errs: s.leftOut(idx)}
 	w.outs = each(s.drivesAt(idx), func(i int, d Drive) ShardWriter {
-		if s.stuckDrive(idx[i]) {
-			w.errs[i] = errStuckDrive
+		if w.errs[i] != nil {
 			return nil
 		}
 		sw, err := d.Create(id)

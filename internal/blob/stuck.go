@@ -29,6 +29,47 @@ var errStuckDrive = errors.New("blob: a call given up on is still out to the dri
 // stuckDrive reports whether drive i has a call given up on still out.
 func (s *Store) stuckDrive(i int) bool { return s.stuck[i].Load() > 0 }
 
+// errHungDrive is the answer for a drive a write or removal left out for
+// being marked hung.
+var errHungDrive = errors.New("blob: the drive left a read unanswered and has not answered since")
+
+// leftOut tells, for each of the drives idx, why a write or removal
+// leaves it out, or nil: a drive with a call given up on still out
+// (stuck), and one marked hung (it left a read's open or a read of its
+// mark unanswered: its node paused, say) while the others are enough for
+// the write quorum. Without that, the first write to a drive the watcher
+// already found silent waited graceWait for it. Too few others, and a
+// hung drive is tried after all: it may answer.
+func (s *Store) leftOut(idx []int) []error {
+	errs := make([]error, len(idx))
+	hung := make([]bool, len(idx))
+	s.mu.Lock()
+	for k, d := range idx {
+		hung[k] = s.hung[d]
+	}
+	s.mu.Unlock()
+	out := 0
+	for k, d := range idx {
+		switch {
+		case s.stuckDrive(d):
+			errs[k] = errStuckDrive
+		case hung[k]:
+			errs[k] = errHungDrive
+		default:
+			continue
+		}
+		out++
+	}
+	if len(idx)-out < s.code.Layout().WriteQuorum() {
+		for k := range errs {
+			if errs[k] == errHungDrive {
+				errs[k] = nil
+			}
+		}
+	}
+	return errs
+}
+
 // eachQuorum calls fn(k) for each k in 0..len(idx)-1 that skip(k) gives no
 // error for (idx[k] is the drive index: it counts as stuck when its call
 // is given up on), in parallel, and returns every k's error, skip's where
@@ -100,7 +141,7 @@ func (s *Store) eachQuorum(idx []int, quorum int, skip func(k int) error, fn fun
 		}
 	}
 	if slices.ContainsFunc(errs, func(err error) bool {
-		return errors.Is(err, errUnanswered) || errors.Is(err, errStuckDrive)
+		return errors.Is(err, errUnanswered) || errors.Is(err, errStuckDrive) || errors.Is(err, errHungDrive)
 	}) {
 		s.skipped.Store(true)
 	}
@@ -156,13 +197,9 @@ func (s *Store) removeShards(id string) error {
 		idx[i] = i
 	}
 	quorum := s.code.Layout().WriteQuorum()
+	out := s.leftOut(idx)
 	errs := s.eachQuorum(idx, quorum,
-		func(i int) error {
-			if s.stuckDrive(i) {
-				return errStuckDrive
-			}
-			return nil
-		},
+		func(i int) error { return out[i] },
 		func(i int) error { return s.set[i].Remove(id) })
 	removed := 0
 	for _, err := range errs {

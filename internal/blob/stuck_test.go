@@ -274,3 +274,86 @@ func TestStuckDriveWaitsForAProbe(t *testing.T) {
 		t.Fatalf("after the probe: %d removals asked of the drive, want 2", n)
 	}
 }
+
+// markedHungDrive leaves reads of its mark unanswered until release is
+// closed (hungDrive: its node paused), refuses every shard write and
+// removal, and counts those asked of it.
+type markedHungDrive struct {
+	hungDrive
+	asked *atomic.Int64
+}
+
+var errAsked = errors.New("asked a drive known hung")
+
+func (d markedHungDrive) Create(id string) (ShardWriter, error) {
+	d.asked.Add(1)
+	return nil, errAsked
+}
+
+func (d markedHungDrive) Remove(id string) error {
+	d.asked.Add(1)
+	return errAsked
+}
+
+// TestWritesLeaveOutADriveKnownHung: once a drive is marked hung (the
+// drive watcher's read of the marks went unanswered), writes and removals
+// leave it out from the start, without asking it or waiting graceWait,
+// and note it for the heal; with too few other drives for the write
+// quorum, drives marked hung are asked after all.
+func TestWritesLeaveOutADriveKnownHung(t *testing.T) {
+	defer func(w time.Duration) { markWait = w }(markWait)
+	markWait = 50 * time.Millisecond
+	_, drives := driveSet(t, 4)
+	release := make(chan struct{})
+	defer close(release)
+	open := func(hung ...int) (*Store, *atomic.Int64) {
+		asked := new(atomic.Int64)
+		set := make([]Drive, len(drives))
+		for i := range set {
+			set[i] = localDrive(t, drives[i])
+		}
+		for _, i := range hung {
+			set[i] = markedHungDrive{hungDrive{set[i], release}, asked}
+		}
+		s, err := NewDriveSet(set, erasure.MinBlockSize)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.DriveErrors() // the watcher's read: marks the silent ones hung
+		for _, i := range hung {
+			if !s.isHung(i) {
+				t.Fatalf("drive %d not marked hung", i)
+			}
+		}
+		return s, asked
+	}
+
+	s, asked := open(2)
+	s.TakeSkipped()
+	data := seededData(7, 3*erasure.MinBlockSize)
+	id := writeBlob(t, s, data)
+	if n := asked.Load(); n != 0 {
+		t.Errorf("the write asked the drive known hung %d times", n)
+	}
+	if !s.TakeSkipped() {
+		t.Error("the write that left a drive out did not ask for a heal")
+	}
+	if got, err := readBlob(s, id); err != nil || !bytes.Equal(got, data) {
+		t.Fatalf("read back %d bytes, %v; want %d", len(got), err, len(data))
+	}
+	if err := s.Remove(id); err != nil || asked.Load() != 0 {
+		t.Fatalf("removal: %v, drive known hung asked %d times", err, asked.Load())
+	}
+
+	// Two of four hung leave two, short of the write quorum: both are
+	// asked (and here refuse), so the write fails as it must.
+	s, asked = open(1, 3)
+	w, err := s.Create()
+	if err == nil {
+		w.Write(data)
+		_, err = w.Commit()
+	}
+	if !errors.Is(err, erasure.ErrWriteQuorum) || asked.Load() != 2 {
+		t.Fatalf("write with two drives hung: %v, the hung drives asked %d times; want the quorum error after asking both", err, asked.Load())
+	}
+}
