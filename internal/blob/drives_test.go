@@ -84,6 +84,25 @@ func localDrive(t *testing.T, dir string) *LocalDrive {
 	return d
 }
 
+// wrappedSet is a drive set over the local drives at dirs (of a set
+// driveSet made), those at the indexes at passed through wrap: a test's
+// fake around them (one that hangs, say).
+func wrappedSet(t *testing.T, dirs []string, wrap func(d Drive) Drive, at ...int) *Store {
+	t.Helper()
+	set := make([]Drive, len(dirs))
+	for i, dir := range dirs {
+		set[i] = localDrive(t, dir)
+		if slices.Contains(at, i) {
+			set[i] = wrap(set[i])
+		}
+	}
+	s, err := NewDriveSet(set, erasure.MinBlockSize)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
 func shardPath(drives []string, i int, id string) string {
 	return filepath.Join(drives[i], "blobs", id[:2], id)
 }
@@ -490,16 +509,8 @@ func TestDriveErrorsDoNotWaitForAHungDrive(t *testing.T) {
 	markWait = 100 * time.Millisecond
 	_, drives := driveSet(t, 4)
 	release := make(chan struct{})
-	set := make([]Drive, 4)
-	for i := range set {
-		set[i] = localDrive(t, drives[i])
-	}
 	const hung = 2
-	set[hung] = hungDrive{set[hung], release}
-	s, err := NewDriveSet(set, erasure.MinBlockSize)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := wrappedSet(t, drives, func(d Drive) Drive { return hungDrive{d, release} }, hung)
 	answered := make(chan []error, 1)
 	go func() { answered <- s.DriveErrors() }()
 	select {
@@ -541,16 +552,8 @@ func TestMarksDoNotWaitForADriveKnownHung(t *testing.T) {
 	markWait, claimWait = 100*time.Millisecond, time.Minute
 	_, drives := driveSet(t, 4)
 	release := make(chan struct{})
-	set := make([]Drive, 4)
-	for i := range set {
-		set[i] = localDrive(t, drives[i])
-	}
 	const hung = 1
-	set[hung] = hungDrive{set[hung], release}
-	s, err := NewDriveSet(set, erasure.MinBlockSize)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := wrappedSet(t, drives, func(d Drive) Drive { return hungDrive{d, release} }, hung)
 	s.DriveErrors()
 	if !s.isHung(hung) {
 		t.Fatal("a drive that left its mark unanswered is not marked hung")
@@ -616,15 +619,7 @@ func TestHealGoesOnWithoutAHungDrive(t *testing.T) {
 	os.Remove(shardPath(drives, lost, id))
 	release := make(chan struct{})
 	defer close(release)
-	set := make([]Drive, 5)
-	for i := range set {
-		set[i] = localDrive(t, drives[i])
-	}
-	set[silent] = silentDrive{hungDrive{set[silent], release}}
-	hs, err := NewDriveSet(set, erasure.MinBlockSize)
-	if err != nil {
-		t.Fatal(err)
-	}
+	hs := wrappedSet(t, drives, func(d Drive) Drive { return silentDrive{hungDrive{d, release}} }, silent)
 	type outcome struct {
 		walked []string
 		res    HealResult

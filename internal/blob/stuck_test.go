@@ -150,16 +150,8 @@ func TestWriteGoesOnWithoutAHungDrive(t *testing.T) {
 	_, drives := driveSet(t, 4)
 	release := make(chan struct{})
 	var created atomic.Int64
-	set := make([]Drive, 4)
-	for i := range set {
-		set[i] = localDrive(t, drives[i])
-	}
 	const hung = 1
-	set[hung] = hungCommitDrive{set[hung], release, &created}
-	hs, err := NewDriveSet(set, erasure.MinBlockSize)
-	if err != nil {
-		t.Fatal(err)
-	}
+	hs := wrappedSet(t, drives, func(d Drive) Drive { return hungCommitDrive{d, release, &created} }, hung)
 	hs.TakeSkipped()
 	var ids []string
 	var datas [][]byte
@@ -240,16 +232,8 @@ func TestStuckDriveWaitsForAProbe(t *testing.T) {
 	}
 	release, answer := make(chan struct{}), make(chan struct{})
 	var asked atomic.Int64
-	set := make([]Drive, 4)
-	for i := range set {
-		set[i] = localDrive(t, drives[i])
-	}
 	const hung = 3
-	set[hung] = failingHungDrive{set[hung], release, answer, &asked}
-	hs, err := NewDriveSet(set, erasure.MinBlockSize)
-	if err != nil {
-		t.Fatal(err)
-	}
+	hs := wrappedSet(t, drives, func(d Drive) Drive { return failingHungDrive{d, release, answer, &asked} }, hung)
 	if err := hs.Remove(ids[0]); err != nil { // given up on
 		t.Fatal(err)
 	}
@@ -308,17 +292,7 @@ func TestWritesLeaveOutADriveKnownHung(t *testing.T) {
 	defer close(release)
 	open := func(hung ...int) (*Store, *atomic.Int64) {
 		asked := new(atomic.Int64)
-		set := make([]Drive, len(drives))
-		for i := range set {
-			set[i] = localDrive(t, drives[i])
-		}
-		for _, i := range hung {
-			set[i] = markedHungDrive{hungDrive{set[i], release}, asked}
-		}
-		s, err := NewDriveSet(set, erasure.MinBlockSize)
-		if err != nil {
-			t.Fatal(err)
-		}
+		s := wrappedSet(t, drives, func(d Drive) Drive { return markedHungDrive{hungDrive{d, release}, asked} }, hung...)
 		s.DriveErrors() // the watcher's read: marks the silent ones hung
 		for _, i := range hung {
 			if !s.isHung(i) {
