@@ -42,24 +42,20 @@ var errHungDrive = errors.New("blob: the drive left a read unanswered and has no
 // hung drive is tried after all: it may answer.
 func (s *Store) leftOut(idx []int) []error {
 	errs := make([]error, len(idx))
-	hung := make([]bool, len(idx))
-	s.mu.Lock()
-	for k, d := range idx {
-		hung[k] = s.hung[d]
-	}
-	s.mu.Unlock()
 	out := 0
+	s.mu.Lock()
 	for k, d := range idx {
 		switch {
 		case s.stuckDrive(d):
 			errs[k] = errStuckDrive
-		case hung[k]:
+		case s.hung[d]:
 			errs[k] = errHungDrive
 		default:
 			continue
 		}
 		out++
 	}
+	s.mu.Unlock()
 	if len(idx)-out < s.code.Layout().WriteQuorum() {
 		for k := range errs {
 			if errs[k] == errHungDrive {
