@@ -107,3 +107,42 @@ func TestOpenEndsItsFormerLife(t *testing.T) {
 	}
 	waitForOneLeader(t, coords)
 }
+
+// TestLostSessionEndsItsLease: a node's session is lost when its
+// keep-alives go unanswered for the lease's TTL, which etcd may not have
+// seen (they went through a member that stopped answering). The lease
+// then outlives the session, and with it the node's candidate key, which
+// led: no node serves, and no other candidate leads until the lease runs
+// out (a minute here, longer than waitFor waits). The node ends that
+// lease once it has a new session, and the next candidate leads at once.
+func TestLostSessionEndsItsLease(t *testing.T) {
+	members := startMembers(t, 1)
+	coords := map[string]*Coordinator{}
+	for _, id := range []string{"n1", "n2"} {
+		coords[id] = openCoordinatorWith(t, "test", id, time.Minute, members[0].ClientURL())
+		if err := coords[id].Campaign(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	leader := waitForOneLeader(t, coords)
+	other := "n1"
+	if leader == other {
+		other = "n2"
+	}
+	lost := coords[leader].session()
+	lost.Orphan() // its keep-alive ends, and the session with it; etcd keeps the lease
+	waitFor(t, other+" to lead", func() (bool, string) {
+		id, err := leaderOf(coords[other])
+		return id == other && coords[other].IsLeader(), fmt.Sprint(id, err)
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	ttl, err := rawClient(t, members[0].ClientURL()).TimeToLive(ctx, lost.Lease())
+	if err != nil || ttl.TTL != -1 {
+		t.Fatalf("the lost session's lease: TTL %d, %v; want it ended (-1)", ttl.TTL, err)
+	}
+	waitFor(t, leader+" to register again", func() (bool, string) {
+		got, err := memberIDs(coords[other])
+		return len(got) == 2, fmt.Sprint(got, err)
+	})
+}

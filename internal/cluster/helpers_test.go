@@ -140,12 +140,19 @@ func openCoordinator(t testing.TB, id string, endpoints ...string) *Coordinator 
 
 func openSiteCoordinator(t testing.TB, site, id string, endpoints ...string) *Coordinator {
 	t.Helper()
+	return openCoordinatorWith(t, site, id, testLeaseTTL, endpoints...)
+}
+
+// openCoordinatorWith opens a coordinator for node id of site on
+// endpoints, its sessions' leases lasting lease, closed when t ends.
+func openCoordinatorWith(t testing.TB, site, id string, lease time.Duration, endpoints ...string) *Coordinator {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	c, err := Open(ctx, Config{
 		Endpoints: endpoints, Site: site, NodeID: id,
 		Info:           NodeInfo{Address: id + ".example:9000", Version: "test", Started: time.Unix(1700000000, 0).UTC()},
-		LeaseTTL:       testLeaseTTL,
+		LeaseTTL:       lease,
 		RequestTimeout: 2 * time.Second,
 		Logger:         testLogger(t),
 	})

@@ -146,9 +146,22 @@ func (c *Coordinator) lead() leaderEvent {
 	}
 }
 
-// recover makes a new session, registering the node again under it.
+// recover makes a new session, registering the node again under it, and
+// ends the lost one's lease.
+//
+// A session is lost when its keep-alives went unanswered for its TTL, which
+// need not mean that its lease ran out: they may have gone through a
+// member that stopped answering (paused, or cut off), while etcd, its raft
+// leader elsewhere, kept the lease (it even extends every lease when its
+// raft leader changes). The lost session's candidate key then stays in the
+// election until the lease runs out, several seconds more: if it was the
+// oldest, the site has a leader key that no node serves under, and no
+// other candidate can lead. The new session shows that etcd answers, so
+// the old lease is revoked then: its keys go at once (the node's record
+// is written again under the new lease first, and stays).
 func (c *Coordinator) recover(failures int) leaderEvent {
-	c.session().Orphan() // its keep-alive has ended already: this returns at once
+	lost := c.session()
+	lost.Orphan() // its keep-alive has ended already: this returns at once
 	if ev, ok := c.pause(retryDelay(failures), nil); !ok {
 		return ev
 	}
@@ -161,6 +174,13 @@ func (c *Coordinator) recover(failures int) leaderEvent {
 		return eventSessionFailed
 	}
 	c.setSession(sess)
+	ctx, cancel := context.WithTimeout(c.ctx, c.cfg.RequestTimeout)
+	defer cancel()
+	if ended, err := c.revoke(ctx, lost.Lease()); err != nil {
+		c.log.Warn("ending the lost session's lease failed; it runs out by itself", "err", err)
+	} else if ended {
+		c.log.Info("ended the lost session's lease, which etcd still held")
+	}
 	return eventSessionReady
 }
 
