@@ -178,10 +178,8 @@ type Node struct {
 	// holdFor is how long a request waits for a leader (holdTime).
 	holdFor time.Duration
 
-	// The run loop's watch on the leader's process (node_gone.go).
-	gone       goneLeader
-	nextDepose time.Time
-	deposing   atomic.Bool // a call to end a gone leader's session is under way
+	// probes is how the node probes the leader (node_gone.go).
+	probes *http.Transport
 
 	// The run loop's reads of the drives' marks while following
 	// (watchDrives).
@@ -280,6 +278,7 @@ func StartNode(nc NodeConfig) (*Node, error) {
 		n.scheme, clientTLS = "https", nc.TLS.Client
 	}
 	n.transport = nodeTransport(clientTLS)
+	n.probes = probeTransport(nodeTransport(clientTLS))
 	offerTransport := nodeTransport(clientTLS)
 	offerTransport.ExpectContinueTimeout = offerContinueWait
 	n.offerTransport = offerTransport
@@ -370,6 +369,12 @@ func (n *Node) run() {
 		case <-time.After(2 * time.Second):
 		}
 	}
+	watched := make(chan struct{})
+	go func() {
+		defer close(watched)
+		n.watchLeader(n.stop)
+	}()
+	defer func() { <-watched }()
 	tick := time.NewTicker(200 * time.Millisecond)
 	defer tick.Stop()
 	var retryAt time.Time
@@ -383,7 +388,6 @@ func (n *Node) run() {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		if id, err := n.coord.Leader(ctx); err == nil {
 			n.setLeader(&id)
-			n.watchLeader(id, time.Now())
 		} else {
 			n.setLeader(nil)
 		}
@@ -809,6 +813,7 @@ func (n *Node) Close(ctx context.Context) error {
 	if n.etcd != nil {
 		n.etcd.Close()
 	}
+	n.probes.CloseIdleConnections()
 	errs = append(errs, n.http.Shutdown(ctx), n.closeDrives())
 	return errors.Join(errs...)
 }

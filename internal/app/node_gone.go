@@ -3,87 +3,225 @@ package app
 import (
 	"context"
 	"errors"
+	"io"
 	"net"
+	"net/http"
+	"net/http/httptrace"
+	"slices"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
 
-// A leader killed outright (its process gone, its machine up) keeps the
-// lead until its etcd lease runs out, LeaseTTL and more, and the site
-// takes no request meanwhile. The other nodes see sooner that it is gone:
-// its address refuses connections, where a live process's accepts them
-// (even paused or overloaded, its kernel queues them or lets them time
-// out; it never refuses). A node that sees the leader's address refuse
-// probe after probe for goneAfter ends the leader's session, and the
-// next candidate leads at once. A machine that is down or cut off times
-// out instead of refusing, and its lease runs out as before.
+// A leader that is gone, or frozen, keeps the lead until its etcd lease
+// runs out, LeaseTTL and more, and the site takes no request meanwhile.
+// The other nodes see sooner that it cannot serve, by probing it (a GET
+// of /twinlake/health/live, which a node answers itself) and ending its
+// session when it is:
+//
+//   - gone: its process died, its machine is up. Its address refuses
+//     connections, where a live process's never does (paused or
+//     overloaded, its kernel takes them or lets them time out). Ended
+//     once goneProbes probes in a row were refused, the first goneAfter
+//     ago or more.
+//   - stalled: its process is there and answers nothing (stopped with
+//     SIGSTOP, its machine frozen, the process stuck). Its kernel takes
+//     the connection and no answer comes. Ended once stallProbes probes
+//     in a row went unanswered for stallTimeout each, the first sent
+//     stallAfter ago or more: a live process answers that probe in a
+//     millisecond, however busy.
+//
+// A machine that is down or cut off lets the connection time out: that
+// says nothing of the process, and its lease runs out as before. Ending
+// a live leader's session is safe, only wasteful: its writes are fenced
+// on its candidate key, which goes with the session, and it campaigns
+// again.
 const (
 	goneAfter    = time.Second
 	goneProbes   = 3
-	probeTimeout = 150 * time.Millisecond
-	// deposeEvery spaces the attempts to end a gone leader's session
-	// (etcd may have no raft leader of its own for a while).
+	stallAfter   = 3 * time.Second
+	stallProbes  = 3
+	stallTimeout = time.Second
+	// probeEvery spaces the probes of an answering leader.
+	probeEvery = 200 * time.Millisecond
+	// probeDialTimeout bounds a probe's connection: on the site's
+	// network one that takes longer goes to a machine that is down.
+	probeDialTimeout = 150 * time.Millisecond
+	// deposeEvery spaces the attempts to end a leader's session (etcd
+	// may have no raft leader of its own for a while: the stalled node
+	// may have been it).
 	deposeEvery   = 2 * time.Second
 	deposeTimeout = 2 * time.Second
 )
 
-// goneLeader tells from probes of the leader's address when its process
-// is gone. It is the run loop's alone.
-type goneLeader struct {
+// probeResult is what a probe of the leader found.
+type probeResult int
+
+const (
+	probeAnswered probeResult = iota // an HTTP answer, whatever its status
+	probeRefused                     // the address refused the connection
+	probeSilent                      // connected, and no answer within stallTimeout
+	probeFailed                      // anything else (the connection timed out, ...)
+)
+
+// verdict is what a run of probes says of the leader.
+type verdict int
+
+const (
+	leaderServes  verdict = iota // nothing against it
+	leaderGone                   // its address refuses connections
+	leaderStalled                // it takes connections and answers nothing
+)
+
+func (v verdict) String() string {
+	switch v {
+	case leaderGone:
+		return "gone"
+	case leaderStalled:
+		return "stalled"
+	}
+	return "serves"
+}
+
+// leaderProbes tells from the probes of the leader whether it is gone or
+// stalled. It is the leader watch's alone.
+type leaderProbes struct {
 	id     string
-	since  time.Time // the first of the refused probes in a row
-	probes int       // refused probes in a row
+	result probeResult // of the probes in a row: refused or silent
+	since  time.Time   // when the first of them was sent
+	probes int
 }
 
-// observe records a probe of leader id's address (refused or not) at now
-// and reports whether the leader's process is gone: its address refused
-// goneProbes probes in a row, over goneAfter at least.
-func (g *goneLeader) observe(id string, refused bool, now time.Time) bool {
-	if !refused {
-		*g = goneLeader{}
-		return false
+// observe records a probe of leader id sent at sent and ended at now, and
+// says what the probes in a row say of the leader.
+func (p *leaderProbes) observe(id string, result probeResult, sent, now time.Time) verdict {
+	if result != probeRefused && result != probeSilent {
+		*p = leaderProbes{}
+		return leaderServes
 	}
-	if id != g.id || g.probes == 0 {
-		*g = goneLeader{id: id, since: now}
+	if id != p.id || result != p.result || p.probes == 0 {
+		*p = leaderProbes{id: id, result: result, since: sent}
 	}
-	g.probes++
-	return g.probes >= goneProbes && now.Sub(g.since) >= goneAfter
+	p.probes++
+	switch {
+	case result == probeRefused && p.probes >= goneProbes && now.Sub(p.since) >= goneAfter:
+		return leaderGone
+	case result == probeSilent && p.probes >= stallProbes && now.Sub(p.since) >= stallAfter:
+		return leaderStalled
+	}
+	return leaderServes
 }
 
-// refuses reports whether addr refuses a TCP connection: nothing listens
-// there. A probe that connects, times out or fails otherwise is not a
-// refusal.
-func refuses(addr string) bool {
-	conn, err := net.DialTimeout("tcp", addr, probeTimeout)
-	if err == nil {
-		conn.Close()
-		return false
-	}
-	return errors.Is(err, syscall.ECONNREFUSED)
+// probeTransport is how a node probes the leader: over the nodes' TLS
+// when they use it, connections kept between probes, a dial given up
+// after probeDialTimeout.
+func probeTransport(base *http.Transport) *http.Transport {
+	tr := base.Clone()
+	tr.DialContext = (&net.Dialer{Timeout: probeDialTimeout}).DialContext
+	tr.MaxIdleConnsPerHost = 1
+	return tr
 }
 
-// watchLeader probes the leader's address, unless this node leads, and
-// ends its session when its process is gone (see goneLeader).
-func (n *Node) watchLeader(id string, now time.Time) {
-	if id == n.cfg.Address {
-		n.gone = goneLeader{}
-		return
+// probe asks url (a node's /twinlake/health/live) for an answer within
+// stallTimeout, and says what came of it.
+func probe(client *http.Client, url string) probeResult {
+	ctx, cancel := context.WithTimeout(context.Background(), stallTimeout)
+	defer cancel()
+	// Connected: a connection made (TCP; the TLS handshake needs the
+	// process) or one kept from an earlier probe taken.
+	var connected atomic.Bool
+	ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{
+		ConnectDone: func(_, _ string, err error) {
+			if err == nil {
+				connected.Store(true)
+			}
+		},
+		GotConn: func(httptrace.GotConnInfo) { connected.Store(true) },
+	})
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return probeFailed
 	}
-	if !n.gone.observe(id, refuses(id), now) || now.Before(n.nextDepose) || !n.deposing.CompareAndSwap(false, true) {
-		return
+	resp, err := client.Do(req)
+	switch {
+	case err == nil:
+		io.Copy(io.Discard, io.LimitReader(resp.Body, 4096))
+		resp.Body.Close()
+		return probeAnswered
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return probeRefused
+	case connected.Load() && ctx.Err() != nil:
+		return probeSilent
 	}
-	n.nextDepose = now.Add(deposeEvery)
-	go func() {
-		defer n.deposing.Store(false)
-		ctx, cancel := context.WithTimeout(context.Background(), deposeTimeout)
-		defer cancel()
-		ended, err := n.coord.Depose(ctx, id)
-		switch {
-		case err != nil:
-			n.cfg.Logger.Warn("node: ending the session of a leader that is gone failed; trying again", "leader", id, "err", err)
-		case ended:
-			n.deposed.Add(1)
-			n.cfg.Logger.Warn("node: the leader's address refuses connections (its process is gone): ended its session, so that the next candidate leads now", "leader", id)
+	return probeFailed
+}
+
+// watchLeader probes the leader, unless this node leads, until stop is
+// closed, and ends the leader's session when it is gone or stalled (see
+// leaderProbes).
+func (n *Node) watchLeader(stop <-chan struct{}) {
+	client := &http.Client{Transport: n.probes}
+	var probes leaderProbes
+	var nextDepose time.Time
+	id := "" // the leader watched
+	for {
+		select {
+		case <-stop:
+			return
+		case <-time.After(probeEvery):
 		}
-	}()
+		// While the leader cannot be read (etcd's own raft leader may be
+		// the node that stalled), the last one read is watched still.
+		if l := n.leader.Load(); l != nil {
+			id = *l
+		}
+		if id == "" || id == n.cfg.Address {
+			probes = leaderProbes{}
+			continue
+		}
+		sent := time.Now()
+		result := probe(client, n.scheme+"://"+id+"/twinlake/health/live")
+		v := probes.observe(id, result, sent, time.Now())
+		if v == leaderServes || time.Now().Before(nextDepose) {
+			continue
+		}
+		nextDepose = time.Now().Add(deposeEvery)
+		if v == leaderStalled {
+			// The node that leads next, maybe this one, claims the drives
+			// first: it does not wait for these.
+			n.set.MarkHung(n.drivesOf(id)...)
+		}
+		n.depose(id, v)
+	}
+}
+
+// drivesOf lists the drives of node addr (indexes into the site's drive
+// set, which is node by node).
+func (n *Node) drivesOf(addr string) []int {
+	i := slices.Index(n.nodes, addr)
+	if i < 0 {
+		return nil
+	}
+	out := make([]int, n.perNode)
+	for k := range out {
+		out[k] = i*n.perNode + k
+	}
+	return out
+}
+
+// depose ends the session of leader id, found gone or stalled.
+func (n *Node) depose(id string, v verdict) {
+	ctx, cancel := context.WithTimeout(context.Background(), deposeTimeout)
+	defer cancel()
+	ended, err := n.coord.Depose(ctx, id)
+	switch {
+	case err != nil:
+		n.cfg.Logger.Warn("node: ending the session of a leader that cannot serve failed; trying again", "leader", id, "leaderIs", v.String(), "err", err)
+	case ended && v == leaderGone:
+		n.deposed.Add(1)
+		n.cfg.Logger.Warn("node: the leader's address refuses connections (its process is gone): ended its session, so that the next candidate leads now", "leader", id)
+	case ended:
+		n.deposed.Add(1)
+		n.cfg.Logger.Warn("node: the leader takes connections and has answered nothing for "+stallAfter.String()+" (its process is stopped or stuck): ended its session, so that the next candidate leads now", "leader", id)
+	}
 }

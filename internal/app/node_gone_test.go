@@ -2,61 +2,108 @@ package app
 
 import (
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"testing"
 	"time"
 )
 
-func TestGoneLeader(t *testing.T) {
-	type probe struct {
-		id      string
-		refused bool
-		at      time.Duration
+func TestLeaderProbes(t *testing.T) {
+	type pr struct {
+		id     string
+		result probeResult
+		at     time.Duration // when it was sent
+		took   time.Duration
 	}
-	r := func(id string, at time.Duration) probe { return probe{id, true, at} }
-	ok := func(id string, at time.Duration) probe { return probe{id, false, at} }
 	ms := time.Millisecond
+	r := func(id string, at time.Duration) pr { return pr{id, probeRefused, at, ms} }
+	ok := func(id string, at time.Duration) pr { return pr{id, probeAnswered, at, ms} }
+	s := func(id string, at time.Duration) pr { return pr{id, probeSilent, at, stallTimeout} }
+	f := func(id string, at time.Duration) pr { return pr{id, probeFailed, at, probeDialTimeout} }
 	for _, tc := range []struct {
 		name   string
-		probes []probe
-		want   []bool // what each probe reports
+		probes []pr
+		want   []verdict // what each probe reports
 	}{
-		{"answering leader", []probe{ok("a", 0), ok("a", 200*ms), ok("a", 2000*ms)}, []bool{false, false, false}},
-		{"refused a second, three times", []probe{r("a", 0), r("a", 500*ms), r("a", 1000*ms), r("a", 1200*ms)},
-			[]bool{false, false, true, true}},
-		{"three refusals in less than a second", []probe{r("a", 0), r("a", 200*ms), r("a", 400*ms), r("a", 1000*ms)},
-			[]bool{false, false, false, true}},
-		{"two refusals over a second", []probe{r("a", 0), r("a", 1500*ms)}, []bool{false, false}},
-		{"an answer starts the count again", []probe{r("a", 0), r("a", 500*ms), ok("a", 800*ms), r("a", 1000*ms), r("a", 1500*ms), r("a", 2000*ms)},
-			[]bool{false, false, false, false, false, true}},
-		{"a new leader starts the count again", []probe{r("a", 0), r("a", 500*ms), r("b", 1000*ms), r("b", 1500*ms), r("b", 2000*ms)},
-			[]bool{false, false, false, false, true}},
+		{"answering leader", []pr{ok("a", 0), ok("a", 200*ms), ok("a", 2000*ms)}, []verdict{leaderServes, leaderServes, leaderServes}},
+		{"refused a second, three times", []pr{r("a", 0), r("a", 500*ms), r("a", 1000*ms), r("a", 1200*ms)},
+			[]verdict{leaderServes, leaderServes, leaderGone, leaderGone}},
+		{"three refusals in less than a second", []pr{r("a", 0), r("a", 200*ms), r("a", 400*ms), r("a", 1000*ms)},
+			[]verdict{leaderServes, leaderServes, leaderServes, leaderGone}},
+		{"two refusals over a second", []pr{r("a", 0), r("a", 1500*ms)}, []verdict{leaderServes, leaderServes}},
+		{"an answer starts the count again", []pr{r("a", 0), r("a", 500*ms), ok("a", 800*ms), r("a", 1000*ms), r("a", 1500*ms), r("a", 2000*ms)},
+			[]verdict{leaderServes, leaderServes, leaderServes, leaderServes, leaderServes, leaderGone}},
+		{"a new leader starts the count again", []pr{r("a", 0), r("a", 500*ms), r("b", 1000*ms), r("b", 1500*ms), r("b", 2000*ms)},
+			[]verdict{leaderServes, leaderServes, leaderServes, leaderServes, leaderGone}},
+		// Silent probes take stallTimeout each; the third, sent 2.4 s
+		// after the first, ends 3.4 s after it.
+		{"silent three times over three seconds", []pr{s("a", 0), s("a", 1200*ms), s("a", 2400*ms), s("a", 3600*ms)},
+			[]verdict{leaderServes, leaderServes, leaderStalled, leaderStalled}},
+		{"silent, then answering", []pr{s("a", 0), s("a", 1200*ms), ok("a", 2400*ms), s("a", 2600*ms), s("a", 3800*ms)},
+			[]verdict{leaderServes, leaderServes, leaderServes, leaderServes, leaderServes}},
+		{"two silent probes over a long time", []pr{s("a", 0), s("a", 20000*ms)}, []verdict{leaderServes, leaderServes}},
+		// A node paused itself sends a probe and sees it end long after:
+		// one probe, not a leader that answers nothing.
+		{"one probe that took long", []pr{{"a", probeSilent, 0, 20 * time.Second}, ok("a", 20200*ms)}, []verdict{leaderServes, leaderServes}},
+		{"a connection that times out says nothing", []pr{s("a", 0), s("a", 1200*ms), f("a", 2400*ms), s("a", 2600*ms), s("a", 3800*ms), s("a", 5000*ms)},
+			[]verdict{leaderServes, leaderServes, leaderServes, leaderServes, leaderServes, leaderStalled}},
+		{"refused, then silent: each counts apart", []pr{r("a", 0), r("a", 500*ms), s("a", 1000*ms), r("a", 2200*ms)},
+			[]verdict{leaderServes, leaderServes, leaderServes, leaderServes}},
+		{"silent for one leader, then another", []pr{s("a", 0), s("a", 1200*ms), s("b", 2400*ms), s("b", 3600*ms), s("b", 4800*ms)},
+			[]verdict{leaderServes, leaderServes, leaderServes, leaderServes, leaderStalled}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			var g goneLeader
+			var p leaderProbes
 			start := time.Unix(1700000000, 0)
-			for i, p := range tc.probes {
-				if got := g.observe(p.id, p.refused, start.Add(p.at)); got != tc.want[i] {
-					t.Fatalf("probe %d (%+v) = %v, want %v", i, p, got, tc.want[i])
+			for i, x := range tc.probes {
+				sent := start.Add(x.at)
+				if got := p.observe(x.id, x.result, sent, sent.Add(x.took)); got != tc.want[i] {
+					t.Fatalf("probe %d (%+v) = %v, want %v", i, x, got, tc.want[i])
 				}
 			}
 		})
 	}
 }
 
-func TestRefuses(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+// TestProbe probes what a leader's address may be: a node that answers,
+// an address nothing listens on, a process that takes connections and
+// answers nothing (a listener that never accepts: the kernel takes the
+// connection, as a stopped process's does), and an address that does not
+// parse.
+func TestProbe(t *testing.T) {
+	client := &http.Client{Transport: probeTransport(nodeTransport(nil))}
+	answering := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusServiceUnavailable) // any answer is one
+	}))
+	defer answering.Close()
+	if got := probe(client, answering.URL+"/twinlake/health/live"); got != probeAnswered {
+		t.Errorf("probe of a server that answers = %v, want answered", got)
+	}
+
+	closed, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	addr := ln.Addr().String()
-	if refuses(addr) {
-		t.Fatalf("refuses(%s) while it listens", addr)
+	addr := closed.Addr().String()
+	closed.Close()
+	if got := probe(client, "http://"+addr+"/twinlake/health/live"); got != probeRefused {
+		t.Errorf("probe of an address nothing listens on = %v, want refused", got)
 	}
-	ln.Close()
-	if !refuses(addr) {
-		t.Fatalf("refuses(%s) = false once nothing listens", addr)
+
+	silent, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
 	}
-	if refuses("not an address") {
-		t.Fatal("refuses of an address that does not parse: a failure to dial is not a refusal")
+	defer silent.Close()
+	start := time.Now()
+	if got := probe(client, "http://"+silent.Addr().String()+"/twinlake/health/live"); got != probeSilent {
+		t.Errorf("probe of a process that takes connections and answers nothing = %v, want silent", got)
+	}
+	if took := time.Since(start); took < stallTimeout {
+		t.Errorf("the silent probe ended after %v, before its timeout %v", took, stallTimeout)
+	}
+
+	if got := probe(client, "http://not an address/"); got != probeFailed {
+		t.Errorf("probe of an address that does not parse = %v, want failed", got)
 	}
 }

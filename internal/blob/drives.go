@@ -663,6 +663,21 @@ func (h *hearing) silent(errs []error) {
 	}
 }
 
+// MarkHung marks drives (indexes into the set) hung, as a call to them
+// left unanswered does: for drives whose node was found silent another
+// way (its process takes connections and answers nothing). Reads, writes
+// and the claim of a new leader then go on without waiting for them; the
+// first answer from one ends its mark.
+func (s *Store) MarkHung(drives ...int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, i := range drives {
+		if i >= 0 && i < len(s.hung) {
+			s.hung[i] = true
+		}
+	}
+}
+
 // isHung reports whether drive i is marked hung.
 func (s *Store) isHung(i int) bool {
 	s.mu.Lock()

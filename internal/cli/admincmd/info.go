@@ -65,7 +65,7 @@ func newAdminInfoCmd(opts *cmdutil.Options) *cobra.Command {
 						notes = append(notes, fmt.Sprintf("requests held for a leader: %d", n.HeldRequests))
 					}
 					if n.LeadersDeposed > 0 {
-						notes = append(notes, fmt.Sprintf("gone leaders deposed: %d", n.LeadersDeposed))
+						notes = append(notes, fmt.Sprintf("leaders deposed: %d", n.LeadersDeposed))
 					}
 					if n.ReadsHere > 0 {
 						notes = append(notes, fmt.Sprintf("reads served from the drives here: %d", n.ReadsHere))
