@@ -21,24 +21,33 @@ func rawClient(t *testing.T, endpoint string) *clientv3.Client {
 	return cli
 }
 
+// twoCandidates opens coordinators n1 and n2 of site "test" on endpoint,
+// their leases lasting lease, both campaigning, and returns them with the
+// one that leads and the other.
+func twoCandidates(t *testing.T, lease time.Duration, endpoint string) (coords map[string]*Coordinator, leader, other string) {
+	t.Helper()
+	coords = map[string]*Coordinator{}
+	for _, id := range []string{"n1", "n2"} {
+		coords[id] = openCoordinatorWith(t, "test", id, lease, endpoint)
+		if err := coords[id].Campaign(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	leader = waitForOneLeader(t, coords)
+	other = "n1"
+	if leader == other {
+		other = "n2"
+	}
+	return coords, leader, other
+}
+
 // TestDepose: a node ends the session of the leader it names, and only
 // of that leader: not of another node, not its own. The deposed node was
 // alive (its keep-alive would have held the lead for ever): it campaigns
 // again, behind the node that takes over.
 func TestDepose(t *testing.T) {
 	members := startMembers(t, 1)
-	coords := map[string]*Coordinator{}
-	for _, id := range []string{"n1", "n2"} {
-		coords[id] = openCoordinator(t, id, members[0].ClientURL())
-		if err := coords[id].Campaign(context.Background()); err != nil {
-			t.Fatal(err)
-		}
-	}
-	leader := waitForOneLeader(t, coords)
-	other := "n1"
-	if leader == other {
-		other = "n2"
-	}
+	coords, leader, other := twoCandidates(t, testLeaseTTL, members[0].ClientURL())
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 
@@ -117,18 +126,7 @@ func TestOpenEndsItsFormerLife(t *testing.T) {
 // lease once it has a new session, and the next candidate leads at once.
 func TestLostSessionEndsItsLease(t *testing.T) {
 	members := startMembers(t, 1)
-	coords := map[string]*Coordinator{}
-	for _, id := range []string{"n1", "n2"} {
-		coords[id] = openCoordinatorWith(t, "test", id, time.Minute, members[0].ClientURL())
-		if err := coords[id].Campaign(context.Background()); err != nil {
-			t.Fatal(err)
-		}
-	}
-	leader := waitForOneLeader(t, coords)
-	other := "n1"
-	if leader == other {
-		other = "n2"
-	}
+	coords, leader, other := twoCandidates(t, time.Minute, members[0].ClientURL())
 	lost := coords[leader].session()
 	lost.Orphan() // its keep-alive ends, and the session with it; etcd keeps the lease
 	waitFor(t, other+" to lead", func() (bool, string) {
