@@ -23,6 +23,9 @@ type Cluster struct {
 	Addrs []string
 	dirs  []string
 	nodes []*Process
+	// past holds the logs of each node's processes before its current
+	// one (killed, then started again), shown with it when a test fails.
+	past []string
 
 	opts   ClusterOptions
 	client *http.Client // reaches the nodes' ports
@@ -101,7 +104,7 @@ type ClusterOptions struct {
 // StartClusterWith is StartCluster with opts.
 func StartClusterWith(t testing.TB, bin, dir string, n int, opts ClusterOptions, env ...string) *Cluster {
 	t.Helper()
-	c := &Cluster{t: t, bin: bin, env: env, nodes: make([]*Process, n), opts: opts, client: http.DefaultClient}
+	c := &Cluster{t: t, bin: bin, env: env, nodes: make([]*Process, n), past: make([]string, n), opts: opts, client: http.DefaultClient}
 	if opts.Certs != "" {
 		c.client = CertsClient(t, opts.Certs)
 	}
@@ -114,7 +117,7 @@ func StartClusterWith(t testing.TB, bin, dir string, n int, opts ClusterOptions,
 		if t.Failed() || os.Getenv("TWINLAKE_TEST_NODE_LOGS") != "" {
 			for i, p := range c.nodes {
 				if p != nil {
-					t.Logf("node %s log:\n%s", c.Addrs[i], p.Log())
+					t.Logf("node %s log:\n%s%s", c.Addrs[i], c.past[i], p.Log())
 				}
 			}
 		}
@@ -165,6 +168,9 @@ func (c *Cluster) StartNode(i int) {
 		args = append(args, "--etcd-quota", c.opts.EtcdQuota)
 	}
 	args = append(args, c.opts.Args...)
+	if p := c.nodes[i]; p != nil {
+		c.past[i] += p.Log() + "        (process ended; the next one:)\n"
+	}
 	c.nodes[i] = spawn(c.t, c.bin, c.dirs[i], c.Addrs[i], args, c.env)
 }
 
