@@ -39,6 +39,9 @@ import (
 // or a corrupt one, during the faults and after. One
 // round runs in the normal suite; TWINLAKE_CLUSTER_SOAK=10m runs rounds
 // for that long. The seed is printed; TWINLAKE_CLUSTER_SEED replays it.
+// TWINLAKE_CLUSTER_LEASE sets the nodes' --cluster-lease (2s otherwise):
+// with 10s, a paused leader is deposed by the others for not answering
+// (after 3 s) before its lease runs out.
 func TestClusterFaults(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs four server processes under faults")
@@ -64,7 +67,8 @@ func TestClusterFaults(t *testing.T) {
 	bin := testsite.BuildBinary(t)
 	dir := t.TempDir()
 	env := clusterEnv()
-	cl := testsite.StartCluster(t, bin, filepath.Join(dir, "site"), 4, env...)
+	lease := os.Getenv("TWINLAKE_CLUSTER_LEASE")
+	cl := testsite.StartClusterWith(t, bin, filepath.Join(dir, "site"), 4, testsite.ClusterOptions{Lease: lease}, env...)
 	op := &operator{t: t, bin: bin, cfg: filepath.Join(dir, "client")}
 	for i, a := range cl.Addrs {
 		op.must("alias", "set", fmt.Sprint("n", i), "http://"+a, rootUser, rootSecret)
