@@ -547,46 +547,57 @@ func TestDriveErrorsDoNotWaitForAHungDrive(t *testing.T) {
 }
 
 // TestMarksDoNotWaitForADriveKnownHung: once a drive is marked hung (a
-// read of the marks it left unanswered), the next claim of the drives
+// read of the marks it left unanswered, or its node found silent by the
+// caller: MarkHung), the next claim of the drives
 // (a new leader's start, the drive watcher's check) does not wait for it
 // at all, still asking it: its answer, when it comes, ends the mark, and
 // the claim after that waits for it again.
 func TestMarksDoNotWaitForADriveKnownHung(t *testing.T) {
 	defer func(m, c time.Duration) { markWait, claimWait = m, c }(markWait, claimWait)
 	markWait, claimWait = 100*time.Millisecond, time.Minute
-	_, drives := driveSet(t, 4)
-	release := make(chan struct{})
-	const hung = 1
-	s := wrappedSet(t, drives, func(d Drive) Drive { return hungDrive{d, release} }, hung)
-	s.DriveErrors()
-	if !s.isHung(hung) {
-		t.Fatal("a drive that left its mark unanswered is not marked hung")
-	}
-	claimed := make(chan []int, 1)
-	go func() {
-		_, unreachable, err := s.Claim("dep1")
-		if err != nil {
-			t.Error(err)
-		}
-		claimed <- unreachable
-	}()
-	select {
-	case unreachable := <-claimed:
-		if fmt.Sprint(unreachable) != fmt.Sprint([]int{hung}) {
-			t.Fatalf("claim with drive %d known hung: unreachable %v", hung, unreachable)
-		}
-	case <-time.After(30 * time.Second):
-		close(release)
-		t.Fatal("the claim waits for a drive known hung")
-	}
-	close(release)
-	for deadline := time.Now().Add(30 * time.Second); s.isHung(hung); time.Sleep(10 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("the drive's late answer does not end its hung mark")
-		}
-	}
-	if _, unreachable, err := s.Claim("dep1"); err != nil || len(unreachable) != 0 {
-		t.Fatalf("claim once the drive answers: unreachable %v, %v", unreachable, err)
+	for _, tc := range []struct {
+		name string
+		mark func(s *Store, drive int)
+	}{
+		{"its mark unanswered", func(s *Store, _ int) { s.DriveErrors() }},
+		{"its node found silent", func(s *Store, drive int) { s.MarkHung(drive) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, drives := driveSet(t, 4)
+			release := make(chan struct{})
+			const hung = 1
+			s := wrappedSet(t, drives, func(d Drive) Drive { return hungDrive{d, release} }, hung)
+			tc.mark(s, hung)
+			if !s.isHung(hung) {
+				t.Fatal("the drive is not marked hung")
+			}
+			claimed := make(chan []int, 1)
+			go func() {
+				_, unreachable, err := s.Claim("dep1")
+				if err != nil {
+					t.Error(err)
+				}
+				claimed <- unreachable
+			}()
+			select {
+			case unreachable := <-claimed:
+				if fmt.Sprint(unreachable) != fmt.Sprint([]int{hung}) {
+					t.Fatalf("claim with drive %d known hung: unreachable %v", hung, unreachable)
+				}
+			case <-time.After(30 * time.Second):
+				close(release)
+				t.Fatal("the claim waits for a drive known hung")
+			}
+			close(release)
+			for deadline := time.Now().Add(30 * time.Second); s.isHung(hung); time.Sleep(10 * time.Millisecond) {
+				if time.Now().After(deadline) {
+					t.Fatal("the drive's late answer does not end its hung mark")
+				}
+			}
+			if _, unreachable, err := s.Claim("dep1"); err != nil || len(unreachable) != 0 {
+				t.Fatalf("claim once the drive answers: unreachable %v, %v", unreachable, err)
+			}
+		})
 	}
 }
 
