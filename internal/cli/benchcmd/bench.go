@@ -24,7 +24,7 @@ as a table, or with --json as one machine-readable object.`,
 		PersistentPreRun:  func(*cobra.Command, []string) { tuneGC() },
 		PersistentPostRun: func(*cobra.Command, []string) { untuneGC() },
 	}
-	bench.AddCommand(newBenchS3Cmd(opts), newBenchCatalogCmd(opts), newBenchReplicationCmd(opts), newBenchScannerCmd(opts), newBenchStartupCmd(opts), newBenchConsoleCmd(opts), newBenchILMCmd(opts), newBenchErasureCmd(opts))
+	bench.AddCommand(newBenchS3Cmd(opts), newBenchCatalogCmd(opts), newBenchReplicationCmd(opts), newBenchScannerCmd(opts), newBenchStartupCmd(opts), newBenchConsoleCmd(opts), newBenchILMCmd(opts), newBenchErasureCmd(opts), newBenchFailoverCmd(opts))
 	root.AddCommand(bench)
 }
 
