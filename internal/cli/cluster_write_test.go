@@ -373,6 +373,22 @@ func startPut(t *testing.T, node, key string, body []byte, sent int, access, sec
 // node had written of it as an orphan. So does the leader killed then.
 func offeredWriteNodeKilled(t *testing.T, e cliEnv, cl *testsite.Cluster, clients []*minio.Client, leader int, access, secret string) {
 	nodes := cl.Addrs
+	// The leader may have changed since the caller read it (a session
+	// lost under the full suite's load, with the tests' 2 s lease): the
+	// node killed first must be one that does not lead.
+	testsite.Eventually(t, 30*time.Second, func() error {
+		info, err := tryClusterInfo(e, fmt.Sprintf("n%d", leader))
+		if err != nil {
+			return err
+		}
+		for i, n := range nodes {
+			if info[n] == "leader" {
+				leader = i
+				return nil
+			}
+		}
+		return fmt.Errorf("no leader: %v", info)
+	})
 	f := (leader + 1) % len(nodes)
 	body := make([]byte, 8<<20)
 	rand.Read(body)
