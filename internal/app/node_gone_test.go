@@ -106,4 +106,15 @@ func TestProbe(t *testing.T) {
 	if got := probe(client, "http://not an address/"); got != probeFailed {
 		t.Errorf("probe of an address that does not parse = %v, want failed", got)
 	}
+
+	// Between nodes that use TLS, over the nodes' TLS.
+	secure := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+	defer secure.Close()
+	tlsClient := &http.Client{Transport: probeTransport(nodeTransport(secure.Client().Transport.(*http.Transport).TLSClientConfig))}
+	if got := probe(tlsClient, secure.URL+"/twinlake/health/live"); got != probeAnswered {
+		t.Errorf("probe over TLS of a server that answers = %v, want answered", got)
+	}
+	if got := probe(client, secure.URL+"/twinlake/health/live"); got != probeFailed {
+		t.Errorf("probe over TLS without the nodes' roots = %v, want failed (it says nothing of the process)", got)
+	}
 }
