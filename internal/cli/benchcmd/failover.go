@@ -395,13 +395,18 @@ func (s *failoverSite) failOver(ctx context.Context, fault string, body []byte) 
 		return row, err
 	}
 	t0 := time.Now()
-	got := make(chan error, 1)
+	// The GET's outcome comes back on got, never through row: the PUTs
+	// below may give up and return row while the GET still waits.
+	type answer struct {
+		secs float64
+		err  error
+	}
+	got := make(chan answer, 1)
 	go func() {
 		gctx, cancel := context.WithTimeout(ctx, s.timeout)
 		defer cancel()
 		err := s.readBack(gctx, via, body)
-		row.FirstGETS = time.Since(t0).Seconds()
-		got <- err
+		got <- answer{time.Since(t0).Seconds(), err}
 	}()
 	small := []byte("written while the leader failed\n")
 	for {
@@ -418,9 +423,11 @@ func (s *failoverSite) failOver(ctx context.Context, fault string, body []byte) 
 		}
 	}
 	row.FirstPUTS = time.Since(t0).Seconds()
-	if err := <-got; err != nil {
-		return row, fmt.Errorf("GET through %s after the leader's %s: %v\n%s", s.addrs[via], fault, err, s.logs())
+	a := <-got
+	if a.err != nil {
+		return row, fmt.Errorf("GET through %s after the leader's %s: %v\n%s", s.addrs[via], fault, a.err, s.logs())
 	}
+	row.FirstGETS = a.secs
 	if next, err := s.leader(ctx, via); err == nil {
 		row.NewLeader = s.addrs[next]
 	}
