@@ -304,7 +304,7 @@ func (s *Store) Walk(fn func(id string) bool) error {
 			// does not answer, or was left out for not answering, is
 			// not waited for.
 			h := s.newHearing()
-			lists, errs := valuesWithin(s.set, listWait, nil, func(i int, d Drive) ([]string, error) {
+			lists, errs := valuesWithin(s.set, listWait, nil, 0, func(i int, d Drive) ([]string, error) {
 				if s.unanswering(i) {
 					return nil, errLeftOut
 				}

@@ -92,14 +92,15 @@ func each[T any](drives []Drive, fn func(i int, d Drive) T) []T {
 // machine gone): it returns each call's error, errUnanswered for those
 // still running after wait, whose answers are dropped when they come.
 func eachWithin(drives []Drive, wait time.Duration, fn func(i int, d Drive) error) []error {
-	_, errs := valuesWithin(drives, wait, nil, func(i int, d Drive) (struct{}, error) { return struct{}{}, fn(i, d) })
+	_, errs := valuesWithin(drives, wait, nil, 0, func(i int, d Drive) (struct{}, error) { return struct{}{}, fn(i, d) })
 	return errs
 }
 
 // valuesWithin is eachWithin for calls that return a value as well. When
 // silent is not nil it stops waiting sooner, once every call still
-// running is to a drive it reports true for (one known silent already).
-func valuesWithin[T any](drives []Drive, wait time.Duration, silent func(i int) bool, fn func(i int, d Drive) (T, error)) ([]T, []error) {
+// running is to a drive it reports true for (one known silent already)
+// and at least enough drives have answered.
+func valuesWithin[T any](drives []Drive, wait time.Duration, silent func(i int) bool, enough int, fn func(i int, d Drive) (T, error)) ([]T, []error) {
 	type answer struct {
 		i   int
 		v   T
@@ -118,8 +119,9 @@ func valuesWithin[T any](drives []Drive, wait time.Duration, silent func(i int) 
 		errs[i] = errUnanswered
 	}
 	answered := make([]bool, len(drives))
+	heard := 0
 	onlySilentLeft := func() bool {
-		if silent == nil {
+		if silent == nil || heard < enough {
 			return false
 		}
 		for i := range drives {
@@ -140,6 +142,7 @@ collect:
 		case a := <-answers:
 			vals[a.i], errs[a.i] = a.v, a.err
 			answered[a.i] = true
+			heard++
 		case <-timer.C:
 			break collect
 		}
@@ -613,18 +616,18 @@ func (s *Store) driveOf(id string) []int {
 // hung, as a read's open left unanswered does: reads and a heal scan go
 // on without waiting for it until it answers.
 func (s *Store) DriveErrors() []error {
-	_, errs := s.readMarks(markWait)
+	_, errs := s.readMarks(markWait, 0)
 	return errs
 }
 
 // readMarks reads every drive's mark at once, waiting at most wait, and
-// not at all for a drive marked hung once the others have answered; a
-// drive that has not answered is marked hung, and one that answers
-// (anything) is not, so that a drive marked hung when it answers again
-// is waited for by the next call.
-func (s *Store) readMarks(wait time.Duration) ([][]byte, []error) {
+// not at all for a drive marked hung once the others, and at least enough
+// drives, have answered; a drive that has not answered is marked hung,
+// and one that answers (anything) is not, so that a drive marked hung
+// when it answers again is waited for by the next call.
+func (s *Store) readMarks(wait time.Duration, enough int) ([][]byte, []error) {
 	h := s.newHearing()
-	marks, errs := valuesWithin(s.set, wait, s.isHung, func(i int, d Drive) ([]byte, error) {
+	marks, errs := valuesWithin(s.set, wait, s.isHung, enough, func(i int, d Drive) ([]byte, error) {
 		m, err := d.ReadMark()
 		h.heard(i)
 		return m, err
@@ -819,7 +822,8 @@ type driveMark struct {
 // The drives are asked all at once, and one that has not answered within
 // claimWait is counted unreachable: a node that hangs (paused, its
 // machine gone) holds up a new leader's start by that much, not by its
-// calls' timeout for each of its drives in turn. It is marked hung as
+// calls' timeout for each of its drives in turn. A drive marked hung is
+// not waited for once the write quorum has answered. It is marked hung as
 // well (see DriveErrors): the drive watcher claims every 10 s, so reads
 // stop waiting for a paused node's drives within that, not each node's
 // first read after the pause.
@@ -827,7 +831,10 @@ func (s *Store) Claim(deployment string) (marked, unreachable []int, err error) 
 	if s.code == nil {
 		return nil, nil, nil
 	}
-	marks, read := s.readMarks(claimWait)
+	// A drive marked hung long ago (its node stalled while another led)
+	// may answer now: the claim waits for it when without it too few
+	// would answer for the set to serve.
+	marks, read := s.readMarks(claimWait, s.code.Layout().WriteQuorum())
 	var unmarked []int
 	for i, err := range read {
 		switch {

@@ -601,6 +601,61 @@ func TestMarksDoNotWaitForADriveKnownHung(t *testing.T) {
 	}
 }
 
+// slowMarkDrive answers a read of its mark after delay.
+type slowMarkDrive struct {
+	Drive
+	delay time.Duration
+}
+
+func (d slowMarkDrive) ReadMark() ([]byte, error) {
+	time.Sleep(d.delay)
+	return d.Drive.ReadMark()
+}
+
+// TestClaimWaitsForAHungMarkWhenShort: a drive marked hung long ago (its
+// node stalled while another led, and this node never asked it since)
+// that answers now is waited for when without it too few drives would
+// answer for the set to serve: a new leader's claim does not fail for a
+// stale mark, leaving out only the drive that does not answer.
+func TestClaimWaitsForAHungMarkWhenShort(t *testing.T) {
+	defer func(c time.Duration) { claimWait = c }(claimWait)
+	claimWait = time.Minute
+	_, drives := driveSet(t, 4) // 2+2: a write quorum of 3
+	release := make(chan struct{})
+	defer close(release)
+	const hung, stale = 1, 2
+	set := make([]Drive, len(drives))
+	for i, dir := range drives {
+		set[i] = localDrive(t, dir)
+	}
+	set[hung] = hungDrive{set[hung], release}
+	set[stale] = slowMarkDrive{set[stale], 100 * time.Millisecond}
+	s, err := NewDriveSet(set, erasure.MinBlockSize)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.MarkHung(hung, stale)
+	claimed := make(chan []int, 1)
+	go func() {
+		_, unreachable, err := s.Claim("dep1")
+		if err != nil {
+			t.Error(err)
+		}
+		claimed <- unreachable
+	}()
+	select {
+	case unreachable := <-claimed:
+		if fmt.Sprint(unreachable) != fmt.Sprint([]int{hung}) {
+			t.Fatalf("claim with drive %d hung and drive %d marked but answering: unreachable %v, want [%d]", hung, stale, unreachable, hung)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the claim waits for a drive known hung once the write quorum answered")
+	}
+	if s.isHung(stale) {
+		t.Error("the drive that answered the claim is still marked hung")
+	}
+}
+
 // silentDrive answers nothing, to opens and lists as to reads of its
 // mark (hungDrive), until release is closed (its node paused).
 type silentDrive struct{ hungDrive }
