@@ -26,6 +26,8 @@ type Cluster struct {
 	// past holds the logs of each node's processes before its current
 	// one (killed, then started again), shown with it when a test fails.
 	past []string
+	// holes holds, for a node CutOff, what frees its ports.
+	holes [][]func()
 
 	opts   ClusterOptions
 	client *http.Client // reaches the nodes' ports
@@ -104,7 +106,7 @@ type ClusterOptions struct {
 // StartClusterWith is StartCluster with opts.
 func StartClusterWith(t testing.TB, bin, dir string, n int, opts ClusterOptions, env ...string) *Cluster {
 	t.Helper()
-	c := &Cluster{t: t, bin: bin, env: env, nodes: make([]*Process, n), past: make([]string, n), opts: opts, client: http.DefaultClient}
+	c := &Cluster{t: t, bin: bin, env: env, nodes: make([]*Process, n), past: make([]string, n), holes: make([][]func(), n), opts: opts, client: http.DefaultClient}
 	if opts.Certs != "" {
 		c.client = CertsClient(t, opts.Certs)
 	}
@@ -114,6 +116,9 @@ func StartClusterWith(t testing.TB, bin, dir string, n int, opts ClusterOptions,
 	}
 	t.Cleanup(func() {
 		c.Kill()
+		for i := range c.holes {
+			c.mend(i)
+		}
 		if t.Failed() || os.Getenv("TWINLAKE_TEST_NODE_LOGS") != "" {
 			for i, p := range c.nodes {
 				if p != nil {
@@ -148,6 +153,7 @@ func (c *Cluster) Start() {
 // StartNode starts node i without waiting for it.
 func (c *Cluster) StartNode(i int) {
 	c.t.Helper()
+	c.mend(i)
 	args := []string{"--cluster", strings.Join(c.Addrs, ","), "--cluster-lease", cmp.Or(c.opts.Lease, "2s")}
 	if c.opts.Certs != "" {
 		args = append(args, "--certs-dir", c.opts.Certs)

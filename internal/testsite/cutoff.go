@@ -1,0 +1,38 @@
+package testsite
+
+import (
+	"net"
+	"strconv"
+
+	"github.com/twinlake/twinlake/internal/netcut"
+)
+
+// CutOff kills node i with SIGKILL and leaves its three ports (its
+// address and its etcd member's) taking no connection: a connection to
+// them times out, as to a machine that is down or cut off, where a killed
+// process's ports refuse connections at once. StartNode or the test's end
+// frees them.
+func (c *Cluster) CutOff(i int) {
+	c.t.Helper()
+	c.KillNode(i)
+	host, ps, err := net.SplitHostPort(c.Addrs[i])
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	port, _ := strconv.Atoi(ps)
+	for k := range 3 {
+		closeFn, err := netcut.Hold(net.JoinHostPort(host, strconv.Itoa(port+k)))
+		if err != nil {
+			c.t.Fatalf("testsite: cut off node %d: %v", i, err)
+		}
+		c.holes[i] = append(c.holes[i], closeFn)
+	}
+}
+
+// mend frees the ports of node i that CutOff held.
+func (c *Cluster) mend(i int) {
+	for _, closeFn := range c.holes[i] {
+		closeFn()
+	}
+	c.holes[i] = nil
+}
