@@ -2,8 +2,12 @@ package app
 
 import (
 	"net"
+	"net/http"
 	"syscall"
 	"testing"
+	"time"
+
+	"github.com/twinlake/twinlake/internal/netcut"
 )
 
 // TestNodeDialerKeepAlive: a connection between nodes has TCP keep-alive
@@ -39,5 +43,29 @@ func TestNodeDialerKeepAlive(t *testing.T) {
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestProbeUnreachable probes an address whose connections time out, as
+// a machine's that is down or cut off (netcut.Hold).
+func TestProbeUnreachable(t *testing.T) {
+	l, err := net.Listen("tcp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	release, err := netcut.Hold(addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer release()
+	client := &http.Client{Transport: probeTransport(nodeTransport(nil))}
+	start := time.Now()
+	if got := probe(client, "http://"+addr+"/twinlake/health/live"); got != probeUnreachable {
+		t.Errorf("probe of an address whose connections time out = %v, want unreachable", got)
+	}
+	if took := time.Since(start); took >= stallTimeout {
+		t.Errorf("the probe took %v: it should give up the connection after %v", took, probeDialTimeout)
 	}
 }

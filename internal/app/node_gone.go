@@ -24,6 +24,7 @@ import (
 //     overloaded, its kernel takes them or lets them time out). Ended
 //     once goneProbes probes in a row were refused, the first goneAfter
 //     ago or more.
+//
 //   - stalled: its process is there and answers nothing (stopped with
 //     SIGSTOP, its machine frozen, the process stuck). Its kernel takes
 //     the connection and no answer comes. Ended once stallProbes probes
@@ -31,17 +32,26 @@ import (
 //     stallAfter ago or more: a live process answers that probe in a
 //     millisecond, however busy.
 //
-// A machine that is down or cut off lets the connection time out: that
-// says nothing of the process, and its lease runs out as before. Ending
-// a live leader's session is safe, only wasteful: its writes are fenced
-// on its candidate key, which goes with the session, and it campaigns
-// again.
+//   - unreachable: its machine is down or cut off from this node. The
+//     connection times out (or the host is unreachable). That says
+//     nothing of the process, and this node's own network may be at
+//     fault, so the node votes (cluster.Coordinator.VoteDepose), once
+//     unreachProbes probes in a row timed out, the first unreachAfter
+//     ago or more, and the session ends once most of the other nodes
+//     have voted against the same lead (otherwise its lease runs out as
+//     before, or never while it reaches etcd).
+//
+// Ending a live leader's session is safe, only wasteful: its writes are
+// fenced on its candidate key, which goes with the session, and it
+// campaigns again.
 const (
-	goneAfter    = time.Second
-	goneProbes   = 3
-	stallAfter   = 3 * time.Second
-	stallProbes  = 3
-	stallTimeout = time.Second
+	goneAfter     = time.Second
+	goneProbes    = 3
+	stallAfter    = 3 * time.Second
+	stallProbes   = 3
+	stallTimeout  = time.Second
+	unreachAfter  = 3 * time.Second
+	unreachProbes = 3
 	// probeEvery spaces the probes of an answering leader.
 	probeEvery = 200 * time.Millisecond
 	// probeDialTimeout bounds a probe's connection: on the site's
@@ -58,19 +68,21 @@ const (
 type probeResult int
 
 const (
-	probeAnswered probeResult = iota // an HTTP answer, whatever its status
-	probeRefused                     // the address refused the connection
-	probeSilent                      // connected, and no answer within stallTimeout
-	probeFailed                      // anything else (the connection timed out, ...)
+	probeAnswered    probeResult = iota // an HTTP answer, whatever its status
+	probeRefused                        // the address refused the connection
+	probeSilent                         // connected, and no answer within stallTimeout
+	probeUnreachable                    // the connection timed out, or the host is unreachable
+	probeFailed                         // anything else (TLS refused, a bad address, ...)
 )
 
 // verdict is what a run of probes says of the leader.
 type verdict int
 
 const (
-	leaderServes  verdict = iota // nothing against it
-	leaderGone                   // its address refuses connections
-	leaderStalled                // it takes connections and answers nothing
+	leaderServes      verdict = iota // nothing against it
+	leaderGone                       // its address refuses connections
+	leaderStalled                    // it takes connections and answers nothing
+	leaderUnreachable                // its connections time out
 )
 
 func (v verdict) String() string {
@@ -79,15 +91,17 @@ func (v verdict) String() string {
 		return "gone"
 	case leaderStalled:
 		return "stalled"
+	case leaderUnreachable:
+		return "unreachable"
 	}
 	return "serves"
 }
 
-// leaderProbes tells from the probes of the leader whether it is gone or
-// stalled. It is the leader watch's alone.
+// leaderProbes tells from the probes of the leader whether it is gone,
+// stalled or unreachable. It is the leader watch's alone.
 type leaderProbes struct {
 	id     string
-	result probeResult // of the probes in a row: refused or silent
+	result probeResult // of the probes in a row: refused, silent or unreachable
 	since  time.Time   // when the first of them was sent
 	probes int
 }
@@ -95,7 +109,7 @@ type leaderProbes struct {
 // observe records a probe of leader id sent at sent and ended at now, and
 // says what the probes in a row say of the leader.
 func (p *leaderProbes) observe(id string, result probeResult, sent, now time.Time) verdict {
-	if result != probeRefused && result != probeSilent {
+	if result != probeRefused && result != probeSilent && result != probeUnreachable {
 		*p = leaderProbes{}
 		return leaderServes
 	}
@@ -108,6 +122,8 @@ func (p *leaderProbes) observe(id string, result probeResult, sent, now time.Tim
 		return leaderGone
 	case result == probeSilent && p.probes >= stallProbes && now.Sub(p.since) >= stallAfter:
 		return leaderStalled
+	case result == probeUnreachable && p.probes >= unreachProbes && now.Sub(p.since) >= unreachAfter:
+		return leaderUnreachable
 	}
 	return leaderServes
 }
@@ -143,6 +159,7 @@ func probe(client *http.Client, url string) probeResult {
 		return probeFailed
 	}
 	resp, err := client.Do(req)
+	var op *net.OpError
 	switch {
 	case err == nil:
 		io.Copy(io.Discard, io.LimitReader(resp.Body, 4096))
@@ -150,6 +167,9 @@ func probe(client *http.Client, url string) probeResult {
 		return probeAnswered
 	case errors.Is(err, syscall.ECONNREFUSED):
 		return probeRefused
+	case errors.As(err, &op) && op.Op == "dial" &&
+		(op.Timeout() || errors.Is(err, syscall.EHOSTUNREACH) || errors.Is(err, syscall.ENETUNREACH)):
+		return probeUnreachable
 	case connected.Load() && ctx.Err() != nil:
 		return probeSilent
 	}
@@ -157,13 +177,14 @@ func probe(client *http.Client, url string) probeResult {
 }
 
 // watchLeader probes the leader, unless this node leads, until stop is
-// closed, and ends the leader's session when it is gone or stalled (see
-// leaderProbes).
+// closed, and ends the leader's session when it is gone or stalled, or
+// votes to when it is unreachable (see leaderProbes).
 func (n *Node) watchLeader(stop <-chan struct{}) {
 	client := &http.Client{Transport: n.probes}
 	var probes leaderProbes
 	var nextDepose time.Time
-	id := "" // the leader watched
+	id := ""    // the leader watched
+	voted := "" // the leader this node voted to depose, if any
 	for {
 		select {
 		case <-stop:
@@ -177,22 +198,72 @@ func (n *Node) watchLeader(stop <-chan struct{}) {
 		}
 		if id == "" || id == n.cfg.Address {
 			probes = leaderProbes{}
+			voted = n.withdrawVote(voted)
 			continue
 		}
 		sent := time.Now()
 		result := probe(client, n.scheme+"://"+id+"/twinlake/health/live")
 		v := probes.observe(id, result, sent, time.Now())
+		if voted != "" && (voted != id || result == probeAnswered) {
+			voted = n.withdrawVote(voted)
+		}
 		if v == leaderServes || time.Now().Before(nextDepose) {
 			continue
 		}
 		nextDepose = time.Now().Add(deposeEvery)
-		if v == leaderStalled {
+		if v != leaderGone {
 			// The node that leads next, maybe this one, claims the drives
 			// first: it does not wait for these.
 			n.set.MarkHung(n.drivesOf(id)...)
 		}
+		if v == leaderUnreachable {
+			if n.voteDepose(id, voted != id) {
+				voted = id
+			}
+			continue
+		}
 		n.depose(id, v)
 	}
+}
+
+// withdrawVote withdraws this node's vote against leader voted, if any,
+// and returns what the watch's record of it becomes: "" once withdrawn.
+func (n *Node) withdrawVote(voted string) string {
+	if voted == "" {
+		return ""
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), deposeTimeout)
+	defer cancel()
+	if err := n.coord.WithdrawVote(ctx); err != nil {
+		n.cfg.Logger.Warn("node: withdrawing the vote to depose a leader failed; trying again", "leader", voted, "err", err)
+		return voted
+	}
+	return ""
+}
+
+// votesToDepose is how many nodes must find the leader unreachable to
+// end its session: most of the others.
+func votesToDepose(nodes int) int { return (nodes-1)/2 + 1 }
+
+// voteDepose votes to end the session of leader id, found unreachable,
+// saying so in the log when first, and reports whether the vote was
+// recorded.
+func (n *Node) voteDepose(id string, first bool) bool {
+	ctx, cancel := context.WithTimeout(context.Background(), deposeTimeout)
+	defer cancel()
+	need := votesToDepose(len(n.nodes))
+	ended, votes, err := n.coord.VoteDepose(ctx, id, need)
+	switch {
+	case err != nil:
+		n.cfg.Logger.Warn("node: voting to end the session of a leader this node cannot reach failed; trying again", "leader", id, "err", err)
+		return false
+	case ended:
+		n.deposed.Add(1)
+		n.cfg.Logger.Warn("node: the leader's connections have timed out for "+unreachAfter.String()+" here and at enough other nodes (its machine is down or cut off): ended its session, so that the next candidate leads now", "leader", id, "votes", votes)
+	case votes > 0 && first:
+		n.cfg.Logger.Info("node: the leader's connections time out (its machine may be down or cut off): voted to end its session", "leader", id, "votes", votes, "needed", need)
+	}
+	return votes > 0
 }
 
 // drivesOf lists the drives of node addr (indexes into the site's drive

@@ -19,7 +19,8 @@ func TestLeaderProbes(t *testing.T) {
 	r := func(id string, at time.Duration) pr { return pr{id, probeRefused, at, ms} }
 	ok := func(id string, at time.Duration) pr { return pr{id, probeAnswered, at, ms} }
 	s := func(id string, at time.Duration) pr { return pr{id, probeSilent, at, stallTimeout} }
-	f := func(id string, at time.Duration) pr { return pr{id, probeFailed, at, probeDialTimeout} }
+	f := func(id string, at time.Duration) pr { return pr{id, probeFailed, at, ms} }
+	u := func(id string, at time.Duration) pr { return pr{id, probeUnreachable, at, probeDialTimeout} }
 	for _, tc := range []struct {
 		name   string
 		probes []pr
@@ -45,8 +46,22 @@ func TestLeaderProbes(t *testing.T) {
 		// A node paused itself sends a probe and sees it end long after:
 		// one probe, not a leader that answers nothing.
 		{"one probe that took long", []pr{{"a", probeSilent, 0, 20 * time.Second}, ok("a", 20200*ms)}, []verdict{leaderServes, leaderServes}},
-		{"a connection that times out says nothing", []pr{s("a", 0), s("a", 1200*ms), f("a", 2400*ms), s("a", 2600*ms), s("a", 3800*ms), s("a", 5000*ms)},
+		{"a connection that times out does not count as silent", []pr{s("a", 0), s("a", 1200*ms), u("a", 2400*ms), s("a", 2600*ms), s("a", 3800*ms), s("a", 5000*ms)},
 			[]verdict{leaderServes, leaderServes, leaderServes, leaderServes, leaderServes, leaderStalled}},
+		{"a failed probe starts the count again", []pr{s("a", 0), s("a", 1200*ms), f("a", 2400*ms), s("a", 2600*ms), s("a", 3800*ms), s("a", 5000*ms)},
+			[]verdict{leaderServes, leaderServes, leaderServes, leaderServes, leaderServes, leaderStalled}},
+		{"timed out for three seconds", []pr{u("a", 0), u("a", 350*ms), u("a", 700*ms), u("a", 2800*ms), u("a", 3000*ms)},
+			[]verdict{leaderServes, leaderServes, leaderServes, leaderServes, leaderUnreachable}},
+		{"timed out, then answering", []pr{u("a", 0), u("a", 1000*ms), u("a", 2000*ms), ok("a", 2900*ms), u("a", 3000*ms), u("a", 3500*ms)},
+			[]verdict{leaderServes, leaderServes, leaderServes, leaderServes, leaderServes, leaderServes}},
+		{"two timeouts over a long time", []pr{u("a", 0), u("a", 20000*ms)}, []verdict{leaderServes, leaderServes}},
+		// A leader whose machine died: the connection kept from the last
+		// probe takes the request and nothing answers; then connections
+		// time out.
+		{"silent once, then timing out", []pr{s("a", 0), u("a", 1200*ms), u("a", 1550*ms), u("a", 3900*ms), u("a", 4250*ms)},
+			[]verdict{leaderServes, leaderServes, leaderServes, leaderServes, leaderUnreachable}},
+		{"timed out for one leader, then another", []pr{u("a", 0), u("a", 2000*ms), u("b", 3000*ms), u("b", 4000*ms), u("b", 6000*ms)},
+			[]verdict{leaderServes, leaderServes, leaderServes, leaderServes, leaderUnreachable}},
 		{"refused, then silent: each counts apart", []pr{r("a", 0), r("a", 500*ms), s("a", 1000*ms), r("a", 2200*ms)},
 			[]verdict{leaderServes, leaderServes, leaderServes, leaderServes}},
 		{"silent for one leader, then another", []pr{s("a", 0), s("a", 1200*ms), s("b", 2400*ms), s("b", 3600*ms), s("b", 4800*ms)},
@@ -62,6 +77,15 @@ func TestLeaderProbes(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestVotesToDepose: most of the nodes other than the leader.
+func TestVotesToDepose(t *testing.T) {
+	for nodes, want := range map[int]int{2: 1, 3: 2, 4: 2, 5: 3, 6: 3, 7: 4, 16: 8} {
+		if got := votesToDepose(nodes); got != want {
+			t.Errorf("votesToDepose(%d) = %d, want %d", nodes, got, want)
+		}
 	}
 }
 

@@ -77,3 +77,68 @@ func (c *Coordinator) clearFormerLife(ctx context.Context) error {
 	}
 	return nil
 }
+
+// votesDir holds the nodes' votes to depose a leader they cannot reach:
+// votes/<nodeID> names, by its key's lease (hex), the leader that node
+// cannot reach, and lives under the voter's session.
+const votesDir = "votes/"
+
+// VoteDepose records that this node cannot reach node id, which it
+// believes leads, and ends id's session once need nodes (this one among
+// them) have voted against the same lead: for a leader whose machine is
+// down or cut off, whose connections time out, which says nothing of its
+// process when one node sees it (that node's own network may be at
+// fault), so that the next candidate takes over before the lease runs
+// out (and a leader cut off from the other nodes but not from etcd would
+// never lose it). A vote names the leader's key, not the node: it counts
+// for that lead only. It reports whether this call ended the session and
+// how many votes the lead has. Deposing a live leader is safe, only
+// wasteful (see Depose).
+func (c *Coordinator) VoteDepose(ctx context.Context, id string, need int) (ended bool, votes int, err error) {
+	if c.ctx.Err() != nil {
+		return false, 0, ErrClosed
+	}
+	if id == c.cfg.NodeID {
+		return false, 0, fmt.Errorf("cluster: node %s would depose itself", id)
+	}
+	resp, err := c.election().Leader(ctx)
+	if err != nil {
+		return false, 0, fmt.Errorf("cluster: read leader: %w", err)
+	}
+	kv := resp.Kvs[0]
+	if string(kv.Value) != id {
+		return false, 0, nil // another node leads now
+	}
+	lease := clientv3.LeaseID(kv.Lease)
+	lead := fmt.Sprintf("%x", int64(lease))
+	dir := c.prefix + votesDir
+	txn, err := c.client.Txn(ctx).Then(
+		clientv3.OpPut(dir+c.cfg.NodeID, lead, clientv3.WithLease(c.session().Lease())),
+		clientv3.OpGet(dir, clientv3.WithPrefix()),
+	).Commit()
+	if err != nil {
+		return false, 0, fmt.Errorf("cluster: vote to depose %s: %w", id, err)
+	}
+	for _, kv := range txn.Responses[1].GetResponseRange().Kvs {
+		if string(kv.Value) == lead {
+			votes++
+		}
+	}
+	if votes < need {
+		return false, votes, nil
+	}
+	ended, err = c.revoke(ctx, lease)
+	return ended, votes, err
+}
+
+// WithdrawVote removes this node's vote to depose a leader (it reached
+// it again, or another node leads).
+func (c *Coordinator) WithdrawVote(ctx context.Context) error {
+	if c.ctx.Err() != nil {
+		return ErrClosed
+	}
+	if _, err := c.client.Delete(ctx, c.prefix+votesDir+c.cfg.NodeID); err != nil {
+		return fmt.Errorf("cluster: withdraw vote: %w", err)
+	}
+	return nil
+}

@@ -144,3 +144,71 @@ func TestLostSessionEndsItsLease(t *testing.T) {
 		return len(got) == 2, fmt.Sprint(got, err)
 	})
 }
+
+// TestVoteDepose: the nodes that cannot reach the leader vote against its
+// lead; its session ends with the vote that makes need, not before. A
+// vote counts for the lead it named only: a withdrawn vote, or one
+// against an earlier lead of the same node, does not count.
+func TestVoteDepose(t *testing.T) {
+	members := startMembers(t, 1)
+	coords := map[string]*Coordinator{}
+	for _, id := range []string{"n1", "n2", "n3"} {
+		coords[id] = openCoordinatorWith(t, "test", id, testLeaseTTL, members[0].ClientURL())
+		if err := coords[id].Campaign(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	leader := waitForOneLeader(t, coords)
+	var voters []string
+	for _, id := range []string{"n1", "n2", "n3"} {
+		if id != leader {
+			voters = append(voters, id)
+		}
+	}
+	a, b := coords[voters[0]], coords[voters[1]]
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+
+	if _, _, err := coords[leader].VoteDepose(ctx, leader, 2); err == nil {
+		t.Fatal("a vote against itself was taken")
+	}
+	if ended, votes, err := a.VoteDepose(ctx, voters[1], 2); ended || votes != 0 || err != nil {
+		t.Fatalf("vote against a node that does not lead = %v, %d, %v; want false, 0, nil", ended, votes, err)
+	}
+	// One vote of two needed; voting again does not count twice.
+	for range 2 {
+		if ended, votes, err := a.VoteDepose(ctx, leader, 2); ended || votes != 1 || err != nil {
+			t.Fatalf("first vote = %v, %d, %v; want false, 1, nil", ended, votes, err)
+		}
+	}
+	// Withdrawn (a reached the leader again): b's vote is the only one.
+	if err := a.WithdrawVote(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if ended, votes, err := b.VoteDepose(ctx, leader, 2); ended || votes != 1 || err != nil {
+		t.Fatalf("vote after the other was withdrawn = %v, %d, %v; want false, 1, nil", ended, votes, err)
+	}
+	if got := waitForOneLeader(t, coords); got != leader {
+		t.Fatalf("with one vote of two the leader is %s, want %s still", got, leader)
+	}
+	if ended, votes, err := a.VoteDepose(ctx, leader, 2); !ended || votes != 2 || err != nil {
+		t.Fatalf("the second vote = %v, %d, %v; want true, 2, nil", ended, votes, err)
+	}
+	next := waitForOneLeader(t, coords)
+	if next == leader {
+		t.Fatalf("after two votes %s still leads", leader)
+	}
+	// The deposed node campaigns again, behind the others. The votes
+	// left name its former lead: when it leads again, they do not count.
+	waitFor(t, leader+" to register again", func() (bool, string) {
+		got, err := memberIDs(coords[next])
+		return len(got) == 3, fmt.Sprint(got, err)
+	})
+	third := voters[0]
+	if third == next {
+		third = voters[1]
+	}
+	if ended, votes, err := coords[third].VoteDepose(ctx, next, 3); ended || votes != 1 || err != nil {
+		t.Fatalf("a vote against the new lead = %v, %d, %v; want false, 1 (the votes against the former lead do not count), nil", ended, votes, err)
+	}
+}

@@ -31,7 +31,10 @@ import (
 // them, so the others end its session once it has answered none of
 // their probes for 3 s; the held read is answered and a write through
 // another node acknowledged within the lease, and once resumed the node
-// serves what was written meanwhile.
+// serves what was written meanwhile. Then the leader's machine goes down
+// (its ports take no connection: they time out, nothing refuses them):
+// the other nodes vote to end its session once they have reached it for
+// none of 3 s, and the read is answered within the lease again.
 func TestClusterLeaderKilledFailsOverBeforeItsLease(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs three server processes")
@@ -147,4 +150,11 @@ func TestClusterLeaderKilledFailsOverBeforeItsLease(t *testing.T) {
 		}
 		return nil
 	})
+
+	fourth, err := leaderSeenBy(op, cl, third)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cl.CutOff(fourth)
+	failOver(fourth, (fourth+1)%len(cl.Addrs))
 }

@@ -59,7 +59,7 @@ const (
 	ClusterNodeCPU            = "twinlake_cluster_node_cpu_seconds_total"      // counter {node}: CPU time the node's process has used
 	ClusterNodeLeader         = "twinlake_cluster_node_leader"                 // gauge {node}: 1 for the leader
 	ClusterNodeHeld           = "twinlake_cluster_node_requests_held"          // gauge {node}: requests waiting for a leader to pass them to
-	ClusterNodeDeposed        = "twinlake_cluster_node_leaders_deposed_total"  // counter {node}: leaders whose session the node ended, their process gone or stalled
+	ClusterNodeDeposed        = "twinlake_cluster_node_leaders_deposed_total"  // counter {node}: leaders whose session the node ended, their process gone or stalled, or their machine unreachable
 	ClusterNodeReadsHere      = "twinlake_cluster_node_reads_here_total"       // counter {node}: GETs passed to the leader whose data the node read itself
 	ClusterNodeReadBytesHere  = "twinlake_cluster_node_read_bytes_here_total"  // counter {node}: their bytes
 	ClusterNodeWritesHere     = "twinlake_cluster_node_writes_here_total"      // counter {node}: PUTs passed to the leader whose data the node wrote itself

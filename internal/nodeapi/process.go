@@ -29,7 +29,8 @@ type Routing struct {
 	// them to.
 	HeldRequests int64 `json:"heldRequests,omitempty"`
 	// LeadersDeposed counts the leaders whose session the node ended
-	// since it started, their process found gone or stalled.
+	// since it started, their process found gone or stalled, or their
+	// machine unreachable from most of the other nodes.
 	LeadersDeposed int64 `json:"leadersDeposed,omitempty"`
 	// ReadsHere counts the GETs the node passed to the leader whose data
 	// it read from the drives itself since it started, and ReadBytesHere
