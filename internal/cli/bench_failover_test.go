@@ -7,12 +7,13 @@ import (
 	"github.com/twinlake/twinlake/internal/testsite"
 )
 
-// bench failover runs its own site of node processes, kills the leader and
-// pauses the next one, and reports for each fault the read and the write
+// bench failover runs its own site of node processes, kills the leader,
+// pauses the next one and cuts off the one after (killed, its ports taking
+// no connection), and reports for each fault the read and the write
 // served through another node, and the new leader.
 func TestBenchFailover(t *testing.T) {
 	if testing.Short() {
-		t.Skip("runs three server processes for about fifteen seconds")
+		t.Skip("runs three server processes for about twenty seconds")
 	}
 	bin := testsite.BuildBinary(t)
 	e := newCLIEnv(t)
@@ -31,7 +32,7 @@ func TestBenchFailover(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &rep); err != nil {
 		t.Fatalf("not JSON: %v\n%s", err, out)
 	}
-	if rep.Nodes != 3 || len(rep.Results) != 2 || rep.Results[0].Fault != "kill" || rep.Results[1].Fault != "pause" {
+	if rep.Nodes != 3 || len(rep.Results) != 3 || rep.Results[0].Fault != "kill" || rep.Results[1].Fault != "pause" || rep.Results[2].Fault != "cut" {
 		t.Fatalf("report %+v", rep)
 	}
 	for _, r := range rep.Results {

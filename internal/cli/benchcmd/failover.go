@@ -24,6 +24,7 @@ import (
 
 	"github.com/twinlake/twinlake/internal/adminclient"
 	"github.com/twinlake/twinlake/internal/cli/cmdutil"
+	"github.com/twinlake/twinlake/internal/netcut"
 )
 
 // benchFailoverFlags are the flags of bench failover.
@@ -40,6 +41,7 @@ type benchFailoverFlags struct {
 const (
 	faultKill  = "kill"  // SIGKILL: the process gone, its address refusing connections
 	faultPause = "pause" // SIGSTOP: the process there, taking connections, answering none
+	faultCut   = "cut"   // SIGKILL, its ports then taking no connection: its machine down or cut off
 )
 
 func newBenchFailoverCmd(opts *cmdutil.Options) *cobra.Command {
@@ -59,12 +61,16 @@ site's leader and measures through another node:
 
 kill is SIGKILL (the process gone: its address refuses connections); pause is
 SIGSTOP (the process there: its kernel takes connections and nothing answers
-them). After each measurement the node is started again (kill) or continued
-(pause), and the bench waits for every node to be back. Both should stay far
-below --cluster-lease: the other nodes end the session of a leader whose
-address refuses connections, or that answers none of their probes for 3 s.`,
+them); cut is SIGKILL with the node's three ports then held taking no
+connection, so that connections to them time out (its machine down or cut
+off). After each measurement the node is started again (kill, cut) or
+continued (pause), and the bench waits for every node to be back. All should
+stay far below --cluster-lease: the other nodes end the session of a leader
+whose address refuses connections, or that answers none of their probes for
+3 s, or, once most of them have voted so, whose connections have timed out
+for 3 s.`,
 		Example: `  twinlake bench failover
-  twinlake bench failover --faults pause --rounds 5 --json
+  twinlake bench failover --faults pause,cut --rounds 5 --json
   twinlake bench failover --nodes 3 --lease 30s --binary ./twinlake-v1`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -73,7 +79,7 @@ address refuses connections, or that answers none of their probes for 3 s.`,
 	}
 	fl := cmd.Flags()
 	fl.IntVar(&f.nodes, "nodes", 4, "nodes of the site (3 to 16)")
-	fl.StringVar(&f.faults, "faults", faultKill+","+faultPause, "comma-separated faults put on the leader: kill, pause")
+	fl.StringVar(&f.faults, "faults", faultKill+","+faultPause+","+faultCut, "comma-separated faults put on the leader: kill, pause, cut")
 	fl.IntVar(&f.rounds, "rounds", 3, "measurements of each fault (1 to 100)")
 	fl.DurationVar(&f.lease, "lease", 10*time.Second, "the nodes' --cluster-lease (2s to 60s)")
 	fl.StringVar(&f.binary, "binary", "", "twinlake binary to run as the nodes (default this one)")
@@ -105,8 +111,8 @@ func parseFaults(s string) ([]string, error) {
 	var out []string
 	for _, p := range strings.Split(s, ",") {
 		p = strings.TrimSpace(p)
-		if p != faultKill && p != faultPause {
-			return nil, fmt.Errorf("--faults: %q is not a fault (kill, pause)", p)
+		if p != faultKill && p != faultPause && p != faultCut {
+			return nil, fmt.Errorf("--faults: %q is not a fault (kill, pause, cut)", p)
 		}
 		out = append(out, p)
 	}
@@ -395,6 +401,18 @@ func (s *failoverSite) failOver(ctx context.Context, fault string, body []byte) 
 		return row, err
 	}
 	t0 := time.Now()
+	var release func() // frees the ports of a node cut off
+	defer func() {
+		if release != nil {
+			release()
+		}
+	}()
+	if fault == faultCut {
+		<-s.procs[leader].done
+		if release, err = s.cut(leader); err != nil {
+			return row, err
+		}
+	}
 	// The GET's outcome comes back on got, never through row: the PUTs
 	// below may give up and return row while the GET still waits.
 	type answer struct {
@@ -435,12 +453,43 @@ func (s *failoverSite) failOver(ctx context.Context, fault string, body []byte) 
 		err = proc.Signal(syscall.SIGCONT)
 	} else {
 		<-s.procs[leader].done
+		if release != nil {
+			release()
+			release = nil
+		}
 		err = s.start(leader)
 	}
 	if err != nil {
 		return row, err
 	}
 	return row, s.waitAll(ctx)
+}
+
+// cut holds node i's three ports (its address and its etcd member's)
+// taking no connection (netcut.Hold), its process killed, and returns what
+// frees them.
+func (s *failoverSite) cut(i int) (func(), error) {
+	host, ps, err := net.SplitHostPort(s.addrs[i])
+	if err != nil {
+		return nil, err
+	}
+	port, _ := strconv.Atoi(ps)
+	var held []func()
+	release := func() {
+		for _, r := range held {
+			r()
+		}
+		held = nil
+	}
+	for k := range 3 {
+		r, err := netcut.Hold(net.JoinHostPort(host, strconv.Itoa(port+k)))
+		if err != nil {
+			release()
+			return nil, err
+		}
+		held = append(held, r)
+	}
+	return release, nil
 }
 
 // readBack reads the object through node via, once, and checks it.
