@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"slices"
 	"strconv"
 	"sync"
@@ -148,6 +149,19 @@ collect:
 		}
 	}
 	return vals, errs
+}
+
+// NotReached reports whether err says a call never reached its drive:
+// the connection to the drive's node could not be made (its machine down
+// or cut off: the connection timed out; its process gone: refused). That
+// is no answer from the drive: it does not end the drive's hung mark, and
+// a read or a claim marks the drive hung for it, so that reads stop
+// waiting for the drive (a connection to a machine that is down takes its
+// dial timeout to fail, and a read would wait openHedge for it each time
+// the mark ended).
+func NotReached(err error) bool {
+	var op *net.OpError
+	return errors.As(err, &op) && op.Op == "dial"
 }
 
 // errUnanswered is eachWithin's answer for a call still running.
@@ -473,7 +487,8 @@ func (s *Store) openOnWithin(id string, idx []int, need int, settle bool, start 
 		go func() {
 			r, err := s.set[d].Open(id)
 			s.mu.Lock()
-			s.hung[d] = false
+			// A call that never reached the drive is no answer from it.
+			s.hung[d] = NotReached(err)
 			if probe || state[i] == abandoned {
 				s.probing[d] = false
 			}
@@ -488,12 +503,12 @@ func (s *Store) openOnWithin(id string, idx []int, need int, settle bool, start 
 	shards := make([]ShardReader, len(idx))
 	got := make([]bool, len(idx))
 	// waitsOnlyForHung reports whether every drive not answered yet is
-	// marked hung.
+	// marked hung, or stuck (a write's call to it was given up on).
 	waitsOnlyForHung := func() bool {
 		s.mu.Lock()
 		defer s.mu.Unlock()
 		for i, d := range idx {
-			if !got[i] && !s.hung[d] {
+			if !got[i] && !s.hung[d] && !s.stuckDrive(d) {
 				return false
 			}
 		}
@@ -629,7 +644,9 @@ func (s *Store) readMarks(wait time.Duration, enough int) ([][]byte, []error) {
 	h := s.newHearing()
 	marks, errs := valuesWithin(s.set, wait, s.isHung, enough, func(i int, d Drive) ([]byte, error) {
 		m, err := d.ReadMark()
-		h.heard(i)
+		if !NotReached(err) {
+			h.heard(i)
+		}
 		return m, err
 	})
 	h.silent(errs)
@@ -655,12 +672,13 @@ func (h *hearing) heard(i int) {
 }
 
 // silent marks hung the drives whose calls errs says went unanswered
-// (errUnanswered, by drive) and that have not answered since.
+// (errUnanswered, by drive) or never reached them (NotReached), and that
+// have not answered since.
 func (h *hearing) silent(errs []error) {
 	h.s.mu.Lock()
 	defer h.s.mu.Unlock()
 	for i, err := range errs {
-		if errors.Is(err, errUnanswered) && !h.answered[i] {
+		if (errors.Is(err, errUnanswered) || NotReached(err)) && !h.answered[i] {
 			h.s.hung[i] = true
 		}
 	}

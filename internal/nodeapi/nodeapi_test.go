@@ -21,6 +21,7 @@ import (
 
 	"github.com/twinlake/twinlake/internal/blob"
 	"github.com/twinlake/twinlake/internal/erasure"
+	"github.com/twinlake/twinlake/internal/netcut"
 	"github.com/twinlake/twinlake/internal/trace"
 )
 
@@ -707,5 +708,40 @@ func TestProcess(t *testing.T) {
 		if p.Routing != (Routing{HeldRequests: want, LeadersDeposed: 2}) || p.CPUSeconds <= 0 {
 			t.Errorf("process %+v, want %d held, 2 deposed and the CPU time", p, want)
 		}
+	}
+}
+
+// TestUnreachableNodeNotReached: calls to a node whose address takes no
+// connection (its machine down: netcut), or refuses them (its process
+// gone), fail with errors the drive set takes for no answer from the
+// drive (blob.NotReached), which keep its hung mark; a node that answers
+// (here: no such shard) does not.
+func TestUnreachableNodeNotReached(t *testing.T) {
+	l, err := net.Listen("tcp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	refusing, _ := NewDrive("http://"+addr, 0, secret, nil)
+	if _, err := refusing.Open(blob.NewID()); !blob.NotReached(err) {
+		t.Errorf("open on a node that refuses connections: %v, want one NotReached takes", err)
+	}
+	release, err := netcut.Hold(addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer release()
+	client := &http.Client{Transport: &http.Transport{DialContext: (&net.Dialer{Timeout: 200 * time.Millisecond}).DialContext}}
+	down, _ := NewDrive("http://"+addr, 0, secret, client)
+	if _, err := down.Open(blob.NewID()); !blob.NotReached(err) {
+		t.Errorf("open on a node whose connections time out: %v, want one NotReached takes", err)
+	}
+	if _, err := down.ReadMark(); !blob.NotReached(err) {
+		t.Errorf("mark read on a node whose connections time out: %v, want one NotReached takes", err)
+	}
+	d := startNode(t, t.TempDir(), "127.0.0.1:0").drive(t)
+	if _, err := d.Open(blob.NewID()); err == nil || blob.NotReached(err) {
+		t.Errorf("open of a missing shard on a node that answers: %v, want an error NotReached does not take", err)
 	}
 }
