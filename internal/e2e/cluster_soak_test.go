@@ -30,7 +30,8 @@ import (
 
 // TestClusterFaults runs a 4-node site under S3 writers and deleters and
 // an Iceberg appender, all spread over the nodes, while seeded faults hit
-// one node at a time (kill -9 or a pause, the leader half the time), then
+// one node at a time (kill -9, a pause, or a cut: killed, its ports then
+// taking no connection, as a machine down; the leader half the time), then
 // checks: every acknowledged write reads back from any node, every
 // acknowledged delete stays deleted, every acknowledged append's rows are
 // in the table exactly once, and no blob is left degraded or lost. Large
@@ -110,12 +111,18 @@ func TestClusterFaults(t *testing.T) {
 		}
 		hold := time.Duration(2000+rng.IntN(3000)) * time.Millisecond
 		time.Sleep(time.Duration(500+rng.IntN(1500)) * time.Millisecond) // load between faults
-		if rng.IntN(2) == 0 {
+		switch rng.IntN(3) {
+		case 0:
 			t.Logf("round %d: kill -9 node %d for %v", rounds, i, hold)
 			cl.KillNode(i)
 			time.Sleep(hold)
 			cl.Start()
-		} else {
+		case 1:
+			t.Logf("round %d: cut off node %d (killed, its ports taking no connection) for %v", rounds, i, hold)
+			cl.CutOff(i)
+			time.Sleep(hold)
+			cl.Start()
+		default:
 			t.Logf("round %d: pause node %d for %v", rounds, i, hold)
 			cl.PauseNode(i)
 			time.Sleep(hold)
