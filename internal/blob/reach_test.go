@@ -73,27 +73,8 @@ func TestReadDoesNotWaitForADriveNotReached(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	read := func(what string) {
-		t.Helper()
-		done := make(chan error, 1)
-		go func() {
-			got, err := readBlob(hs, id)
-			if err == nil && !bytes.Equal(got, data) {
-				err = fmt.Errorf("read %d bytes, not the %d written", len(got), len(data))
-			}
-			done <- err
-		}()
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Fatalf("%s: %v", what, err)
-			}
-		case <-time.After(30 * time.Second):
-			t.Fatalf("%s waits for the drive that cannot be reached", what)
-		}
-	}
 	openHedge = 20 * time.Millisecond
-	read("the first read")
+	readWithin(t, hs, id, data, "the first read")
 	for deadline := time.Now().Add(10 * time.Second); ended.Load() == 0; time.Sleep(5 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatal("the open of the drive never ended")
@@ -103,7 +84,7 @@ func TestReadDoesNotWaitForADriveNotReached(t *testing.T) {
 		t.Fatal("the drive whose open failed to connect is not marked hung")
 	}
 	openHedge = time.Hour // a read that waited for the drive would wait this
-	read("the next read")
+	readWithin(t, hs, id, data, "the next read")
 
 	// Its mark read by admin info or the drive watcher: still hung.
 	fresh, err := NewDriveSet(set, erasure.MinBlockSize)
@@ -145,9 +126,17 @@ func TestReadDoesNotWaitForAStuckDrive(t *testing.T) {
 	}
 	hs.stuck[stuck].Add(1)
 	defer hs.stuck[stuck].Add(-1)
+	readWithin(t, hs, id, data, "a read with a drive stuck")
+}
+
+// readWithin reads blob id from s and checks it holds data, failing the
+// test if the read takes more than 30 s (it waits for a drive it should
+// not).
+func readWithin(t *testing.T, s *Store, id string, data []byte, what string) {
+	t.Helper()
 	done := make(chan error, 1)
 	go func() {
-		got, err := readBlob(hs, id)
+		got, err := readBlob(s, id)
 		if err == nil && !bytes.Equal(got, data) {
 			err = fmt.Errorf("read %d bytes, not the %d written", len(got), len(data))
 		}
@@ -156,9 +145,9 @@ func TestReadDoesNotWaitForAStuckDrive(t *testing.T) {
 	select {
 	case err := <-done:
 		if err != nil {
-			t.Fatal(err)
+			t.Fatalf("%s: %v", what, err)
 		}
 	case <-time.After(30 * time.Second):
-		t.Fatal("the read waits for a drive that is stuck")
+		t.Fatalf("%s waits for a drive it should not", what)
 	}
 }
