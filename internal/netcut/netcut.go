@@ -7,6 +7,7 @@ package netcut
 import (
 	"fmt"
 	"net"
+	"strconv"
 	"syscall"
 	"time"
 )
@@ -49,4 +50,34 @@ func Hold(addr string) (release func(), err error) {
 		return nil, fmt.Errorf("netcut: fill %s: %w", addr, err)
 	}
 	return func() { filler.Close(); syscall.Close(fd) }, nil
+}
+
+// HoldPorts holds, as Hold does, the port of addr and the n-1 ports after
+// it (a twinlake node's address and its etcd member's client and peer
+// ports: n = 3), all or none; release frees them.
+func HoldPorts(addr string, n int) (release func(), err error) {
+	host, ps, err := net.SplitHostPort(addr)
+	if err != nil {
+		return nil, fmt.Errorf("netcut: %w", err)
+	}
+	port, err := strconv.Atoi(ps)
+	if err != nil {
+		return nil, fmt.Errorf("netcut: port of %s: %w", addr, err)
+	}
+	var held []func()
+	release = func() {
+		for _, r := range held {
+			r()
+		}
+		held = nil
+	}
+	for k := range n {
+		r, err := Hold(net.JoinHostPort(host, strconv.Itoa(port+k)))
+		if err != nil {
+			release()
+			return nil, err
+		}
+		held = append(held, r)
+	}
+	return release, nil
 }

@@ -3,6 +3,7 @@ package netcut
 import (
 	"errors"
 	"net"
+	"strconv"
 	"syscall"
 	"testing"
 	"time"
@@ -50,5 +51,47 @@ func TestHoldRefusesOtherAddresses(t *testing.T) {
 			release()
 			t.Errorf("Hold(%q) succeeded", addr)
 		}
+	}
+}
+
+// TestHoldPorts holds a port and the next ones, all or none: when one of
+// them is taken, those held already are freed.
+func TestHoldPorts(t *testing.T) {
+	l, err := net.Listen("tcp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	host, ps, _ := net.SplitHostPort(addr)
+	port, _ := strconv.Atoi(ps)
+	if port >= 65535 {
+		t.Skipf("port %d has no next", port)
+	}
+	next := net.JoinHostPort(host, strconv.Itoa(port+1))
+	release, err := HoldPorts(addr, 2)
+	if err != nil {
+		t.Skipf("ports %s and the next not both free: %v", addr, err)
+	}
+	for _, a := range []string{addr, next} {
+		if c, err := net.DialTimeout("tcp4", a, 200*time.Millisecond); err == nil {
+			c.Close()
+			t.Fatalf("a connection to held port %s was made", a)
+		}
+	}
+	release()
+
+	// The next port taken: nothing stays held.
+	taken, err := net.Listen("tcp4", next)
+	if err != nil {
+		t.Skipf("port %s taken meanwhile: %v", next, err)
+	}
+	defer taken.Close()
+	if release, err := HoldPorts(addr, 2); err == nil {
+		release()
+		t.Fatal("HoldPorts succeeded with a port taken")
+	}
+	if _, err := net.DialTimeout("tcp4", addr, time.Second); !errors.Is(err, syscall.ECONNREFUSED) {
+		t.Fatalf("connection to the first port after a failed HoldPorts: %v, want refused (freed)", err)
 	}
 }

@@ -1,11 +1,6 @@
 package testsite
 
-import (
-	"net"
-	"strconv"
-
-	"github.com/twinlake/twinlake/internal/netcut"
-)
+import "github.com/twinlake/twinlake/internal/netcut"
 
 // CutOff kills node i with SIGKILL and leaves its three ports (its
 // address and its etcd member's) taking no connection: a connection to
@@ -15,18 +10,11 @@ import (
 func (c *Cluster) CutOff(i int) {
 	c.t.Helper()
 	c.KillNode(i)
-	host, ps, err := net.SplitHostPort(c.Addrs[i])
+	release, err := netcut.HoldPorts(c.Addrs[i], 3)
 	if err != nil {
-		c.t.Fatal(err)
+		c.t.Fatalf("testsite: cut off node %d: %v", i, err)
 	}
-	port, _ := strconv.Atoi(ps)
-	for k := range 3 {
-		closeFn, err := netcut.Hold(net.JoinHostPort(host, strconv.Itoa(port+k)))
-		if err != nil {
-			c.t.Fatalf("testsite: cut off node %d: %v", i, err)
-		}
-		c.holes[i] = append(c.holes[i], closeFn)
-	}
+	c.holes[i] = append(c.holes[i], release)
 }
 
 // mend frees the ports of node i that CutOff held.

@@ -469,27 +469,7 @@ func (s *failoverSite) failOver(ctx context.Context, fault string, body []byte) 
 // taking no connection (netcut.Hold), its process killed, and returns what
 // frees them.
 func (s *failoverSite) cut(i int) (func(), error) {
-	host, ps, err := net.SplitHostPort(s.addrs[i])
-	if err != nil {
-		return nil, err
-	}
-	port, _ := strconv.Atoi(ps)
-	var held []func()
-	release := func() {
-		for _, r := range held {
-			r()
-		}
-		held = nil
-	}
-	for k := range 3 {
-		r, err := netcut.Hold(net.JoinHostPort(host, strconv.Itoa(port+k)))
-		if err != nil {
-			release()
-			return nil, err
-		}
-		held = append(held, r)
-	}
-	return release, nil
+	return netcut.HoldPorts(s.addrs[i], 3)
 }
 
 // readBack reads the object through node via, once, and checks it.
