@@ -571,22 +571,13 @@ func TestMarksDoNotWaitForADriveKnownHung(t *testing.T) {
 			if !s.isHung(hung) {
 				t.Fatal("the drive is not marked hung")
 			}
-			claimed := make(chan []int, 1)
-			go func() {
-				_, unreachable, err := s.Claim("dep1")
-				if err != nil {
-					t.Error(err)
-				}
-				claimed <- unreachable
-			}()
-			select {
-			case unreachable := <-claimed:
-				if fmt.Sprint(unreachable) != fmt.Sprint([]int{hung}) {
-					t.Fatalf("claim with drive %d known hung: unreachable %v", hung, unreachable)
-				}
-			case <-time.After(30 * time.Second):
+			unreachable, ok := claimWithin(t, s)
+			if !ok {
 				close(release)
 				t.Fatal("the claim waits for a drive known hung")
+			}
+			if fmt.Sprint(unreachable) != fmt.Sprint([]int{hung}) {
+				t.Fatalf("claim with drive %d known hung: unreachable %v", hung, unreachable)
 			}
 			close(release)
 			for deadline := time.Now().Add(30 * time.Second); s.isHung(hung); time.Sleep(10 * time.Millisecond) {
@@ -598,6 +589,28 @@ func TestMarksDoNotWaitForADriveKnownHung(t *testing.T) {
 				t.Fatalf("claim once the drive answers: unreachable %v, %v", unreachable, err)
 			}
 		})
+	}
+}
+
+// claimWithin claims s for deployment dep1 and returns the drives it
+// could not reach; ok is false when the claim has not returned within
+// 30 s (it waits for a drive it should not). A claim's error fails the
+// test.
+func claimWithin(t *testing.T, s *Store) (unreachable []int, ok bool) {
+	t.Helper()
+	claimed := make(chan []int, 1)
+	go func() {
+		_, unreachable, err := s.Claim("dep1")
+		if err != nil {
+			t.Error(err)
+		}
+		claimed <- unreachable
+	}()
+	select {
+	case unreachable = <-claimed:
+		return unreachable, true
+	case <-time.After(30 * time.Second):
+		return nil, false
 	}
 }
 
@@ -635,21 +648,12 @@ func TestClaimWaitsForAHungMarkWhenShort(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.MarkHung(hung, stale)
-	claimed := make(chan []int, 1)
-	go func() {
-		_, unreachable, err := s.Claim("dep1")
-		if err != nil {
-			t.Error(err)
-		}
-		claimed <- unreachable
-	}()
-	select {
-	case unreachable := <-claimed:
-		if fmt.Sprint(unreachable) != fmt.Sprint([]int{hung}) {
-			t.Fatalf("claim with drive %d hung and drive %d marked but answering: unreachable %v, want [%d]", hung, stale, unreachable, hung)
-		}
-	case <-time.After(30 * time.Second):
+	unreachable, ok := claimWithin(t, s)
+	if !ok {
 		t.Fatal("the claim waits for a drive known hung once the write quorum answered")
+	}
+	if fmt.Sprint(unreachable) != fmt.Sprint([]int{hung}) {
+		t.Fatalf("claim with drive %d hung and drive %d marked but answering: unreachable %v, want [%d]", hung, stale, unreachable, hung)
 	}
 	if s.isHung(stale) {
 		t.Error("the drive that answered the claim is still marked hung")
