@@ -18,23 +18,32 @@ import (
 // key that goes with the session, and it campaigns again. A node never
 // deposes itself.
 func (c *Coordinator) Depose(ctx context.Context, id string) (bool, error) {
+	lease, leads, err := c.leadOf(ctx, id)
+	if err != nil || !leads {
+		return false, err
+	}
+	return c.revoke(ctx, lease)
+}
+
+// leadOf returns the lease of the leader's key if node id, another than
+// this one, leads; leads is false when another node does (it may have
+// taken over meanwhile: that one is not suspected of anything).
+func (c *Coordinator) leadOf(ctx context.Context, id string) (lease clientv3.LeaseID, leads bool, err error) {
 	if c.ctx.Err() != nil {
-		return false, ErrClosed
+		return 0, false, ErrClosed
 	}
 	if id == c.cfg.NodeID {
-		return false, fmt.Errorf("cluster: node %s would depose itself", id)
+		return 0, false, fmt.Errorf("cluster: node %s would depose itself", id)
 	}
 	resp, err := c.election().Leader(ctx)
 	if err != nil {
-		return false, fmt.Errorf("cluster: read leader: %w", err)
+		return 0, false, fmt.Errorf("cluster: read leader: %w", err)
 	}
 	kv := resp.Kvs[0]
-	// Another node may have taken over meanwhile: that one is not
-	// suspected of anything.
 	if string(kv.Value) != id {
-		return false, nil
+		return 0, false, nil
 	}
-	return c.revoke(ctx, clientv3.LeaseID(kv.Lease))
+	return clientv3.LeaseID(kv.Lease), true, nil
 }
 
 // revoke ends the session of lease, unless it is this node's current one.
@@ -95,21 +104,10 @@ const votesDir = "votes/"
 // how many votes the lead has. Deposing a live leader is safe, only
 // wasteful (see Depose).
 func (c *Coordinator) VoteDepose(ctx context.Context, id string, need int) (ended bool, votes int, err error) {
-	if c.ctx.Err() != nil {
-		return false, 0, ErrClosed
+	lease, leads, err := c.leadOf(ctx, id)
+	if err != nil || !leads {
+		return false, 0, err
 	}
-	if id == c.cfg.NodeID {
-		return false, 0, fmt.Errorf("cluster: node %s would depose itself", id)
-	}
-	resp, err := c.election().Leader(ctx)
-	if err != nil {
-		return false, 0, fmt.Errorf("cluster: read leader: %w", err)
-	}
-	kv := resp.Kvs[0]
-	if string(kv.Value) != id {
-		return false, 0, nil // another node leads now
-	}
-	lease := clientv3.LeaseID(kv.Lease)
 	lead := fmt.Sprintf("%x", int64(lease))
 	dir := c.prefix + votesDir
 	txn, err := c.client.Txn(ctx).Then(
