@@ -120,17 +120,20 @@ func valuesWithin[T any](drives []Drive, wait time.Duration, silent func(i int) 
 		errs[i] = errUnanswered
 	}
 	answered := make([]bool, len(drives))
-	heard := 0
 	onlySilentLeft := func() bool {
-		if silent == nil || heard < enough {
+		if silent == nil {
 			return false
 		}
+		heard := 0
 		for i := range drives {
-			if !answered[i] && !silent(i) {
+			switch {
+			case answered[i]:
+				heard++
+			case !silent(i):
 				return false
 			}
 		}
-		return true
+		return heard >= enough
 	}
 	timer := time.NewTimer(wait)
 	defer timer.Stop()
@@ -143,7 +146,6 @@ collect:
 		case a := <-answers:
 			vals[a.i], errs[a.i] = a.v, a.err
 			answered[a.i] = true
-			heard++
 		case <-timer.C:
 			break collect
 		}
@@ -637,9 +639,10 @@ func (s *Store) DriveErrors() []error {
 
 // readMarks reads every drive's mark at once, waiting at most wait, and
 // not at all for a drive marked hung once the others, and at least enough
-// drives, have answered; a drive that has not answered is marked hung,
-// and one that answers (anything) is not, so that a drive marked hung
-// when it answers again is waited for by the next call.
+// drives, have answered; a drive that has not answered, or that the call
+// never reached (NotReached), is marked hung, and one that answers
+// (anything else) is not, so that a drive marked hung when it answers
+// again is waited for by the next call.
 func (s *Store) readMarks(wait time.Duration, enough int) ([][]byte, []error) {
 	h := s.newHearing()
 	marks, errs := valuesWithin(s.set, wait, s.isHung, enough, func(i int, d Drive) ([]byte, error) {
