@@ -27,7 +27,7 @@ type Cluster struct {
 	// one (killed, then started again), shown with it when a test fails.
 	past []string
 	// holes holds, for a node CutOff, what frees its ports.
-	holes [][]func()
+	holes []func()
 
 	opts   ClusterOptions
 	client *http.Client // reaches the nodes' ports
@@ -106,7 +106,7 @@ type ClusterOptions struct {
 // StartClusterWith is StartCluster with opts.
 func StartClusterWith(t testing.TB, bin, dir string, n int, opts ClusterOptions, env ...string) *Cluster {
 	t.Helper()
-	c := &Cluster{t: t, bin: bin, env: env, nodes: make([]*Process, n), past: make([]string, n), holes: make([][]func(), n), opts: opts, client: http.DefaultClient}
+	c := &Cluster{t: t, bin: bin, env: env, nodes: make([]*Process, n), past: make([]string, n), holes: make([]func(), n), opts: opts, client: http.DefaultClient}
 	if opts.Certs != "" {
 		c.client = CertsClient(t, opts.Certs)
 	}

@@ -14,13 +14,13 @@ func (c *Cluster) CutOff(i int) {
 	if err != nil {
 		c.t.Fatalf("testsite: cut off node %d: %v", i, err)
 	}
-	c.holes[i] = append(c.holes[i], release)
+	c.holes[i] = release
 }
 
 // mend frees the ports of node i that CutOff held.
 func (c *Cluster) mend(i int) {
-	for _, closeFn := range c.holes[i] {
-		closeFn()
+	if c.holes[i] != nil {
+		c.holes[i]()
+		c.holes[i] = nil
 	}
-	c.holes[i] = nil
 }
